@@ -12,11 +12,13 @@ import enum
 
 from tensorweave.autodiff import aggregate
 from tensorweave.autodiff.registry import gradient_function
+from tensorweave.autodiff.while_grad import loop_gradients, loop_unit, unit_inputs, unit_outputs
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.indexed_slices import IndexedSlices
-from tensorweave.framework.operation import Tensor
+from tensorweave.framework.operation import Operation, Tensor
 from tensorweave.framework.scopes import colocate_with, name_scope
 from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.ops.control_flow_context import WhileContext
 
 __all__ = ["gradients", "hessians", "UnconnectedGradients", "AggregationMethod"]
 
@@ -83,36 +85,76 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
         xs = [x if isinstance(x, IndexedSlices) else convert_to_tensor(x, as_ref=True)
               for x in xs]
         grad_ys = _initial_grads(ys, grad_ys)
-        to_ops = [y.op for y in ys]
-        from_ops = [x.op for x in xs]
-        between, pending = _between_ops(to_ops, from_ops)
-        stop_ops = _stop_ops(from_ops, stop_gradients, pending)
-        grads: dict[Tensor, list] = collections.defaultdict(list)
-        for y, g in zip(ys, grad_ys):
-            if g is not None:
-                grads[y].append(g)
-        ready = collections.deque()
-        seen = set()
-        for op in to_ops:  # a y that no x reaches sends no gradient (and needs no function)
-            if op in between and pending.get(op, 0) == 0 and op not in seen:
-                ready.append(op)
-                seen.add(op)
-        while ready:
-            op = ready.popleft()
-            out_grads = [aggregate.sum_gradients(grads.get(t, [])) for t in op.outputs]
-            in_grads = _backprop_op(op, out_grads, stop_ops, colocate_gradients_with_ops)
-            for index, (t_in, g) in enumerate(zip(op.inputs, in_grads)):
-                if g is not None and is_differentiable_dtype(t_in.dtype):
-                    if isinstance(g, Tensor):
-                        _check_shape(op, index, g)
-                    grads[t_in].append(g)
-                src = t_in.op
-                if src in between:
-                    pending[src] -= 1
-                    if pending[src] == 0 and src not in seen:
-                        ready.append(src)
-                        seen.add(src)
-        return [_result(grads.get(x, []), x, unconnected) for x in xs]
+        level = ys[0].graph._scopes.control_flow_context if ys else None
+        grads = _backward(ys, xs, grad_ys, stop_gradients, colocate_gradients_with_ops, level)
+        return [_result(g, x, unconnected) for g, x in zip(grads, xs)]
+
+
+def _backward(ys, xs, grad_ys, stop_gradients=None, colocate=False, level=None):
+    """The summed gradient lists of `xs`. The walk's nodes are ops and, for loops below
+    context `level`, whole loops (autodiff/while_grad.py)."""
+    to_nodes = [_node_of(y.op, level) for y in ys]
+    from_nodes = [_node_of(x.op, level) for x in xs]
+    between, pending = _between_nodes(to_nodes, from_nodes, level)
+    stop_nodes = _stop_nodes(from_nodes, stop_gradients, pending, level)
+    grads: dict[Tensor, list] = collections.defaultdict(list)
+    for y, g in zip(ys, grad_ys):
+        if g is not None:
+            grads[y].append(g)
+    ready = collections.deque()
+    seen = set()
+    for node in to_nodes:  # a y that no x reaches sends no gradient (and needs no function)
+        if node in between and pending.get(node, 0) == 0 and node not in seen:
+            ready.append(node)
+            seen.add(node)
+    while ready:
+        node = ready.popleft()
+        out_grads = [aggregate.sum_gradients(grads.get(t, [])) for t in _outputs(node)]
+        inputs = _inputs(node)  # before a loop's gradient adds its counter and stacks
+        if isinstance(node, WhileContext):
+            in_grads = _backprop_loop(node, out_grads, stop_nodes)
+        else:
+            in_grads = _backprop_op(node, out_grads, stop_nodes, colocate)
+        for index, (t_in, g) in enumerate(zip(inputs, in_grads)):
+            if g is not None and is_differentiable_dtype(t_in.dtype):
+                if isinstance(g, Tensor) and not isinstance(node, WhileContext):
+                    _check_shape(node, index, g)
+                grads[t_in].append(g)
+            src = _node_of(t_in.op, level)
+            if src in between:
+                pending[src] -= 1
+                if pending[src] == 0 and src not in seen:
+                    ready.append(src)
+                    seen.add(src)
+    return [grads.get(x, []) for x in xs]
+
+
+def _node_of(op, level):
+    unit = loop_unit(op, level)
+    return op if unit is None else unit
+
+
+def _inputs(node) -> list:
+    return unit_inputs(node) if isinstance(node, WhileContext) else list(node.inputs)
+
+
+def _outputs(node) -> list:
+    return unit_outputs(node) if isinstance(node, WhileContext) else list(node.outputs)
+
+
+def _consumers(node, level):
+    for t in _outputs(node):
+        for op in t._consumers:
+            yield _node_of(op, level)
+
+
+def _backprop_loop(ctx, out_grads, stop_nodes):
+    if ctx in stop_nodes or all(g is None for g in out_grads):
+        return [None] * len(unit_inputs(ctx))
+
+    def body_gradients(ys, xs, grad_ys, level):
+        return [aggregate.sum_gradients(g) for g in _backward(ys, xs, grad_ys, level=level)]
+    return loop_gradients(ctx, out_grads, body_gradients, is_differentiable_dtype)
 
 
 def _initial_grads(ys, grad_ys):
@@ -158,40 +200,52 @@ def _check_shape(op, index: int, grad) -> None:
                          f"Calculated input gradient shape: {grad.shape}") from None
 
 
-def _between_ops(to_ops, from_ops):
-    """Ops on a path from some x to some y, and per op how many of its outputs' consumers
-    (within that set) will send it a gradient."""
+def _between_nodes(to_nodes, from_nodes, level):
+    """Nodes on a path from some x to some y, and per node how many of its outputs'
+    consumers (within that set) will send it a gradient. A loop body's NextIteration is a
+    dead end: the walk never goes round a loop."""
     reached = set()
-    stack = list(from_ops)
+    stack = list(from_nodes)
     while stack:
-        op = stack.pop()
-        if op in reached:
+        node = stack.pop()
+        if node in reached:
             continue
-        reached.add(op)
-        for t in op._outputs:
-            stack.extend(t._consumers)
+        reached.add(node)
+        if isinstance(node, Operation) and node.type in _LOOP_BACK_OPS:
+            continue
+        stack.extend(_consumers(node, level))
     between = set()
-    stack = [op for op in to_ops if op in reached]
+    stack = [node for node in to_nodes if node in reached]
     while stack:
-        op = stack.pop()
-        if op in between:
+        node = stack.pop()
+        if node in between:
             continue
-        between.add(op)
-        stack.extend(t.op for t in op.inputs if t.op in reached)
+        between.add(node)
+        stack.extend(src for src in (_node_of(t.op, level) for t in _inputs(node))
+                     if src in reached)
     pending = collections.Counter()
-    for op in between:
-        for t in op.inputs:
-            if t.op in between:
-                pending[t.op] += 1
+    for node in between:
+        for t in _inputs(node):
+            src = _node_of(t.op, level)
+            if src in between:
+                pending[src] += 1
     return between, pending
 
 
-def _stop_ops(from_ops, stop_gradients, pending):
-    """x-producing ops with no gradient flowing into their inputs, and explicit stops."""
-    stops = {op for op in from_ops if all(pending.get(t.op, 0) == 0 for t in op.inputs)}
+def _stop_nodes(from_nodes, stop_gradients, pending, level):
+    """x-producing nodes with no gradient flowing into their inputs, and explicit stops."""
+    stops = {node for node in from_nodes
+             if all(pending.get(_node_of(t.op, level), 0) == 0 for t in _inputs(node))}
     for t in _as_list(stop_gradients) if stop_gradients is not None else ():
-        stops.add(convert_to_tensor(t).op)
+        stops.add(_node_of(convert_to_tensor(t).op, level))
     return stops
+
+
+_LOOP_BACK_OPS = frozenset({"NextIteration", "RefNextIteration"})
+
+# Ops whose gradient functions make their own zeros for outputs without a gradient (a cond
+# Switch's zeros must be dead exactly when that output is).
+_ZEROS_BY_OP = frozenset({"Switch", "RefSwitch"})
 
 
 def _backprop_op(op, out_grads, stop_ops, colocate):
@@ -204,7 +258,7 @@ def _backprop_op(op, out_grads, stop_ops, colocate):
         return [None] * n_in
     filled = []
     for t, g in zip(op.outputs, out_grads):
-        if g is None and is_differentiable_dtype(t.dtype):
+        if g is None and is_differentiable_dtype(t.dtype) and op.type not in _ZEROS_BY_OP:
             from tensorweave.ops.array_creation_ops import zeros_like
             g = zeros_like(t)
         filled.append(g)
@@ -222,6 +276,7 @@ def _backprop_op(op, out_grads, stop_ops, colocate):
 
 
 def _result(grad_list, x, unconnected):
+    """The summed gradient of x (zeros instead of None when asked)."""
     total = aggregate.sum_gradients(grad_list)
     if total is None and unconnected is UnconnectedGradients.ZERO:
         from tensorweave.ops.array_creation_ops import zeros_like

@@ -52,10 +52,14 @@ def create_op(op_def: OpDef, inputs=(), attrs: dict | None = None, name: str | N
         if t.graph is not graph:
             raise ValueError(f"Tensor {t.name} must be from the same graph as the other inputs "
                              f"of the new op ({op_def.name}).")
+    state = graph._scopes
+    flow_context = state.control_flow_context
+    if flow_context is not None:
+        # Inside cond/while: values from outside come in through a Switch or an Enter.
+        flat_inputs = [flow_context.capture(t) for t in flat_inputs]
     _fill_defaults(op_def, attrs)
     out_dtypes = _output_dtypes(op_def, attrs)
     name = _op_name(graph, name, op_def)
-    state = graph._scopes
     out_shapes = _infer_shapes(op_def, flat_inputs, attrs, name, len(out_dtypes))
     if state.gradient_override and op_def.name in state.gradient_override:
         attrs["_gradient_op_type"] = state.gradient_override[op_def.name]
@@ -74,6 +78,9 @@ def create_op(op_def: OpDef, inputs=(), attrs: dict | None = None, name: str | N
     graph._add_op(op)
     if state.control_stack:
         _scopes.record_op_in_blocks(state, op)
+    if flow_context is not None:
+        op._control_flow_context = flow_context
+        flow_context.add_op(op)
     return op
 
 

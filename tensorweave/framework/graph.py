@@ -54,7 +54,7 @@ class ScopeState:
     """The scope stacks of one thread building one graph."""
 
     __slots__ = ("name_stack", "device_stack", "control_stack", "colocation_stack",
-                 "gradient_override")
+                 "gradient_override", "control_flow_context")
 
     def __init__(self):
         self.name_stack = ""
@@ -62,6 +62,7 @@ class ScopeState:
         self.control_stack: list = []           # lists of Operations; None entry clears
         self.colocation_stack: list = []        # Operations
         self.gradient_override: dict = {}
+        self.control_flow_context = None        # the innermost cond/while being built
 
 
 class Graph:

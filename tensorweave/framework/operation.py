@@ -30,6 +30,7 @@ class Operation:
 
     __slots__ = ("_graph", "_name", "_op_def", "_inputs", "_control_inputs", "_outputs",
                  "_attrs", "_device", "_id", "_creation_site", "_control_outputs",
+                 "_control_flow_context",
                  "__weakref__")
 
     def __init__(self, graph, name: str, op_def, inputs, attrs: dict, output_dtypes,
@@ -43,6 +44,7 @@ class Operation:
         self._device = device
         self._creation_site = creation_site
         self._control_outputs: list[Operation] = []
+        self._control_flow_context = None   # the cond/while context that built it
         self._id = 0
         self._outputs = [Tensor(self, i, dt, shp)
                          for i, (dt, shp) in enumerate(zip(output_dtypes, output_shapes))]
@@ -109,6 +111,19 @@ class Operation:
     def _add_control_inputs(self, ops) -> None:
         for op in ops:
             self._add_control_input(op)
+
+    def _remove_control_input(self, op: Operation) -> None:
+        self._control_inputs.remove(op)
+        op._control_outputs.remove(self)
+        self._graph._mutated()
+
+    def _update_input(self, index: int, tensor: Tensor) -> None:
+        """Rewires input `index` (while loops close their Merge → NextIteration edge so)."""
+        old = self._inputs[index]
+        old._consumers.remove(self)
+        self._inputs = self._inputs[:index] + (tensor,) + self._inputs[index + 1:]
+        tensor._consumers.append(self)
+        self._graph._mutated()
 
     @property
     def node_def(self):

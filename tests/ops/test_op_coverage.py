@@ -24,6 +24,11 @@ TESTED_ELSEWHERE = {
     "SaveV2": "train/test_checkpoint_ops.py",
     "RestoreV2": "train/test_checkpoint_ops.py",
     "MergeV2Checkpoints": "train/test_checkpoint_ops.py",
+    **{op: "ops/test_control_flow_primitives.py" for op in (
+        "Switch", "RefSwitch", "Merge", "RefMerge", "Enter", "RefEnter", "Exit", "RefExit",
+        "NextIteration", "RefNextIteration", "LoopCond", "ControlTrigger")},
+    **{op: "ops/test_stack_ops.py" for op in (
+        "StackV2", "StackPushV2", "StackPopV2", "StackCloseV2")},
 }
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorweave.runtime.executor import dataflow, straight_line
+from tensorweave.runtime.executor import dataflow, frames, straight_line
 from tensorweave.runtime.executor.kernel_errors import node_error
 from tensorweave.runtime.executor.node_item import compile_items
 
@@ -38,8 +38,11 @@ class Executor:
         self.user_graph = user_graph
         self.items, self.n_slots = compile_items(graph, device, session)
         self.pool = pool
-        self.uses_dataflow = any(it.is_async for it in self.items) or (
-            pool is not None and _independent_expensive_pair(self.items))
+        self.frame_graph = frames.FrameGraph(self.items) \
+            if frames.has_control_flow(self.items) else None
+        self.uses_dataflow = self.frame_graph is not None or \
+            any(it.is_async for it in self.items) or (
+                pool is not None and _independent_expensive_pair(self.items))
         # The dataflow records serve untraced steps that need them and every traced step.
         self.initial_pending = [it.pending for it in self.items]
         self.roots = [it.id for it in self.items if it.pending == 0]
@@ -55,6 +58,9 @@ class Executor:
     def run(self, args, rets, step) -> None:
         """Runs one step: reads `args`, writes `rets`; raises the node's OpError on failure."""
         with np.errstate(all="ignore"):
+            if self.frame_graph is not None:
+                frames.FrameRun(self, args, rets, step).run()
+                return
             if self.uses_dataflow or step.stats is not None:
                 dataflow.DataflowRun(self, args, rets, step).run()
                 return

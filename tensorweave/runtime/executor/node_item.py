@@ -13,6 +13,7 @@ from tensorweave.framework import errors
 from tensorweave.kernels.context import KernelContext
 from tensorweave.kernels.registry import find_kernel
 from tensorweave.runtime import cost_model
+from tensorweave.runtime.executor.frames import is_back_edge
 
 # Kernels of stateful ops keep state across steps (random generators): a session shares one
 # instance per node across all its executors, like TensorFlow's OpSegment.
@@ -48,8 +49,13 @@ class NodeItem:
 
 
 def topological_order(graph, consumers) -> list:
-    """Kahn's algorithm over data and control edges, stable in the graph's node order."""
-    remaining = {n.name: len(n.inputs) + len(n.control_inputs) for n in graph}
+    """Kahn's algorithm over data and control edges, stable in the graph's node order.
+
+    The NextIteration → Merge edges that close loops are left out (frames.is_back_edge).
+    """
+    nodes = graph.nodes
+    remaining = {n.name: len(n.inputs) + len(n.control_inputs) -
+                 sum(1 for s, _ in n.inputs if is_back_edge(nodes[s].op, n.op)) for n in graph}
     ready = [n for n in graph if remaining[n.name] == 0]
     order = []
     while ready:
@@ -57,6 +63,8 @@ def topological_order(graph, consumers) -> list:
         for node in ready:
             order.append(node)
             for c in consumers[node.name]:
+                if is_back_edge(node.op, c.op):
+                    continue
                 remaining[c.name] -= 1
                 if remaining[c.name] == 0:
                     nxt.append(c)
@@ -79,11 +87,13 @@ def compile_items(graph, device, session) -> tuple[list[NodeItem], int]:
         for k in range(item.num_outputs):
             slot_of[(node.name, k)] = n_slots + k
         n_slots += item.num_outputs
+        items.append(item)
+    for item in items:  # a loop's Merge reads a NextIteration that comes later in the order
+        node = item.node
         item.in_slots = tuple(slot_of[src] for src in node.inputs)
         item.deref = tuple(_is_deref(graph, node, j, src, k)
                            for j, (src, k) in enumerate(node.inputs))
         _bind_kernel(item, device, session)
-        items.append(item)
         by_name[node.name] = item
     _mark_variable_aliases(items)
     for item in items:

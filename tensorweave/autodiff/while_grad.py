@@ -1,0 +1,199 @@
+"""Gradients of tf.while_loop: the loop is differentiated as a whole by a gradient loop.
+
+The backward walk (autodiff/gradients.py) treats each loop as one node whose inputs are the
+values entering it and whose outputs are its Exits. Its gradient is another while loop that
+runs as many iterations as the forward loop did, in reverse: each iteration applies the body's
+gradient (built by the same backward walk, restricted to the body) to the running gradients
+of the loop variables, and sums the gradients of captured values across iterations.
+
+Forward values the body's gradient needs are saved per iteration on a stack, as TensorFlow
+does: the first time the gradient loop asks for a forward tensor, a StackPushV2 is added to the
+forward body and a StackPopV2 to the gradient body. The forward loop also gets an iteration
+counter (added once, when a gradient is first built) whose NextIteration waits for that
+iteration's pushes, so pushes happen in iteration order; the pops wait on the gradient loop's
+counter likewise. Loops nested in the body get their own gradient loops inside this one; a
+stack for a nested loop is created per outer iteration, and its handle is itself saved on the
+outer loop's stack.
+"""
+from __future__ import annotations
+
+from tensorweave.framework import scopes
+from tensorweave.framework.apply_op import apply_op
+from tensorweave.framework.graph import get_default_graph
+from tensorweave.ops import control_flow_primitives as prim
+from tensorweave.ops import stack_ops
+from tensorweave.ops.control_flow_context import (
+    LOOP_OF_EXIT,
+    CondContext,
+    WhileContext,
+    building_in,
+    context_of,
+    is_inside,
+)
+
+
+def loop_unit(op, level):
+    """The outermost while loop below context `level` that contains `op`, or None."""
+    ctx = LOOP_OF_EXIT.get(op) or context_of(op)
+    unit = None
+    while ctx is not None and ctx is not level:
+        if isinstance(ctx, WhileContext):
+            unit = ctx
+        ctx = ctx.outer
+    return unit if ctx is level else None
+
+
+def unit_inputs(ctx) -> list:
+    return [e.inputs[0] for e in ctx.enters + ctx.constant_enters]
+
+
+def unit_outputs(ctx) -> list:
+    return list(ctx.exits)
+
+
+class _ForwardCounter:
+    """An iteration counter added to a forward loop: counts iterations, orders pushes."""
+
+    def __init__(self, ctx: WhileContext):
+        from tensorweave.ops.array_ops import identity
+        from tensorweave.ops.constant_op import constant
+        with building_in(ctx.outer, clear_control_dependencies=True):
+            zero = constant(0, name="f_count_zero")
+        enter = ctx.enter(zero, is_constant=False, record=False)
+        with building_in(ctx, clear_control_dependencies=True):
+            merge = prim.merge([enter, enter], name="f_count")[0]
+            false_side, true_side = prim.switch(merge, ctx.loop_cond)
+            self.exit = apply_op(prim.Exit, [false_side], name="f_count_exit")
+            self.body_in = identity(true_side)
+            nxt = apply_op(prim.NextIteration, [self.body_in + 1])
+            merge.op._update_input(1, nxt)
+            # Pushes inside an untaken cond branch are dead; a ControlTrigger still fires,
+            # so the next iteration waits for this one's pushes without inheriting deadness.
+            with scopes.control_dependencies([self.body_in.op]):
+                self.sync = apply_op(prim.ControlTrigger, [], name="f_sync")
+        nxt.op._add_control_input(self.sync)
+        self.exit.op._control_flow_context = ctx.outer
+        LOOP_OF_EXIT[self.exit.op] = ctx
+
+
+def _counter(ctx) -> _ForwardCounter:
+    if ctx.grad_state is None:
+        ctx.grad_state = _ForwardCounter(ctx)
+    return ctx.grad_state
+
+
+class GradWhileContext(WhileContext):
+    """The gradient loop of `forward`: forward-loop values arrive through stack pops."""
+
+    def __init__(self, forward: WhileContext, outer):
+        name = get_default_graph().unique_name(forward.name.rstrip("/") + "_grad")
+        super().__init__(name, forward.parallel_iterations, True, outer)
+        self.forward = forward
+        self.counter_in = None      # the gradient loop's own counter, inside its body
+        self.sync = None            # ControlTrigger after this iteration's pops
+        self.pops: list = []
+        self._popped: dict = {}
+
+    def capture(self, t):
+        if self.is_internal(t):
+            return t
+        op = t.op
+        if op in self.forward.constant_enters:
+            return self.capture(op.inputs[0])
+        if is_inside(context_of(op), self.forward):
+            popped = self._popped.get(t)
+            if popped is None:
+                popped = self._popped[t] = self._saved_value(t)
+            return popped
+        return super().capture(t)
+
+    def _saved_value(self, t):
+        """Pushes `t` in every forward iteration; pops it in the matching gradient one."""
+        forward = self.forward
+        counter = _counter(forward)
+        with building_in(forward.outer, clear_control_dependencies=True):
+            handle = stack_ops.new_stack(t.dtype.base_dtype, stack_name=t.op.name + "_stack",
+                                         name="stack")
+        with building_in(forward, clear_control_dependencies=True):
+            value = t if not t.dtype._is_ref_dtype else _read(t)
+            push = stack_ops.stack_push(forward.capture(handle), value)
+        push.op._add_control_input(counter.body_in.op)
+        counter.sync._add_control_input(push.op)
+        with building_in(self):
+            grad_handle = self.capture(handle)
+            branch = _enclosing_branch(t, forward)
+            if branch is not None:
+                # Pushed only when its branch ran: pop only in those iterations.
+                grad_handle = prim.switch(grad_handle, self.capture(branch.pred))[branch.branch]
+            with scopes.control_dependencies([self.counter_in.op]):
+                popped = stack_ops.stack_pop(grad_handle, t.dtype.base_dtype)
+        popped.set_shape(t.shape)
+        self.pops.append(popped.op)
+        return popped
+
+
+def _enclosing_branch(t, forward):
+    """The innermost cond branch inside loop `forward` that `t` belongs to, or None."""
+    ctx = context_of(t.op)
+    while ctx is not None and ctx is not forward:
+        if isinstance(ctx, CondContext):
+            return ctx
+        ctx = ctx.outer
+    return None
+
+
+def _read(t):
+    from tensorweave.ops.array_ops import identity
+    return identity(t)
+
+
+def loop_gradients(ctx: WhileContext, exit_grads, gradients_impl, is_differentiable):
+    """Gradients of the loop's inputs (loop-variable initial values, then captured values)."""
+    from tensorweave.ops.array_creation_ops import zeros_like
+    from tensorweave.ops.while_loop import build_loop
+    n_enter = len(ctx.enters)
+    captured = [e.outputs[0] for e in ctx.constant_enters]
+    if not ctx.back_prop:
+        return [None] * (n_enter + len(captured))
+    var_idx = [i for i in range(n_enter)
+               if is_differentiable(ctx.exits[i].dtype) and exit_grads[i] is not None]
+    cap_idx = [j for j, c in enumerate(captured) if is_differentiable(c.dtype)]
+    if not var_idx:
+        return [None] * (n_enter + len(captured))
+    count = _counter(ctx).exit
+    outer = get_default_graph()._scopes.control_flow_context
+    grad_ctx = GradWhileContext(ctx, outer)
+    init = [count] + [_dense(exit_grads[i]) for i in var_idx] + \
+        [zeros_like(captured[j].op.inputs[0]) for j in cap_idx]
+
+    def body(n, *state):
+        grad_ctx.counter_in = n
+        grads = list(state[:len(var_idx)])
+        accs = list(state[len(var_idx):])
+        ys = [ctx.body_outputs[i] for i in var_idx]
+        xs = [ctx.body_inputs[i] for i in var_idx] + [captured[j] for j in cap_idx]
+        d = gradients_impl(ys, xs, grads, level=ctx)
+        new_grads = [_dense(g) if g is not None else zeros_like(x)
+                     for g, x in zip(d[:len(var_idx)], xs)]
+        new_accs = [a + _dense(g) if g is not None else a
+                    for a, g in zip(accs, d[len(var_idx):])]
+        with scopes.control_dependencies(grad_ctx.pops):
+            sync = apply_op(prim.ControlTrigger, [], name="b_sync")
+        with scopes.control_dependencies([sync]):
+            n_next = n - 1
+        return [n_next] + new_grads + new_accs
+
+    invariants = [count.shape] + [ctx.merges[i].shape for i in var_idx] + \
+        [captured[j].shape for j in cap_idx]
+    results = build_loop(grad_ctx, lambda n, *_: n > 0, body, init, invariants)
+    out = [None] * (n_enter + len(captured))
+    for k, i in enumerate(var_idx):
+        out[i] = results[1 + k]
+    for k, j in enumerate(cap_idx):
+        out[n_enter + j] = results[1 + len(var_idx) + k]
+    return out
+
+
+def _dense(g):
+    from tensorweave.framework.tensor_conversion import convert_to_tensor
+    return convert_to_tensor(g)
