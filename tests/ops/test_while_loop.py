@@ -7,6 +7,15 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.runtime.executor import compiled_frames
+
+
+@pytest.fixture(autouse=True, params=["compiled", "interpreted"])
+def executor_kind(request, monkeypatch):
+    """Every test runs on generated frame code and on the frames interpreter."""
+    if request.param == "interpreted":
+        monkeypatch.setattr(compiled_frames, "compile_partition", lambda *args: None)
+    return request.param
 
 
 def test_sums_match_python_for_many_counts():
@@ -181,3 +190,36 @@ def test_gradient_through_cond_inside_loop_and_back_prop_false():
         with tf.Session() as sess:
             # y = x^2 + 2x  ->  dy/dx = 2x + 2
             assert np.isclose(sess.run(g, {x: 1.5}), 5.0)
+
+
+def test_kernel_error_inside_a_loop_names_the_node_and_its_line():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None])
+        total = tf.while_loop(lambda i, t: i < 5,
+                              lambda i, t: (i + 1, t + tf.gather(x, i, name="pick")),
+                              [0, 0.0])[1]
+        with tf.Session() as sess:
+            assert sess.run(total, {x: np.arange(5, dtype=np.float32)}) == 10.0
+            with pytest.raises(tf.errors.InvalidArgumentError) as info:
+                sess.run(total, {x: np.arange(3, dtype=np.float32)})
+    assert "pick" in str(info.value) and "test_while_loop.py" in str(info.value)
+
+
+def test_structured_loops_compile_to_generated_code(executor_kind):
+    from tensorweave.runtime.executor.executor import Executor
+    built = []
+    original = Executor.__init__
+
+    def record(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        built.append(self)
+    with tf.Graph().as_default():
+        n = tf.placeholder(tf.int32, [])
+        out = tf.while_loop(lambda i, x: i < n, lambda i, x: (i + 1, x * 0.99 + 1.0), [0, 0.0])
+        Executor.__init__ = record
+        try:
+            with tf.Session() as sess:
+                sess.run(out, {n: 3})
+        finally:
+            Executor.__init__ = original
+    assert (built[0]._fn is not None) == (executor_kind == "compiled")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorweave.runtime.executor import dataflow, frames, straight_line
+from tensorweave.runtime.executor import compiled_frames, dataflow, frames, straight_line
 from tensorweave.runtime.executor.kernel_errors import node_error
 from tensorweave.runtime.executor.node_item import compile_items
 
@@ -51,18 +51,23 @@ class Executor:
             for s in it.in_slots:
                 uses[s] += 1
         self.slot_uses = uses
-        if not self.uses_dataflow:
+        self._fn = None
+        if self.frame_graph is not None:
+            compiled = compiled_frames.compile_partition(self.items, self.frame_graph, name)
+            if compiled is not None:
+                self._fn, self._line_items, self._filename = compiled
+        elif not self.uses_dataflow:
             self._fn, self._line_items = straight_line.generate(self.items, name)
-            self._code = self._fn.__code__
+            self._filename = self._fn.__code__.co_filename
 
     def run(self, args, rets, step) -> None:
         """Runs one step: reads `args`, writes `rets`; raises the node's OpError on failure."""
         with np.errstate(all="ignore"):
-            if self.frame_graph is not None:
-                frames.FrameRun(self, args, rets, step).run()
-                return
-            if self.uses_dataflow or step.stats is not None:
-                dataflow.DataflowRun(self, args, rets, step).run()
+            if self._fn is None or step.stats is not None:
+                if self.frame_graph is not None:
+                    frames.FrameRun(self, args, rets, step).run()
+                else:
+                    dataflow.DataflowRun(self, args, rets, step).run()
                 return
             try:
                 self._fn(args, rets, step)
@@ -76,7 +81,7 @@ class Executor:
         tb = exc.__traceback__
         line = None
         while tb is not None:
-            if tb.tb_frame.f_code is self._code:
+            if tb.tb_frame.f_code.co_filename == self._filename:
                 line = tb.tb_lineno
             tb = tb.tb_next
         return self._line_items.get(line)

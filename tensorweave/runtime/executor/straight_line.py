@@ -41,7 +41,7 @@ def generate(items, name: str = "partition"):
             if slot in last_use and not _is_small(item.node.output_shapes[k]):
                 dels.setdefault(last_use[slot], []).append(slot)
     for item in items:
-        line = _line_for(item, env)
+        line = line_for(item, env)
         lines.append("    " + line)
         line_items[len(lines)] = item
         for slot in dels.get(item.id, ()):
@@ -70,7 +70,8 @@ def _outputs(item) -> str:
         ("," if item.num_outputs > 1 else "")
 
 
-def _line_for(item, env) -> str:
+def line_for(item, env) -> str:
+    """The Python statement that runs one node (binding its kernel and constants in env)."""
     i = item.id
     if item.kind == "_Arg":
         return f"v{item.out_start} = args[{item.index}]"
