@@ -4,17 +4,10 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.runtime.executor import compiled_frames
-
-
-@pytest.fixture(autouse=True, params=["compiled", "interpreted"])
-def executor_kind(request, monkeypatch):
-    """Every test runs on generated frame code and on the frames interpreter."""
-    if request.param == "interpreted":
-        monkeypatch.setattr(compiled_frames, "compile_partition", lambda *args: None)
-    return request.param
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.ops import control_flow_primitives as prim
+
+pytestmark = pytest.mark.usefixtures("executor_kind")
 
 
 def _run(fetches, feeds=None):

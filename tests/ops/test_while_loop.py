@@ -7,15 +7,8 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.runtime.executor import compiled_frames
 
-
-@pytest.fixture(autouse=True, params=["compiled", "interpreted"])
-def executor_kind(request, monkeypatch):
-    """Every test runs on generated frame code and on the frames interpreter."""
-    if request.param == "interpreted":
-        monkeypatch.setattr(compiled_frames, "compile_partition", lambda *args: None)
-    return request.param
+pytestmark = pytest.mark.usefixtures("executor_kind")
 
 
 def test_sums_match_python_for_many_counts():

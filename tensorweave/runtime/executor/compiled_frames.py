@@ -20,7 +20,15 @@ import numpy as np
 
 from tensorweave.runtime.executor import straight_line, values
 from tensorweave.runtime.executor.frames import (
-    DEAD, ENTER, EXIT, MERGE, NEXT, PLAIN, SWITCH, TRIGGER)
+    DEAD,
+    ENTER,
+    EXIT,
+    MERGE,
+    NEXT,
+    PLAIN,
+    SWITCH,
+    TRIGGER,
+)
 
 
 class _Unsupported(Exception):
@@ -119,7 +127,7 @@ class _Compiler:
         loop = self.loops.get(frame)
         if loop is not None:
             plumbing.add(loop.loop_cond)
-            for enter, merge, switch, nxt in loop.vars:
+            for _enter, merge, switch, nxt in loop.vars:
                 plumbing.update((merge, switch, nxt))
         own = [it.id for it in items if fg.fid[it.id] == frame and fg.kind[it.id] != ENTER
                and it.id not in plumbing]
