@@ -135,18 +135,16 @@ class Layer:
     apply = __call__
 
 
-def smart_select(training, true_value, false_value):
-    """`true_value` if `training` (a bool or a scalar bool tensor) else `false_value`.
-
-    With a Python bool only one side is used. With a tensor both sides are computed and a
-    Select picks one (TF uses tf.cond; see ARCHITECTURE.md until control flow lands).
-    """
+def smart_cond(training, true_fn, false_fn):
+    """`true_fn()` if `training` else `false_fn()`: a Python bool or a constant-foldable
+    tensor picks one side while building; any other scalar bool tensor builds a tf.cond, so
+    only the chosen side runs."""
     if isinstance(training, bool):
-        return true_value() if training else false_value()
+        return true_fn() if training else false_fn()
     from tensorweave.framework.static_value import static_value
     training = convert_to_tensor(training)
     known = static_value(training)
     if known is not None:
-        return true_value() if bool(known) else false_value()
-    from tensorweave.ops.array_index_ops import where_v2
-    return where_v2(training, true_value(), false_value())
+        return true_fn() if bool(known) else false_fn()
+    from tensorweave.ops.cond import cond
+    return cond(training, true_fn, false_fn)

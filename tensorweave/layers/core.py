@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from tensorweave.framework import tensor_shape as _ts
-from tensorweave.layers.base import Layer, smart_select
+from tensorweave.layers.base import Layer, smart_cond
 from tensorweave.ops import init_ops
 
 # TF1 signatures default to an initializer instance; one shared instance.
@@ -92,7 +92,7 @@ class Dropout(Layer):
 
     def call(self, inputs, training=False):
         from tensorweave.ops.array_ops import identity
-        return smart_select(
+        return smart_cond(
             training,
             lambda: _nn().dropout(inputs, noise_shape=self.noise_shape, seed=self.seed,
                                   rate=self.rate),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.scopes import name_scope
-from tensorweave.layers.base import Layer, smart_select
+from tensorweave.layers.base import Layer, smart_cond
 from tensorweave.ops import init_ops
 
 # TF1 signatures default to initializer instances; one shared instance each.
@@ -112,16 +112,18 @@ class BatchNormalization(Layer):
     def call(self, inputs, training=False):
         if isinstance(training, bool) and not training:
             return self._normalize(inputs, False)[0]
-        train_out, batch_mean, batch_var = self._normalize(inputs, True)
         if isinstance(training, bool):
-            output = train_out
+            output, batch_mean, batch_var = self._normalize(inputs, True)
             decay = 1.0 - self.momentum
         else:
+            # Inference passes the moving statistics through with decay 0: no update.
             from tensorweave.ops.constant_op import constant
-            infer_out = self._normalize(inputs, False)[0]
-            output = smart_select(training, lambda: train_out, lambda: infer_out)
-            decay = smart_select(training, lambda: constant(1.0 - self.momentum),
-                                 lambda: constant(0.0))
+            output, batch_mean, batch_var = smart_cond(
+                training, lambda: self._normalize(inputs, True)[:3],
+                lambda: (self._normalize(inputs, False)[0], self.moving_mean.value(),
+                         self.moving_variance.value()))
+            decay = smart_cond(training, lambda: constant(1.0 - self.momentum),
+                               lambda: constant(0.0))
         for variable, value in ((self.moving_mean, batch_mean),
                                 (self.moving_variance, batch_var)):
             self.add_update(_assign_moving_average(variable, value, decay))

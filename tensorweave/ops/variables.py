@@ -182,14 +182,12 @@ class Variable:
         return _identity(self._variable, name="read")
 
     def initialized_value(self) -> Tensor:
-        """The variable's value, running its initializer first (for dependent initial values).
-
-        TF1 of today wraps this in a `cond` on `is_variable_initialized`; until control flow
-        lands this reads after a control dependency on the initializer (TF's earlier form), so
-        running it re-initializes the variable.
-        """
-        with control_dependencies(None), control_dependencies([self._initializer_op]):
-            return _identity(self._variable, name="initialized_value")
+        """The variable's value if it is initialized, else its initial value (TF1's form: a
+        cond on is_variable_initialized), for initial values that depend on other variables."""
+        from tensorweave.ops.cond import cond
+        with control_dependencies(None):
+            return cond(state_ops.is_variable_initialized(self._variable), self.read_value,
+                        lambda: self.initial_value)
 
     # --- updates ----------------------------------------------------------------------------
     def assign(self, value, use_locking=False, name=None, read_value=True):

@@ -26,8 +26,10 @@ from tensorweave.runtime.step import StepState
 
 _log = logging.getLogger("tensorweave")
 
-# Ops that may take an uninitialized variable: they write it or ask about it.
-_WRITES_OR_PROBES = frozenset({"Assign", "IsVariableInitialized"})
+# Ops that may take an uninitialized variable: they write it, ask about it, or route its
+# reference into a cond branch or loop (the read behind them fails itself if it runs).
+_WRITES_OR_PROBES = frozenset({"Assign", "IsVariableInitialized", "RefSwitch", "RefMerge",
+                               "RefEnter", "RefExit", "RefNextIteration"})
 _GROWTH_RUNS_BEFORE_WARNING = 10
 
 
