@@ -39,8 +39,8 @@ from tensorweave.ops.array_tile_pad_ops import (  # noqa: F401
 from tensorweave.ops.constant_op import constant
 
 __all__ = ["expand_dims", "get_static_value", "identity", "identity_n", "newaxis", "pad", "rank",
-           "reshape", "reverse", "reverse_sequence", "reverse_v2", "shape", "shape_n", "size", "squeeze",
-           "stop_gradient", "tile", "transpose"]
+           "reshape", "reverse", "reverse_sequence", "reverse_v2", "shape", "shape_n", "size",
+           "squeeze", "stop_gradient", "tile", "transpose"]
 
 TensorShape = _ts.TensorShape
 _INDEX = _dtypes.INDEX
