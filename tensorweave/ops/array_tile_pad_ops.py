@@ -1,5 +1,4 @@
-"""Repeating, padding and reversing: Tile, Pad, PadV2, MirrorPad (+ MirrorPadGrad), ReverseV2,
-ReverseSequence.
+"""Tiling, padding, reversing: Tile, Pad, PadV2, MirrorPad(+Grad), ReverseV2, ReverseSequence.
 
 Split from `array_ops.py`, which re-exports the wrappers (`tf.tile`, `tf.pad`, `tf.reverse`).
 Each op carries its gradient: Tile sums the copies, Pad slices the input back out, MirrorPad
