@@ -414,6 +414,19 @@ def test_dropout_wrapper_variational_mask_is_shared_over_time_and_batch():
     assert np.all(dropped == dropped[:1, :1])  # one [1, 50] mask for every step and row
 
 
+def test_dropout_wrapper_fed_keep_prob():
+    with tf.Graph().as_default():
+        keep = tf.placeholder_with_default(1.0, [])
+        cell = rc.DropoutWrapper(_Identity(), input_keep_prob=keep)
+        x = tf.ones([100, 4])
+        out, _ = cell(x, cell.zero_state(100, tf.float32))
+        with tf.Session() as sess:
+            kept = sess.run(out)
+            halved = sess.run(out, {keep: 0.5})
+    assert np.all(kept == 1.0)
+    assert set(np.unique(halved)) == {0.0, 2.0}
+
+
 def test_dropout_wrapper_keep_prob_one_adds_no_ops():
     with tf.Graph().as_default() as g:
         cell = rc.DropoutWrapper(rc.GRUCell(2))
