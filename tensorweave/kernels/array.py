@@ -294,3 +294,35 @@ def _reverse(x, axis):
 _ALL = slice(None)
 _BACKWARD = slice(None, None, -1)
 register_pure("ReverseV2", _reverse, returns_view=True)
+
+
+# --- ReverseSequence ---------------------------------------------------------------------------
+@kernel("ReverseSequence")
+class ReverseSequenceKernel:
+    """Per batch entry, the first `len` entries along seq_dim are read back to front."""
+
+    def __init__(self, ctx):
+        self.seq_dim = ctx.attrs["seq_dim"]
+        self.batch_dim = ctx.attrs["batch_dim"]
+
+    def compute(self, ctx, x, lengths):
+        seq_dim, batch_dim = self.seq_dim, self.batch_dim
+        if seq_dim == batch_dim:
+            raise _invalid(f"seq_dim == batch_dim == {seq_dim}")
+        if len(lengths) != x.shape[batch_dim]:
+            raise _invalid(f"Length of seq_lengths != input.dims({batch_dim}), "
+                           f"({len(lengths)} vs. {x.shape[batch_dim]})")
+        steps = x.shape[seq_dim]
+        for b, n in enumerate(lengths.tolist()):
+            if n < 0:
+                raise _invalid(f"seq_lens({b}) < 0")
+            if n > steps:
+                raise _invalid(f"seq_lens({b}) > input.dims({seq_dim})")
+        # Gather along seq_dim with a per-batch index: t -> len-1-t below len, t otherwise.
+        t = np.arange(steps)
+        index = np.where(t < lengths[:, None], lengths[:, None] - 1 - t, t)
+        shape = [1] * x.ndim
+        shape[batch_dim], shape[seq_dim] = len(lengths), steps
+        if batch_dim > seq_dim:
+            index = index.T
+        return np.take_along_axis(x, index.reshape(shape), axis=seq_dim)

@@ -29,12 +29,18 @@ from tensorweave.ops.array_creation_ops import (  # noqa: F401 - re-exported for
 )
 from tensorweave.ops.array_creation_ops import range as _range
 from tensorweave.ops.array_join_ops import shape_str, with_rank
-from tensorweave.ops.array_tile_pad_ops import pad, reverse, reverse_v2, tile  # noqa: F401
+from tensorweave.ops.array_tile_pad_ops import (  # noqa: F401
+    pad,
+    reverse,
+    reverse_sequence,
+    reverse_v2,
+    tile,
+)
 from tensorweave.ops.constant_op import constant
 
 __all__ = ["expand_dims", "get_static_value", "identity", "identity_n", "newaxis", "pad", "rank",
-           "reshape", "reverse", "reverse_v2", "shape", "shape_n", "size", "squeeze",
-           "stop_gradient", "tile", "transpose"]
+           "reshape", "reverse", "reverse_sequence", "reverse_v2", "shape", "shape_n", "size",
+           "squeeze", "stop_gradient", "tile", "transpose"]
 
 TensorShape = _ts.TensorShape
 _INDEX = _dtypes.INDEX

@@ -1,8 +1,9 @@
-"""Repeating, padding and reversing: Tile, Pad, PadV2, MirrorPad (and MirrorPadGrad), ReverseV2.
+"""Tiling, padding, reversing: Tile, Pad, PadV2, MirrorPad(+Grad), ReverseV2, ReverseSequence.
 
 Split from `array_ops.py`, which re-exports the wrappers (`tf.tile`, `tf.pad`, `tf.reverse`).
 Each op carries its gradient: Tile sums the copies, Pad slices the input back out, MirrorPad
-folds the mirrored border back in (MirrorPadGrad), ReverseV2 reverses the gradient. Kernels
+folds the mirrored border back in (MirrorPadGrad), ReverseV2 and ReverseSequence reverse the
+gradient the same way. Kernels
 live in `kernels/array.py`.
 """
 from __future__ import annotations
@@ -15,9 +16,9 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.static_value import register_static_value, static_value, static_values
-from tensorweave.ops.array_join_ops import with_rank
+from tensorweave.ops.array_join_ops import merge_dims, with_rank
 
-__all__ = ["pad", "reverse", "reverse_v2", "tile"]
+__all__ = ["pad", "reverse", "reverse_sequence", "reverse_v2", "tile"]
 
 TensorShape = _ts.TensorShape
 _INDEX = _dtypes.INDEX
@@ -240,3 +241,62 @@ def reverse(tensor, axis, name=None):
 
 
 reverse_v2 = reverse
+
+
+# --- ReverseSequence ---------------------------------------------------------------------------
+def _reverse_sequence_shape(ctx):
+    in_shape = ctx.input_shape(0)
+    (batch,) = with_rank(_dims(ctx.input_shape(1)), 1)
+    seq_dim, batch_dim = ctx.attr("seq_dim"), ctx.attr("batch_dim")
+    dims = _dims(in_shape)
+    if dims is None:
+        return in_shape
+    if seq_dim >= len(dims):
+        raise ValueError(f"seq_dim must be < input rank: {seq_dim} vs. {len(dims)}")
+    if batch_dim >= len(dims):
+        raise ValueError(f"batch_dim must be < input rank: {batch_dim} vs. {len(dims)}")
+    if dims[batch_dim] is not None and batch is not None and dims[batch_dim] != batch:
+        raise ValueError(f"Dimensions must be equal, but are {dims[batch_dim]} and {batch}")
+    out = list(dims)
+    out[batch_dim] = merge_dims((dims[batch_dim],), (batch,))[0]
+    return TensorShape(out)
+
+
+ReverseSequence = define_op(
+    "ReverseSequence", inputs=["input: T", "seq_lengths: Tlen"], outputs=["output: T"],
+    attrs=[Attr("seq_dim", "int"), Attr("batch_dim", "int", 0), TypeAttr("T"),
+           TypeAttr("Tlen", _INDEX, _dtypes.int64)],
+    shape_fn=_reverse_sequence_shape)
+
+
+@ReverseSequence.gradient
+def _reverse_sequence_grad(op, grad):
+    """The reversal is its own inverse: reverse the gradient with the same lengths."""
+    attrs = {"seq_dim": op.get_attr("seq_dim"), "batch_dim": op.get_attr("batch_dim")}
+    return [apply_op(ReverseSequence, [grad, op.inputs[1]], attrs), None]
+
+
+def reverse_sequence(input, seq_lengths, seq_axis=None, batch_axis=None, name=None,  # noqa: A002
+                     seq_dim=None, batch_dim=None):
+    """Reverses the first `seq_lengths[b]` entries along `seq_axis` of each batch entry `b`.
+
+    Args:
+      input: a Tensor.
+      seq_lengths: a 1-D int32/int64 Tensor of length `input.shape[batch_axis]`, each entry
+        at most `input.shape[seq_axis]`.
+      seq_axis: the dimension that is partially reversed (TF1 also accepts `seq_dim`).
+      batch_axis: the dimension along which lengths apply (default 0; also `batch_dim`).
+      name: the op name (default "ReverseSequence").
+
+    Returns:
+      A Tensor like `input`; entries past each length stay in place.
+
+    Raises:
+      ValueError: if an axis is past the rank or the batch sizes disagree.
+    """
+    seq_axis = seq_dim if seq_axis is None else seq_axis
+    batch_axis = batch_dim if batch_axis is None else batch_axis
+    if seq_axis is None:
+        raise ValueError("seq_axis must be given")
+    attrs = {"seq_dim": int(seq_axis), "batch_dim": 0 if batch_axis is None else int(batch_axis)}
+    return apply_op(ReverseSequence, [input, seq_lengths], attrs, name=name)

@@ -173,6 +173,15 @@ CASES = [
            [_randn(2, 3)]),
     OpCase("reverse_strings", lambda x: tf.reverse(x, [0]), lambda x: x[::-1], [_WORDS],
            dtypes=(tf.string,)),
+    # --- ReverseSequence
+    OpCase("reverse_sequence", lambda x: tf.reverse_sequence(x, [2, 0, 4], seq_axis=1),
+           lambda x: np.stack([np.concatenate([r[:n][::-1], r[n:]]) for r, n in
+                               zip(x, [2, 0, 4])]), [_randn(3, 4, 2)], dtypes=ALL),
+    OpCase("reverse_sequence_batch_last",
+           lambda x, n: tf.reverse_sequence(x, n, seq_axis=0, batch_axis=2),
+           lambda x, n: np.stack([np.concatenate([x[:k, :, b][::-1], x[k:, :, b]])
+                                  for b, k in enumerate(n)], 2),
+           [_randn(4, 2, 3), _value([1, 4, 3])], fixed_dtypes=(None, tf.int64)),
 ]
 
 CREATION_CASES = [
@@ -382,6 +391,10 @@ def _x():
 
 @pytest.mark.parametrize("build,exc,match", [
     (lambda: tf.reshape(_t24(), [5, -1]), ValueError, "evenly divisible by 5 but is 24"),
+    (lambda: tf.reverse_sequence(tf.zeros([4, 6]), [1, 1, 1], seq_axis=1), ValueError,
+     "Dimensions must be equal, but are 4 and 3"),
+    (lambda: tf.reverse_sequence(tf.zeros([4, 6]), [1] * 4, seq_axis=2), ValueError,
+     "seq_dim must be < input rank: 2 vs. 2"),
     (lambda: tf.reshape(_t24(), [5, 5]), ValueError,
      r"Cannot reshape a tensor with 24 elements to shape \[5,5\] \(25 elements\)"),
     (lambda: tf.reshape(_t24(), [-2, 3]), ValueError, "Invalid value in tensor used for shape"),
@@ -439,6 +452,12 @@ _F = np.zeros((2, 3), np.float32)
 
 
 @pytest.mark.parametrize("build,feeds,match", [
+    (lambda x: tf.reverse_sequence(x, [3, 1], seq_axis=1), [np.zeros((2, 2))],
+     r"seq_lens\(0\) > input.dims\(1\)"),
+    (lambda x: tf.reverse_sequence(x, [1, -1], seq_axis=1), [np.zeros((2, 2))],
+     r"seq_lens\(1\) < 0"),
+    (lambda x, n: tf.reverse_sequence(x, n, seq_axis=1), [np.zeros((2, 2)), np.ones(3, np.int64)],
+     r"Length of seq_lengths != input.dims\(0\), \(3 vs. 2\)"),
     (lambda x: tf.reshape(x, [-1, 4]), [np.zeros((5, 6), np.float32)],
      "tensor with 30 values, but the requested shape requires a multiple of 4"),
     (lambda x, s: tf.reshape(x, s), [np.zeros(6), np.array([4, 2], np.int32)],
