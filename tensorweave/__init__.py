@@ -70,6 +70,7 @@ from tensorweave.ops.random_ops import *
 from tensorweave.ops.reduction_ops import *
 from tensorweave.ops.scatter_ops import *
 from tensorweave.ops.state_ops import *
+from tensorweave.ops.tensor_array import *
 from tensorweave.ops.variable_scope import *
 from tensorweave.ops.variables import *
 # --- end of op families ------------------------------------------------------------------
