@@ -69,6 +69,7 @@ from tensorweave.ops.partition_ops import *
 from tensorweave.ops.random_ops import *
 from tensorweave.ops.reduction_ops import *
 from tensorweave.ops.scatter_ops import *
+from tensorweave.ops.stack_ops import *
 from tensorweave.ops.state_ops import *
 from tensorweave.ops.tensor_array import *
 from tensorweave.ops.variable_scope import *

@@ -124,11 +124,13 @@ TensorArrayCloseV3 = define_op(
 
 def _grad_source(tensor) -> str:
     """The gradients scope `tensor` was made in ('gradients', 'outer/gradients_1'): one gradient
-    TensorArray per tf.gradients call."""
-    parts = tensor.name.split("/")
-    for i, part in enumerate(parts):
-        if part.startswith("gradients"):
-            return "/".join(parts[:i + 1])
+    TensorArray per tf.gradients call. A gradient fed from outside (grad_ys) names no such
+    scope; then the scope being built, which does, decides."""
+    for name in (tensor.name, tensor.graph.get_name_scope()):
+        parts = name.split("/")
+        for i, part in enumerate(parts):
+            if part.startswith("gradients"):
+                return "/".join(parts[:i + 1])
     raise ValueError(f"Expected op/tensor name to start with gradients (excluding scope), got: "
                      f"{tensor.name}")
 

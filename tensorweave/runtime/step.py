@@ -1,5 +1,7 @@
-"""Per-step state shared by a step's executors: id, cancellation, deadline, first error, and
-the step's resource container (tensor arrays, stacks), freed with the step."""
+"""Per-step state shared by a step's executors: id, cancellation, deadline, first error, resources.
+
+`resources` is the step's container (TensorArrays, stacks): state that dies with the step.
+"""
 from __future__ import annotations
 
 import itertools

@@ -24,6 +24,12 @@ TESTED_ELSEWHERE = {
     "SaveV2": "train/test_checkpoint_ops.py",
     "RestoreV2": "train/test_checkpoint_ops.py",
     "MergeV2Checkpoints": "train/test_checkpoint_ops.py",
+    "TensorArrayGradV3": "ops/test_tensor_array.py",
+    "TensorArrayCloseV3": "ops/test_tensor_array.py",
+    "StackV2": "ops/test_stack_ops.py",
+    "StackPushV2": "ops/test_stack_ops.py",
+    "StackPopV2": "ops/test_stack_ops.py",
+    "StackCloseV2": "ops/test_stack_ops.py",
 }
 
 
