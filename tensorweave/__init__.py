@@ -61,6 +61,7 @@ from tensorweave.ops.constant_op import *
 from tensorweave.ops.control_flow_ops import *
 from tensorweave.ops.cond import *
 from tensorweave.ops.while_loop import *
+from tensorweave.ops.functional_ops import *
 from tensorweave.ops.control_flow_primitives import *
 from tensorweave.ops.init_ops import *
 from tensorweave.ops.linalg_ops import *
@@ -72,7 +73,9 @@ from tensorweave.ops.partition_ops import *
 from tensorweave.ops.random_ops import *
 from tensorweave.ops.reduction_ops import *
 from tensorweave.ops.scatter_ops import *
+from tensorweave.ops.stack_ops import *
 from tensorweave.ops.state_ops import *
+from tensorweave.ops.tensor_array import *
 from tensorweave.ops.variable_scope import *
 from tensorweave.ops.variables import *
 # --- end of op families ------------------------------------------------------------------

@@ -112,11 +112,11 @@ class GradWhileContext(WhileContext):
         forward = self.forward
         counter = _counter(forward)
         with building_in(forward.outer, clear_control_dependencies=True):
-            handle = stack_ops.new_stack(t.dtype.base_dtype, stack_name=t.op.name + "_stack",
-                                         name="stack")
+            handle = stack_ops.stack_v2(-1, t.dtype.base_dtype,
+                                        stack_name=t.op.name + "_stack", name="stack")
         with building_in(forward, clear_control_dependencies=True):
             value = t if not t.dtype._is_ref_dtype else _read(t)
-            push = stack_ops.stack_push(forward.capture(handle), value)
+            push = stack_ops.stack_push_v2(forward.capture(handle), value)
         push.op._add_control_input(counter.body_in.op)
         counter.sync._add_control_input(push.op)
         with building_in(self):
@@ -126,7 +126,7 @@ class GradWhileContext(WhileContext):
                 # Pushed only when its branch ran: pop only in those iterations.
                 grad_handle = prim.switch(grad_handle, self.capture(branch.pred))[branch.branch]
             with scopes.control_dependencies([self.counter_in.op]):
-                popped = stack_ops.stack_pop(grad_handle, t.dtype.base_dtype)
+                popped = stack_ops.stack_pop_v2(grad_handle, t.dtype.base_dtype)
         popped.set_shape(t.shape)
         self.pops.append(popped.op)
         return popped
@@ -155,15 +155,17 @@ def loop_gradients(ctx: WhileContext, exit_grads, gradients_impl, is_differentia
     captured = [e.outputs[0] for e in ctx.constant_enters]
     if not ctx.back_prop:
         return [None] * (n_enter + len(captured))
-    var_idx = [i for i in range(n_enter)
-               if is_differentiable(ctx.exits[i].dtype) and exit_grads[i] is not None]
-    cap_idx = [j for j, c in enumerate(captured) if is_differentiable(c.dtype)]
-    if not var_idx:
+    if all(g is None for g in exit_grads):
         return [None] * (n_enter + len(captured))
+    # Every differentiable variable carries gradient through the loop, even one whose final
+    # value is unused (its exit gradient is then zero).
+    var_idx = [i for i in range(n_enter) if is_differentiable(ctx.exits[i].dtype)]
+    cap_idx = [j for j, c in enumerate(captured) if is_differentiable(c.dtype)]
     count = _counter(ctx).exit
     outer = get_default_graph()._scopes.control_flow_context
     grad_ctx = GradWhileContext(ctx, outer)
-    init = [count] + [_dense(exit_grads[i]) for i in var_idx] + \
+    init = [count] + [_dense(exit_grads[i]) if exit_grads[i] is not None
+                      else zeros_like(ctx.exits[i]) for i in var_idx] + \
         [zeros_like(captured[j].op.inputs[0]) for j in cap_idx]
 
     def body(n, *state):

@@ -1,4 +1,7 @@
-"""Per-step state shared by a step's executors: id, cancellation, deadline, first error."""
+"""Per-step state shared by a step's executors: id, cancellation, deadline, first error, resources.
+
+`resources` is the step's container (TensorArrays, stacks): state that dies with the step.
+"""
 from __future__ import annotations
 
 import itertools
@@ -14,7 +17,7 @@ class StepState:
     """One run of the graph. `cancel` fails every registered waiter of the step at once."""
 
     __slots__ = ("step_id", "error", "deadline", "rendezvous", "_lock", "_callbacks",
-                 "cancelled", "stats")
+                 "cancelled", "stats", "resources")
 
     def __init__(self, timeout_ms: int = 0, rendezvous=None, stats=None):
         self.step_id = next(_step_ids)
@@ -25,6 +28,7 @@ class StepState:
         self.stats = stats  # a StepStatsCollector when the step is traced
         self._lock = threading.Lock()
         self._callbacks: dict[int, object] = {}
+        self.resources: dict[bytes, object] = {}  # per-step state by name, like TF's step container
 
     def register_cancellation(self, callback) -> int | None:
         """Calls `callback(error)` when the step is cancelled; None if it already was."""

@@ -29,6 +29,8 @@ TESTED_ELSEWHERE = {
         "NextIteration", "RefNextIteration", "LoopCond", "ControlTrigger")},
     **{op: "ops/test_stack_ops.py" for op in (
         "StackV2", "StackPushV2", "StackPopV2", "StackCloseV2")},
+    "TensorArrayGradV3": "ops/test_tensor_array.py",
+    "TensorArrayCloseV3": "ops/test_tensor_array.py",
 }
 
 

@@ -111,6 +111,7 @@ class Editor:
         self.dependents: dict[str, set[str]] = defaultdict(set)
         self.changed = False
         self._maybe_dead: list[str] = []
+        self._control_flow: bool | None = None
         for node in graph:
             self._index(node)
 
@@ -343,12 +344,24 @@ class Editor:
     # --- building blocks ------------------------------------------------------------------------
     def const(self, base_name: str, value: np.ndarray, like: RNode, control_inputs=(),
               name: str | None = None) -> RNode:
-        """A new Const node holding `value` (not yet added)."""
+        """A new Const node holding `value` (not yet added).
+
+        In a graph with control flow the constant waits on `like`'s first input, so it lives in
+        the same frame (and cond branch) as the node it serves.
+        """
+        if not control_inputs and like.inputs and self._has_control_flow():
+            control_inputs = [like.inputs[0][0]]
         value = np.asarray(value)
         dtype = _dtypes.from_numpy(value.dtype) if value.dtype != object else _dtypes.string
         return make_node(name or self.unique_name(base_name), "Const", const_attrs(value, dtype),
                          [], like, self.graph, [dtype], [_ts.TensorShape(value.shape)],
                          control_inputs)
+
+    def _has_control_flow(self) -> bool:
+        if self._control_flow is None:
+            from tensorweave.runtime.executor.frames import CONTROL_FLOW_OPS
+            self._control_flow = any(n.op in CONTROL_FLOW_OPS for n in self.graph)
+        return self._control_flow
 
     def producer(self, tensor: Tensor) -> RNode:
         return self.graph.nodes[tensor[0]]
