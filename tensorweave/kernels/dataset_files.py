@@ -10,8 +10,7 @@ import gzip
 import os
 import zlib
 
-from tensorweave.framework import errors
-from tensorweave.framework import graph_io
+from tensorweave.framework import errors, graph_io
 from tensorweave.io import tf_record
 from tensorweave.protos import tensor_pb2
 

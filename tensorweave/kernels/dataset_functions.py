@@ -24,8 +24,9 @@ ELEMENTWISE = frozenset({
     "Exp", "Log", "Log1p", "Expm1", "Sigmoid", "Tanh", "Relu", "Relu6", "Elu", "Softplus",
     "Sign", "Floor", "Ceil", "Round", "Rint", "Reciprocal", "Sin", "Cos", "Tan", "Equal",
     "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "LogicalAnd", "LogicalOr",
-    "LogicalNot", "SelectV2", "IsNan", "IsInf", "IsFinite", "_Arg", "_Retval", "Const",
+    "LogicalNot", "SelectV2", "IsNan", "IsInf", "IsFinite",
 })
+_FRAME = frozenset({"_Arg", "_Retval", "Const"})
 
 
 class FunctionRunner:
@@ -71,7 +72,7 @@ def _is_vectorizable(rgraph, element_args, out_shapes) -> bool:
     if len(shapes) != 1 or None in shapes or None in out_shapes:
         return False
     for node in rgraph:
-        if node.op not in ELEMENTWISE or node.op_def.is_stateful:
+        if node.op not in _FRAME and (node.op not in ELEMENTWISE or node.op_def.is_stateful):
             return False
         if node.op == "Const" and np.ndim(node.attrs["value"]) != 0:
             return False
