@@ -46,6 +46,7 @@ from tensorweave.platform import tf_logging as logging
 from tensorweave import compat, initializers, layers, losses, nn, test, train
 from tensorweave import graph_util
 from tensorweave import io, python_io, summary
+from tensorweave import data
 from tensorweave.autodiff.gradients import *
 from tensorweave.autodiff.registry import NotDifferentiable, RegisterGradient, no_gradient
 from tensorweave.framework.indexed_slices import IndexedSlices

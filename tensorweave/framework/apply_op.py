@@ -48,10 +48,14 @@ def create_op(op_def: OpDef, inputs=(), attrs: dict | None = None, name: str | N
             flat_inputs = _convert_inputs(op_def, inputs, attrs)
     else:
         flat_inputs = _convert_inputs(op_def, inputs, attrs)
-    for t in flat_inputs:
+    for i, t in enumerate(flat_inputs):
         if t.graph is not graph:
-            raise ValueError(f"Tensor {t.name} must be from the same graph as the other inputs "
-                             f"of the new op ({op_def.name}).")
+            # A graph tracing a function (data/function.py) captures outer tensors.
+            capture = getattr(graph, "capture", None)
+            if capture is None:
+                raise ValueError(f"Tensor {t.name} must be from the same graph as the other "
+                                 f"inputs of the new op ({op_def.name}).")
+            flat_inputs[i] = capture(t)
     state = graph._scopes
     flow_context = state.control_flow_context
     if flow_context is not None:

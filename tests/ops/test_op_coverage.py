@@ -15,6 +15,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 EXECUTOR_OPS = {"_Arg", "_Retval", "Const"}
 # Stateful ops whose behaviour (not a pure function of inputs) is tested in a dedicated file.
 TESTED_ELSEWHERE = {
+    "DatasetPipeline": "data/test_iterator_ops.py",
+    "IteratorV2": "data/test_iterator_ops.py",
+    "OneShotIterator": "data/test_iterator_ops.py",
+    "MakeIterator": "data/test_iterator_ops.py",
+    "IteratorGetNext": "data/test_iterator_ops.py",
+    "IteratorToStringHandle": "data/test_iterator_ops.py",
+    "IteratorFromStringHandleV2": "data/test_iterator_ops.py",
     "Placeholder": "ops/test_constant_op.py",
     "VariableV2": "ops/test_variables.py",
     "Assign": "ops/test_variables.py",

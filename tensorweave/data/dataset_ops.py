@@ -1,0 +1,363 @@
+"""tf.data.Dataset: the graph-side description of an input pipeline and its transformations.
+
+A Dataset object only records what to do and the static element structure (dtypes, shapes).
+When an iterator is made, the whole chain becomes one `DatasetPipeline` op (ops/data_ops.py):
+`pipeline_tensor` walks the chain with a `PipelineBuilder`, which numbers the graph tensors the
+pipeline reads (they become the op's inputs) and collects the traced functions.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+from tensorweave.data import function as _function
+from tensorweave.data import nest
+from tensorweave.framework import dtypes as _dtypes
+from tensorweave.framework import random_seed
+from tensorweave.framework import tensor_shape as _ts
+from tensorweave.framework.graph import get_default_graph
+from tensorweave.framework.operation import Tensor
+from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.framework.tensor_util import constant_value
+from tensorweave.ops import data_ops
+
+__all__ = ["Dataset", "TensorSpec"]
+
+
+class TensorSpec:
+    """The static type of one element component: dtype and (partial) shape."""
+
+    __slots__ = ("dtype", "shape")
+
+    def __init__(self, shape, dtype):
+        self.shape = _ts.as_shape(shape)
+        self.dtype = _dtypes.as_dtype(dtype).base_dtype
+
+    def __eq__(self, other):
+        return isinstance(other, TensorSpec) and (self.dtype, self.shape) == \
+            (other.dtype, other.shape)
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"TensorSpec(shape={self.shape}, dtype=tf.{self.dtype.name}, name=None)"
+
+
+def spec_of(tensor: Tensor) -> TensorSpec:
+    return TensorSpec(tensor.shape, tensor.dtype)
+
+
+class PipelineBuilder:
+    """Numbers the tensors a pipeline reads and collects its function records."""
+
+    def __init__(self, functions: list):
+        self.tensors: list[Tensor] = []
+        self.functions = functions
+        self._index: dict[Tensor, int] = {}
+
+    def arg(self, tensor: Tensor) -> int:
+        index = self._index.get(tensor)
+        if index is None:
+            index = self._index[tensor] = len(self.tensors)
+            self.tensors.append(tensor)
+        return index
+
+    def args(self, tensors) -> list[int]:
+        return [self.arg(t) for t in tensors]
+
+    def function(self, traced, outputs: list, spec: dict) -> dict:
+        """Adds `traced` (returning `outputs`) to the pipeline; fills spec's fn/captures."""
+        spec["fn"] = len(self.functions)
+        self.functions.append(None)  # reserve the index: nested functions are added below
+        self.functions[spec["fn"]] = traced.record(outputs)
+        spec["captures"] = self.args(traced.captured)
+        return spec
+
+
+def int64_arg(value, name: str) -> Tensor:
+    return convert_to_tensor(value, dtype=_dtypes.int64, name=name)
+
+
+def _merge_specs(a, b):
+    flat_a, flat_b = nest.flatten(a), nest.flatten(b)
+    if not nest.same_structure(a, b) or [s.dtype for s in flat_a] != [s.dtype for s in flat_b]:
+        raise TypeError(f"Incompatible dataset elements:\n  {a} vs.   {b}")
+    return nest.pack(a, [TensorSpec(x.shape.most_specific_compatible_shape(y.shape), x.dtype)
+                         for x, y in zip(flat_a, flat_b)])
+
+
+class Dataset:
+    """A sequence of elements, each a nested structure of tensors (TF1's tf.data.Dataset)."""
+
+    _structure = None   # nested TensorSpecs
+
+    def _dataset_spec(self, builder: PipelineBuilder) -> dict:
+        raise NotImplementedError
+
+    # --- element structure ---------------------------------------------------------------------
+    @property
+    def element_spec(self):
+        return self._structure
+
+    @property
+    def output_types(self):
+        return nest.map_structure(lambda s: s.dtype, self._structure)
+
+    @property
+    def output_shapes(self):
+        return nest.map_structure(lambda s: s.shape, self._structure)
+
+    @property
+    def output_classes(self):
+        return nest.map_structure(lambda s: Tensor, self._structure)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} element_spec={self._structure}>"
+
+    # --- sources -------------------------------------------------------------------------------
+    @staticmethod
+    def from_tensors(tensors):
+        """A dataset of one element, `tensors`."""
+        from tensorweave.data.sources import TensorDataset
+        return TensorDataset(tensors)
+
+    @staticmethod
+    def from_tensor_slices(tensors):
+        """A dataset of the slices of `tensors` along their first dimension."""
+        from tensorweave.data.sources import TensorSliceDataset
+        return TensorSliceDataset(tensors)
+
+    @staticmethod
+    def from_generator(generator, output_types, output_shapes=None, args=None):
+        """A dataset of the elements a Python generator yields (run in the session's process)."""
+        from tensorweave.data.sources import GeneratorDataset
+        return GeneratorDataset(generator, output_types, output_shapes, args)
+
+    @staticmethod
+    def range(*args):
+        """Integers like Python's range(start, stop, step), as int64 scalars."""
+        from tensorweave.data.sources import RangeDataset
+        return RangeDataset(*args)
+
+    @staticmethod
+    def zip(datasets):
+        """Elements of several datasets side by side (a nested structure of datasets)."""
+        if isinstance(datasets, list) or not all(
+                isinstance(d, Dataset) for d in nest.flatten(datasets)):
+            raise TypeError("Invalid input to `zip`. Inputs are expected to be (nested) "
+                            "structures of `tf.data.Dataset` objects. Python `list` is not "
+                            "supported and you should use `tuple` instead.")
+        return _Zip(datasets)
+
+    # --- transformations -----------------------------------------------------------------------
+    def concatenate(self, dataset):
+        return _Concatenate(self, dataset)
+
+    def map(self, map_func, num_parallel_calls=None):
+        """Applies `map_func` to every element (traced once; num_parallel_calls is a hint)."""
+        del num_parallel_calls  # see ARCHITECTURE.md: the pipeline runs in the calling thread
+        return _Map(self, map_func)
+
+    def filter(self, predicate):
+        return _Filter(self, predicate)
+
+    def flat_map(self, map_func):
+        return _Interleave(self, map_func, 1, 1)
+
+    def interleave(self, map_func, cycle_length=None, block_length=None,
+                   num_parallel_calls=None):
+        del num_parallel_calls
+        cycle = cycle_length if cycle_length not in (None, -1) else (os.cpu_count() or 1)
+        return _Interleave(self, map_func, int(cycle), int(block_length or 1))
+
+    def batch(self, batch_size, drop_remainder=False):
+        return _Batch(self, batch_size, drop_remainder)
+
+    def padded_batch(self, batch_size, padded_shapes=None, padding_values=None,
+                     drop_remainder=False):
+        from tensorweave.data.batching import PaddedBatch
+        return PaddedBatch(self, batch_size, padded_shapes, padding_values, drop_remainder)
+
+    def unbatch(self):
+        from tensorweave.data.batching import Unbatch
+        return Unbatch(self)
+
+    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=None):
+        return _Shuffle(self, buffer_size, seed, reshuffle_each_iteration)
+
+    def repeat(self, count=None):
+        return _Counted(self, "repeat", -1 if count is None else count)
+
+    def take(self, count):
+        return _Counted(self, "take", count)
+
+    def skip(self, count):
+        return _Counted(self, "skip", count)
+
+    def prefetch(self, buffer_size):
+        return _Counted(self, "prefetch", buffer_size)
+
+    def cache(self, filename=""):
+        return _Cache(self, filename)
+
+    def apply(self, transformation_func):
+        return transformation_func(self)
+
+    # --- iterators -----------------------------------------------------------------------------
+    def make_one_shot_iterator(self):
+        from tensorweave.data.iterator_ops import make_one_shot_iterator
+        return make_one_shot_iterator(self)
+
+    def make_initializable_iterator(self, shared_name=None):
+        from tensorweave.data.iterator_ops import make_initializable_iterator
+        return make_initializable_iterator(self, shared_name)
+
+
+def pipeline_tensor(dataset: Dataset, name=None) -> tuple[Tensor, list[Tensor]]:
+    """The DatasetPipeline tensor of `dataset` in the default graph, and the tensors it reads."""
+    builder = PipelineBuilder([])
+    root = dataset._dataset_spec(builder)
+    description = json.dumps({"root": root, "functions": builder.functions})
+    flat = nest.flatten(dataset._structure)
+    tensor = data_ops.dataset_pipeline(description, builder.tensors, [s.dtype for s in flat],
+                                       [s.shape for s in flat], name=name)
+    return tensor, builder.tensors
+
+
+class _Unary(Dataset):
+    def __init__(self, input_dataset: Dataset, structure=None):
+        self._input = input_dataset
+        self._structure = structure if structure is not None else input_dataset._structure
+
+    def _spec(self, builder, kind: str, **fields) -> dict:
+        return {"kind": kind, "input": self._input._dataset_spec(builder), **fields}
+
+
+class _Zip(Dataset):
+    def __init__(self, datasets):
+        self._datasets = datasets
+        self._structure = nest.map_structure(lambda d: d._structure, datasets)
+
+    def _dataset_spec(self, builder):
+        return {"kind": "zip",
+                "inputs": [d._dataset_spec(builder) for d in nest.flatten(self._datasets)]}
+
+
+class _Concatenate(Dataset):
+    def __init__(self, first: Dataset, second: Dataset):
+        self._parts = (first, second)
+        self._structure = _merge_specs(first._structure, second._structure)
+
+    def _dataset_spec(self, builder):
+        return {"kind": "concatenate", "inputs": [d._dataset_spec(builder) for d in self._parts]}
+
+
+class _Map(_Unary):
+    def __init__(self, input_dataset, map_func):
+        traced = _function.trace(map_func, input_dataset._structure, get_default_graph(),
+                                 "Dataset.map()")
+        if isinstance(traced.result, Dataset):
+            raise TypeError("The `map_func` of Dataset.map() returned a Dataset; use flat_map "
+                            "or interleave to produce datasets.")
+        self._traced = traced
+        super().__init__(input_dataset, nest.map_structure(spec_of, traced.result))
+
+    def _dataset_spec(self, builder):
+        spec = self._spec(builder, "map")
+        return builder.function(self._traced, nest.flatten(self._traced.result), spec)
+
+
+class _Filter(_Unary):
+    def __init__(self, input_dataset, predicate):
+        traced = _function.trace(predicate, input_dataset._structure, get_default_graph(),
+                                 "Dataset.filter()")
+        result = traced.result
+        if not isinstance(result, Tensor) or result.dtype.base_dtype != _dtypes.bool or \
+                not result.shape.is_compatible_with([]):
+            got = nest.map_structure(spec_of, result) if not isinstance(result, Dataset) \
+                else result
+            raise ValueError("Invalid `predicate`. `predicate` must return a `tf.bool` scalar "
+                             f"tensor, but its return type is {got}.")
+        self._traced = traced
+        super().__init__(input_dataset)
+
+    def _dataset_spec(self, builder):
+        spec = self._spec(builder, "filter")
+        return builder.function(self._traced, [self._traced.result], spec)
+
+
+class _Interleave(_Unary):
+    def __init__(self, input_dataset, map_func, cycle_length: int, block_length: int):
+        traced = _function.trace(map_func, input_dataset._structure, get_default_graph(),
+                                 "Dataset.interleave()")
+        if not isinstance(traced.result, Dataset):
+            raise TypeError("The `map_func` argument must return a `Dataset` object. Got "
+                            f"{type(traced.result)!r}.")
+        if cycle_length < 1 or block_length < 1:
+            raise ValueError("cycle_length and block_length must be positive.")
+        self._traced = traced
+        self._cycle, self._block = cycle_length, block_length
+        super().__init__(input_dataset, traced.result._structure)
+
+    def _dataset_spec(self, builder):
+        graph = self._traced.graph
+        inner = PipelineBuilder(builder.functions)
+        with graph.as_default():
+            inner_spec = self._traced.result._dataset_spec(inner)
+            outputs = [graph.capture(t) if t.graph is not graph else t for t in inner.tensors]
+        spec = self._spec(builder, "interleave", inner=inner_spec, cycle_length=self._cycle,
+                          block_length=self._block)
+        return builder.function(self._traced, outputs, spec)
+
+
+def _batched(structure, batch_size, drop_remainder):
+    size = constant_value(batch_size) if drop_remainder else None
+    dim = int(size) if size is not None else None
+    return nest.map_structure(
+        lambda s: TensorSpec(_ts.TensorShape([dim]).concatenate(s.shape), s.dtype), structure)
+
+
+class _Batch(_Unary):
+    def __init__(self, input_dataset, batch_size, drop_remainder):
+        self._size = int64_arg(batch_size, "batch_size")
+        self._drop = bool(drop_remainder)
+        super().__init__(input_dataset, _batched(input_dataset._structure, self._size,
+                                                 self._drop))
+
+    def _dataset_spec(self, builder):
+        return self._spec(builder, "batch", args=[builder.arg(self._size)],
+                          drop_remainder=self._drop)
+
+
+class _Shuffle(_Unary):
+    def __init__(self, input_dataset, buffer_size, seed, reshuffle):
+        self._size = int64_arg(buffer_size, "buffer_size")
+        seeds = random_seed.get_seed(seed)
+        self._seeds = None if seeds[0] is None else list(seeds)
+        self._reshuffle = True if reshuffle is None else bool(reshuffle)
+        super().__init__(input_dataset)
+
+    def _dataset_spec(self, builder):
+        return self._spec(builder, "shuffle", args=[builder.arg(self._size)],
+                          seeds=self._seeds, reshuffle=self._reshuffle)
+
+
+class _Counted(_Unary):
+    """repeat, take, skip and prefetch: one int64 count, the same element structure."""
+
+    def __init__(self, input_dataset, kind: str, count):
+        self._kind = kind
+        self._count = int64_arg(count, "count" if kind != "prefetch" else "buffer_size")
+        super().__init__(input_dataset)
+
+    def _dataset_spec(self, builder):
+        return self._spec(builder, self._kind, args=[builder.arg(self._count)])
+
+
+class _Cache(_Unary):
+    def __init__(self, input_dataset, filename):
+        self._filename = convert_to_tensor(filename, dtype=_dtypes.string, name="filename")
+        super().__init__(input_dataset)
+
+    def _dataset_spec(self, builder):
+        return self._spec(builder, "cache", args=[builder.arg(self._filename)])

@@ -1,0 +1,155 @@
+"""tf.data.Iterator: a stateful iterator resource in the graph and the ops that drive it.
+
+`make_initializable_iterator` and `Iterator.from_structure` create an `IteratorV2` resource
+that `MakeIterator` (re)starts on a dataset; `make_one_shot_iterator` a `OneShotIterator` that
+starts itself on first use in each session; `from_string_handle` selects an iterator at run time
+through the string handle of another.
+"""
+from __future__ import annotations
+
+from tensorweave.data import nest
+from tensorweave.data.dataset_ops import Dataset, TensorSpec, pipeline_tensor
+from tensorweave.framework import dtypes as _dtypes
+from tensorweave.framework import tensor_shape as _ts
+from tensorweave.framework.operation import Tensor
+from tensorweave.framework.scopes import name_scope
+from tensorweave.ops import data_ops
+
+__all__ = ["Iterator", "make_one_shot_iterator", "make_initializable_iterator",
+           "get_output_types", "get_output_shapes", "get_output_classes"]
+
+
+def _flat_signature(structure):
+    flat = nest.flatten(structure)
+    return [s.dtype for s in flat], [s.shape for s in flat]
+
+
+def _structure_of(output_types, output_shapes):
+    types = nest.map_structure(_dtypes.as_dtype, output_types)
+    if output_shapes is None:
+        shapes = [_ts.unknown_shape()] * len(nest.flatten(types))
+    else:
+        from tensorweave.data.batching import _shape_leaves
+        shapes = _shape_leaves(types, output_shapes)
+    return nest.pack(types, [TensorSpec(s, t) for t, s in zip(nest.flatten(types), shapes)])
+
+
+class Iterator:
+    """Elements of a dataset, one `get_next()` run at a time (TF1's tf.data.Iterator)."""
+
+    def __init__(self, iterator_resource: Tensor, initializer, structure):
+        self._resource = iterator_resource
+        self._initializer = initializer
+        self._structure = structure
+
+    @staticmethod
+    def from_structure(output_types, output_shapes=None, shared_name=None,
+                       output_classes=None):
+        """An uninitialized iterator for datasets of this structure (see make_initializer)."""
+        del output_classes
+        structure = _structure_of(output_types, output_shapes)
+        types, shapes = _flat_signature(structure)
+        handle = data_ops.iterator_v2(types, shapes, shared_name=shared_name or "")
+        return Iterator(handle, None, structure)
+
+    @staticmethod
+    def from_string_handle(string_handle, output_types, output_shapes=None,
+                           output_classes=None):
+        """The iterator whose `string_handle()` value is fed to `string_handle` at run time."""
+        del output_classes
+        structure = _structure_of(output_types, output_shapes)
+        types, shapes = _flat_signature(structure)
+        handle = data_ops.iterator_from_string_handle(string_handle, types, shapes)
+        return Iterator(handle, None, structure)
+
+    @property
+    def initializer(self):
+        if self._initializer is None:
+            raise ValueError("Iterator does not have an initializer.")
+        return self._initializer
+
+    def make_initializer(self, dataset: Dataset, name=None):
+        """An op that (re)starts this iterator on `dataset`."""
+        got, want = _flat_signature(dataset._structure), _flat_signature(self._structure)
+        if not nest.same_structure(dataset._structure, self._structure) or got[0] != want[0]:
+            raise TypeError(f"Expected output types {self.output_types} but got dataset with "
+                            f"output types {dataset.output_types}.")
+        if not all(s.is_compatible_with(d) for s, d in zip(want[1], got[1])):
+            raise TypeError(f"Expected output shapes compatible with {self.output_shapes} but "
+                            f"got dataset with output shapes {dataset.output_shapes}.")
+        with name_scope(name, "make_initializer"):
+            variant, _ = pipeline_tensor(dataset)
+            return data_ops.make_iterator(variant, self._resource)
+
+    def get_next(self, name=None):
+        """The next element as the dataset's nested structure of tensors.
+
+        Running it raises OutOfRangeError after the last element and FailedPreconditionError
+        before the iterator is initialized.
+        """
+        types, shapes = _flat_signature(self._structure)
+        flat = data_ops.iterator_get_next(self._resource, types, shapes, name=name)
+        return nest.pack(self._structure, flat)
+
+    def string_handle(self, name=None):
+        """A scalar string tensor naming this iterator, for `from_string_handle`."""
+        return data_ops.iterator_to_string_handle(self._resource, name=name)
+
+    @property
+    def output_types(self):
+        return nest.map_structure(lambda s: s.dtype, self._structure)
+
+    @property
+    def output_shapes(self):
+        return nest.map_structure(lambda s: s.shape, self._structure)
+
+    @property
+    def output_classes(self):
+        return nest.map_structure(lambda s: Tensor, self._structure)
+
+    @property
+    def element_spec(self):
+        return self._structure
+
+
+def make_initializable_iterator(dataset: Dataset, shared_name=None) -> Iterator:
+    """An iterator over `dataset` started (and restarted with new feeds) by `.initializer`."""
+    types, shapes = _flat_signature(dataset._structure)
+    variant, _ = pipeline_tensor(dataset)
+    handle = data_ops.iterator_v2(types, shapes, shared_name=shared_name or "")
+    return Iterator(handle, data_ops.make_iterator(variant, handle), dataset._structure)
+
+
+def make_one_shot_iterator(dataset: Dataset) -> Iterator:
+    """An iterator that starts itself on first use; the dataset may not read placeholders."""
+    types, shapes = _flat_signature(dataset._structure)
+    variant, reads = pipeline_tensor(dataset)
+    _check_no_placeholders(reads)
+    handle = data_ops.one_shot_iterator(variant, types, shapes)
+    return Iterator(handle, None, dataset._structure)
+
+
+def _check_no_placeholders(tensors) -> None:
+    seen, stack = set(), [t.op for t in tensors]
+    while stack:
+        op = stack.pop()
+        if op in seen:
+            continue
+        seen.add(op)
+        if op.type in ("Placeholder", "PlaceholderWithDefault"):
+            raise ValueError(f"Cannot capture a placeholder (name:{op.name}, type:"
+                             f"{op.type}) by value.")
+        stack.extend(t.op for t in op.inputs)
+        stack.extend(op.control_inputs)
+
+
+def get_output_types(dataset_or_iterator):
+    return dataset_or_iterator.output_types
+
+
+def get_output_shapes(dataset_or_iterator):
+    return dataset_or_iterator.output_shapes
+
+
+def get_output_classes(dataset_or_iterator):
+    return dataset_or_iterator.output_classes

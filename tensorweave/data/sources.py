@@ -1,0 +1,150 @@
+"""Source datasets: tensors, slices, ranges, Python generators, text lines and TFRecords."""
+from __future__ import annotations
+
+from tensorweave.data import nest
+from tensorweave.data.dataset_ops import Dataset, TensorSpec, int64_arg, spec_of
+from tensorweave.framework import dtypes as _dtypes
+from tensorweave.framework import errors
+from tensorweave.framework import tensor_shape as _ts
+from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.framework.tensor_util import to_numpy
+from tensorweave.kernels import dataset_runtime
+
+__all__ = ["TextLineDataset", "TFRecordDataset"]
+
+
+def _tensors(structure, name: str):
+    return nest.map_structure(lambda v: convert_to_tensor(v, name=name), structure)
+
+
+class TensorDataset(Dataset):
+    def __init__(self, tensors):
+        self._tensors = _tensors(tensors, "component")
+        self._structure = nest.map_structure(spec_of, self._tensors)
+
+    def _dataset_spec(self, builder):
+        return {"kind": "tensors", "args": builder.args(nest.flatten(self._tensors))}
+
+
+class TensorSliceDataset(Dataset):
+    def __init__(self, tensors):
+        self._tensors = _tensors(tensors, "component")
+        flat = nest.flatten(self._tensors)
+        sizes = set()
+        for t in flat:
+            if t.shape.ndims == 0:
+                raise ValueError(f"Unbatching a tensor is only supported for rank >= 1: "
+                                 f"{t.name} is a scalar")
+            if t.shape.ndims is not None and t.shape[0].value is not None:
+                sizes.add(t.shape[0].value)
+        if len(sizes) > 1:
+            raise ValueError(f"Dimensions {sorted(sizes)} of the components of "
+                             "from_tensor_slices must be equal in dimension 0.")
+        self._structure = nest.map_structure(
+            lambda t: TensorSpec(t.shape[1:] if t.shape.ndims is not None else None, t.dtype),
+            self._tensors)
+
+    def _dataset_spec(self, builder):
+        return {"kind": "slices", "args": builder.args(nest.flatten(self._tensors))}
+
+
+class RangeDataset(Dataset):
+    def __init__(self, *args):
+        if not 1 <= len(args) <= 3:
+            raise ValueError("Invalid arguments to RangeDataset: expected 1 to 3 arguments "
+                             f"(start, stop, step), got {len(args)}")
+        start, stop, step = (0, args[0], 1) if len(args) == 1 else (*args, 1)[:3]
+        self._args = [int64_arg(v, n) for v, n in zip((start, stop, step),
+                                                       ("start", "stop", "step"))]
+        self._structure = TensorSpec([], _dtypes.int64)
+
+    def _dataset_spec(self, builder):
+        return {"kind": "range", "args": builder.args(self._args)}
+
+
+class GeneratorDataset(Dataset):
+    """Elements from a Python generator, converted and checked against the declared types."""
+
+    def __init__(self, generator, output_types, output_shapes=None, args=None):
+        types = nest.map_structure(_dtypes.as_dtype, output_types)
+        if output_shapes is None:
+            shapes = nest.map_structure(lambda _: _ts.unknown_shape(), types)
+        else:
+            shapes = nest.pack(types, [_ts.as_shape(s) for s in _flat_shapes(types,
+                                                                             output_shapes)])
+        self._structure = nest.pack(types, [TensorSpec(s, t) for t, s in
+                                            zip(nest.flatten(types), nest.flatten(shapes))])
+        self._args = [convert_to_tensor(a, name="args") for a in (args or ())]
+        self._token = dataset_runtime.register_generator(
+            _flat_generator(generator, self._structure))
+
+    def _dataset_spec(self, builder):
+        return {"kind": "generator", "token": self._token, "args": builder.args(self._args)}
+
+
+def _flat_shapes(types, shapes) -> list:
+    """The shapes of `output_shapes`, one per leaf of `types` (a shape is a list leaf)."""
+    if isinstance(types, (tuple, dict)):
+        keys = sorted(types) if isinstance(types, dict) else range(len(types))
+        return [s for k in keys for s in _flat_shapes(types[k], shapes[k])]
+    return [shapes]
+
+
+def _flat_generator(generator, structure):
+    specs = nest.flatten(structure)
+
+    def make(*args):
+        for value in generator(*args):
+            if nest.is_nested(structure) and not nest.same_structure(structure, value):
+                raise errors.InvalidArgumentError(
+                    None, None, "TypeError: `generator` yielded an element that did not match "
+                    f"the expected structure. The expected structure was {structure}, but the "
+                    f"yielded element was {value}.")
+            yield tuple(_checked(v, s) for v, s in zip(nest.flatten(value), specs))
+    return make
+
+
+def _checked(value, spec: TensorSpec):
+    try:
+        arr = to_numpy(value, spec.dtype)
+    except (TypeError, ValueError) as e:
+        raise errors.InvalidArgumentError(
+            None, None, f"TypeError: `generator` yielded an element that could not be "
+                        f"converted to the expected type. The expected type was "
+                        f"{spec.dtype.name}, but the yielded element was {value!r}: {e}") from None
+    if not spec.shape.is_compatible_with(arr.shape):
+        raise errors.InvalidArgumentError(
+            None, None, f"`generator` yielded an element of shape {arr.shape} where an element "
+                        f"of shape {spec.shape} was expected.")
+    return arr
+
+
+class _FileDataset(Dataset):
+    _kind = ""
+
+    def __init__(self, filenames, compression_type=None, buffer_size=None,
+                 num_parallel_reads=None):
+        del buffer_size, num_parallel_reads
+        compression = compression_type or ""
+        if compression not in ("", "GZIP", "ZLIB"):
+            raise ValueError(f'Not a valid compression_type: "{compression}"')
+        self._compression = compression
+        self._filenames = convert_to_tensor(filenames, dtype=_dtypes.string, name="filenames")
+        self._structure = TensorSpec([], _dtypes.string)
+
+    def _dataset_spec(self, builder):
+        return {"kind": self._kind, "args": [builder.arg(self._filenames)],
+                "compression": self._compression}
+
+
+class TextLineDataset(_FileDataset):
+    """The lines of text files, without line terminators (TF1's tf.data.TextLineDataset)."""
+
+    _kind = "text_line"
+
+
+class TFRecordDataset(_FileDataset):
+    """The records of TFRecord files (compression_type "", "GZIP" or "ZLIB")."""
+
+    _kind = "tfrecord"
+

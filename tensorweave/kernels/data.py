@@ -1,0 +1,117 @@
+"""Kernels of the tf.data ops (ops/data_ops.py): the pipeline value and iterator resources.
+
+An iterator is an `IteratorResource` in the device's resource manager (so each session has its
+own); its handle value is the resource itself, its string handle the resource's key.
+`MakeIterator` builds fresh runtime nodes (kernels/dataset_runtime.py) from the dataset value
+and starts iterating; `IteratorGetNext` takes the next element.
+"""
+from __future__ import annotations
+
+import json
+import threading
+
+import numpy as np
+
+from tensorweave.framework import errors
+from tensorweave.kernels.dataset_functions import FunctionRunner
+from tensorweave.kernels.dataset_runtime import DatasetValue
+from tensorweave.kernels.registry import kernel
+
+_CONTAINER = "_iterators"
+
+
+class IteratorResource:
+    """One iterator: its element signature and the running Python iterator, if initialized."""
+
+    def __init__(self, key: str, types, shapes):
+        self.key = key
+        self.types = list(types)
+        self.shapes = list(shapes)
+        self._it = None
+        self._lock = threading.Lock()
+
+    def initialize(self, dataset: DatasetValue) -> None:
+        it = iter(dataset.make_node())
+        with self._lock:
+            self._it = it
+
+    @property
+    def initialized(self) -> bool:
+        return self._it is not None
+
+    def get_next(self):
+        with self._lock:
+            if self._it is None:
+                raise errors.FailedPreconditionError(
+                    None, None, "GetNext() failed because the iterator has not been "
+                    "initialized. Ensure that you have run the initializer operation for this "
+                    "iterator before getting the next element.")
+            element = next(self._it, None)
+        if element is None:
+            raise errors.OutOfRangeError(None, None, "End of sequence")
+        return element
+
+
+class DatasetPipelineKernel:
+    """Parses the pipeline description and compiles its functions once per node."""
+
+    def __init__(self, ctx):
+        description = json.loads(ctx.attrs["pipeline"])
+        self.spec = description["root"]
+        self.functions = [FunctionRunner(f, ctx.device) for f in description["functions"]]
+
+    def compute(self, ctx, *args):
+        return DatasetValue(self.spec, args, self.functions)
+
+
+kernel("DatasetPipeline")(DatasetPipelineKernel)
+
+
+def _resource(ctx):
+    name = ctx.attrs["shared_name"] or ctx.node_name
+    key = f"{ctx.attrs['container']}/{name}"
+    return ctx.resources.lookup_or_create(
+        _CONTAINER, key, lambda: IteratorResource(key, ctx.attrs["output_types"],
+                                                  ctx.attrs["output_shapes"]))
+
+
+@kernel("IteratorV2")
+def _iterator_v2(ctx):
+    return _resource(ctx)
+
+
+@kernel("OneShotIterator")
+def _one_shot_iterator(ctx, dataset):
+    resource = _resource(ctx)
+    if not resource.initialized:
+        resource.initialize(dataset)
+    return resource
+
+
+@kernel("MakeIterator")
+def _make_iterator(ctx, dataset, iterator):
+    iterator.initialize(dataset)
+
+
+@kernel("IteratorGetNext")
+def _iterator_get_next(ctx, iterator):
+    element = iterator.get_next()
+    return element if len(element) != 1 else element[0]
+
+
+@kernel("IteratorToStringHandle")
+def _iterator_to_string_handle(ctx, iterator):
+    return np.array(iterator.key.encode(), dtype=object)
+
+
+@kernel("IteratorFromStringHandleV2")
+def _iterator_from_string_handle(ctx, handle):
+    key = handle.item() if isinstance(handle, np.ndarray) else handle
+    key = key.decode() if isinstance(key, bytes) else str(key)
+    resource = ctx.resources.lookup(_CONTAINER, key)
+    types = ctx.attrs["output_types"]
+    if types and list(types) != resource.types:
+        raise errors.InvalidArgumentError(
+            None, None, "Expected types " + str([t.name for t in types]) + " but got "
+            "iterator of types " + str([t.name for t in resource.types]) + ".")
+    return resource

@@ -1,0 +1,73 @@
+"""Files read and written by tf.data: text lines, TFRecords and `cache(filename)` files.
+
+A cache file is a TFRecord file whose records are serialized TensorProtos, one per component,
+preceded by one record holding the number of components; it is written to a temporary name
+and renamed when the first full pass ends, so a partial pass never leaves a cache behind.
+"""
+from __future__ import annotations
+
+import gzip
+import os
+import zlib
+
+from tensorweave.framework import errors, graph_io
+from tensorweave.io import tf_record
+from tensorweave.protos import tensor_pb2
+
+_SUFFIX = ".twcache"
+
+
+def _path(name) -> str:
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise errors.NotFoundError(None, None, f"{path}; No such file or directory"
+                                   if isinstance(e, FileNotFoundError) else str(e)) from None
+
+
+def text_lines(name, compression: str):
+    """The lines of a text file without their line terminators (\\n or \\r\\n)."""
+    data = _read(_path(name))
+    if compression == "GZIP":
+        data = gzip.decompress(data)
+    elif compression == "ZLIB":
+        data = zlib.decompress(data)
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    return [line[:-1] if line.endswith(b"\r") else line for line in lines]
+
+
+def tf_records(name, compression: str):
+    """The records of a TFRecord file, CRCs checked."""
+    return tf_record.tf_record_iterator(_path(name), compression)
+
+
+def read_cache(filename: str):
+    """The cached elements, or None if no complete cache file exists yet."""
+    path = filename + _SUFFIX
+    if not os.path.exists(path):
+        return None
+    elements, records = [], tf_record.tf_record_iterator(path)
+    for header in records:
+        n = int(header)
+        elements.append(tuple(
+            graph_io.tensor_proto_to_ndarray(tensor_pb2.TensorProto.FromString(next(records)))
+            for _ in range(n)))
+    return elements
+
+
+def write_cache(filename: str, elements) -> None:
+    path = filename + _SUFFIX
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with tf_record.TFRecordWriter(tmp) as writer:
+        for e in elements:
+            writer.write(str(len(e)).encode())
+            for value in e:
+                writer.write(graph_io.ndarray_to_tensor_proto(value).SerializeToString())
+    os.replace(tmp, path)

@@ -1,0 +1,390 @@
+"""The tf.data pipeline at run time: one Python iterator node per transformation.
+
+A `DatasetValue` (the variant a DatasetPipeline kernel outputs) holds the pipeline description,
+the evaluated input tensors and the compiled functions; `DatasetValue.make_node()` builds fresh
+nodes for one iterator initialization, so per-iterator state (shuffle generators, caches) starts
+over. An element is a flat tuple of NumPy values. Every node iterates its elements with
+`__iter__` (called once per epoch) and may produce whole batches with `batches(n, drop)`:
+sources slice their arrays, and a map whose function is elementwise runs it once per batch
+(map-and-batch fusion); other nodes fall back to grouping elements and stacking them.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from tensorweave.framework import errors
+from tensorweave.kernels import dataset_files
+
+_END = object()
+_GENERATORS: dict[int, object] = {}
+_next_token = itertools.count(1)
+
+
+def register_generator(make_flat_iterator) -> int:
+    """Registers `make_flat_iterator(*args)` for from_generator; returns its token."""
+    token = next(_next_token)
+    _GENERATORS[token] = make_flat_iterator
+    return token
+
+
+class DatasetValue:
+    """A dataset as a runtime value: description, argument values and compiled functions."""
+
+    __slots__ = ("spec", "args", "functions")
+
+    def __init__(self, spec, args, functions):
+        self.spec, self.args, self.functions = spec, args, functions
+
+    def make_node(self):
+        return build(self.spec, self.args, self.functions)
+
+
+def build(spec, args, functions):
+    """The runtime node of `spec` reading the argument values `args`."""
+    return _NODES[spec["kind"]](spec, args, functions)
+
+
+def stack(elements):
+    """One batch from a list of elements; InvalidArgumentError for mismatched shapes."""
+    out = []
+    for k in range(len(elements[0])):
+        column = [e[k] for e in elements]
+        try:
+            out.append(np.stack(column))
+        except ValueError:
+            first = np.shape(column[0])
+            i = next(i for i, c in enumerate(column) if np.shape(c) != first)
+            raise errors.InvalidArgumentError(
+                None, None, f"Cannot batch tensors with different shapes in component {k}. "
+                f"First element had shape {list(first)} and element {i} had shape "
+                f"{list(np.shape(column[i]))}.") from None
+    return tuple(out)
+
+
+class Node:
+    """A dataset node; subclasses define `__iter__` and may define a faster `batches`."""
+
+    def batches(self, n, drop):
+        return map(stack, chunks(self, n, drop))
+
+
+def chunks(elements, n, drop):
+    """Lists of `n` consecutive elements (the last one shorter unless `drop`)."""
+    it = iter(elements)
+    while True:
+        chunk = list(itertools.islice(it, n))
+        if not chunk or (drop and len(chunk) < n):
+            return
+        yield chunk
+
+
+class _Tensors(Node):
+    def __init__(self, spec, args, functions):
+        self.values = tuple(args[i] for i in spec["args"])
+
+    def __iter__(self):
+        yield self.values
+
+
+class _Slices(Node):
+    def __init__(self, spec, args, functions):
+        self.arrays = [np.asarray(args[i]) for i in spec["args"]]
+        sizes = {a.shape[0] if a.ndim else None for a in self.arrays}
+        if len(sizes) != 1 or None in sizes:
+            raise errors.InvalidArgumentError(
+                None, None, "Dimension 0 in both shapes must be equal: the components of "
+                "from_tensor_slices have sizes " + str([np.shape(a)[:1] for a in self.arrays]))
+        self.size = sizes.pop()
+
+    def __iter__(self):
+        arrays = self.arrays
+        if len(arrays) == 1:
+            (a,) = arrays
+            for i in range(self.size):
+                yield (a[i],)
+            return
+        for i in range(self.size):
+            yield tuple(a[i] for a in arrays)
+
+    def batches(self, n, drop):
+        end = self.size - self.size % n if drop else self.size
+        for i in range(0, end, n):
+            yield tuple(a[i:i + n] for a in self.arrays)
+
+
+class _Range(Node):
+    def __init__(self, spec, args, functions):
+        start, stop, step = (int(args[i]) for i in spec["args"])
+        if step == 0:
+            raise errors.InvalidArgumentError(None, None, "step must be a non-zero integer.")
+        self.start, self.step, self.size = start, step, len(range(start, stop, step))
+
+    def __iter__(self):
+        int64 = np.int64
+        for v in range(self.start, self.start + self.size * self.step, self.step):
+            yield (int64(v),)
+
+    def batches(self, n, drop):
+        end = self.size - self.size % n if drop else self.size
+        for i in range(0, end, n):
+            idx = np.arange(i, min(i + n, self.size), dtype=np.int64)
+            yield (self.start + self.step * idx,)
+
+
+class _Generator(Node):
+    def __init__(self, spec, args, functions):
+        self.make = _GENERATORS[spec["token"]]
+        self.values = [args[i] for i in spec["args"]]
+
+    def __iter__(self):
+        return self.make(*self.values)
+
+
+class _Zip(Node):
+    def __init__(self, spec, args, functions):
+        self.children = [build(s, args, functions) for s in spec["inputs"]]
+
+    def __iter__(self):
+        chain = itertools.chain.from_iterable
+        for parts in zip(*self.children):
+            yield tuple(chain(parts))
+
+
+class _Concatenate(Node):
+    def __init__(self, spec, args, functions):
+        self.children = [build(s, args, functions) for s in spec["inputs"]]
+
+    def __iter__(self):
+        for child in self.children:
+            yield from child
+
+
+class _Unary(Node):
+    """A transformation of one input dataset, optionally with a function bound to captures."""
+
+    def __init__(self, spec, args, functions):
+        self.child = build(spec["input"], args, functions)
+        self.spec, self.functions = spec, functions
+        self.params = [args[i] for i in spec.get("args", ())]
+        if "fn" in spec:
+            self.runner = functions[spec["fn"]]
+            self.captured = [args[i] for i in spec["captures"]]
+
+
+class _Map(_Unary):
+    def __iter__(self):
+        run, captured = self.runner, self.captured
+        for e in self.child:
+            yield tuple(run([*e, *captured]))
+
+    def batches(self, n, drop):
+        if not self.runner.vectorizable:
+            return Node.batches(self, n, drop)
+        return (self.runner.run_batched([*b, *self.captured], len(b[0]))
+                for b in self.child.batches(n, drop))
+
+
+class _Filter(_Unary):
+    def __iter__(self):
+        run, captured = self.runner, self.captured
+        for e in self.child:
+            if run([*e, *captured])[0]:
+                yield e
+
+
+class _Interleave(_Unary):
+    """TensorFlow's interleave order: a cycle of open inner iterators, blocks taken in turn."""
+
+    def _inner(self, element):
+        values = self.runner([*element, *self.captured])
+        return iter(build(self.spec["inner"], values, self.functions))
+
+    def __iter__(self):
+        cycle, block_length = self.spec["cycle_length"], self.spec["block_length"]
+        inputs = iter(self.child)
+        slots = [None] * cycle
+        n_open, end, i, block = 0, False, 0, 0
+        while not end or n_open:
+            current = slots[i]
+            if current is not None:
+                e = next(current, _END)
+                if e is not _END:
+                    yield e
+                    block += 1
+                    if block < block_length:
+                        continue
+                else:
+                    slots[i] = None
+                    n_open -= 1
+            elif not end:
+                x = next(inputs, _END)
+                if x is _END:
+                    end = True
+                else:
+                    slots[i] = self._inner(x)
+                    n_open += 1
+                continue
+            block, i = 0, (i + 1) % cycle
+
+
+class _Batch(_Unary):
+    def __iter__(self):
+        return self.child.batches(int(self.params[0]), self.spec["drop_remainder"])
+
+
+class _PaddedBatch(_Unary):
+    def __iter__(self):
+        n, pads = int(self.params[0]), self.params[1:]
+        for chunk in chunks(self.child, n, self.spec["drop_remainder"]):
+            yield tuple(_pad_column([e[k] for e in chunk], shape, pads[k], k)
+                        for k, shape in enumerate(self.spec["padded_shapes"]))
+
+
+def _pad_column(column, padded_shape, pad_value, k):
+    shapes = [np.shape(c) for c in column]
+    rank = len(padded_shape)
+    if any(len(s) != rank for s in shapes):
+        raise errors.InvalidArgumentError(None, None, f"All elements in a batch must have the "
+                                          f"same rank as the padded shape for component{k}")
+    target = [max(s[d] for s in shapes) if want < 0 else want
+              for d, want in enumerate(padded_shape)]
+    for s in shapes:
+        if any(have > want for have, want in zip(s, target)):
+            raise errors.InvalidArgumentError(
+                None, None, f"Attempted to pad to a smaller size than the input element: "
+                f"component {k} has shape {list(s)}, padded shape {target}")
+    pad = np.asarray(pad_value)
+    out = np.full([len(column)] + target, pad, dtype=pad.dtype if pad.dtype != object
+                  else object)
+    for i, c in enumerate(column):
+        out[(i,) + tuple(slice(0, d) for d in np.shape(c))] = c
+    return out
+
+
+class _Unbatch(_Unary):
+    def __iter__(self):
+        for e in self.child:
+            size = len(e[0])
+            if any(len(c) != size for c in e):
+                raise errors.InvalidArgumentError(
+                    None, None, "Input element must have the same batch size in each "
+                    "component.")
+            for i in range(size):
+                yield tuple(c[i] for c in e)
+
+
+class _Shuffle(_Unary):
+    def __init__(self, spec, args, functions):
+        super().__init__(spec, args, functions)
+        seeds = spec["seeds"]
+        self.seeds = seeds if seeds is not None else \
+            [int(s) for s in np.random.SeedSequence().generate_state(2)]
+        self.rng = np.random.default_rng(self.seeds)
+
+    def __iter__(self):
+        size = int(self.params[0])
+        if size < 1:
+            raise errors.InvalidArgumentError(None, None, "buffer_size must be greater than "
+                                              "zero.")
+        rng = self.rng if self.spec["reshuffle"] else np.random.default_rng(self.seeds)
+        buf, draws, k = [], rng.random(1024), 0
+        for e in self.child:
+            if len(buf) < size:
+                buf.append(e)
+                continue
+            if k == len(draws):
+                draws, k = rng.random(1024), 0
+            j = int(draws[k] * size)
+            k += 1
+            yield buf[j]
+            buf[j] = e
+        for j in rng.permutation(len(buf)):
+            yield buf[j]
+
+
+class _Repeat(_Unary):
+    def __iter__(self):
+        count, epoch = int(self.params[0]), 0
+        while count < 0 or epoch < count:
+            produced = False
+            for e in self.child:
+                produced = True
+                yield e
+            if not produced:
+                return  # repeating an empty dataset would never end
+            epoch += 1
+
+
+class _Take(_Unary):
+    def __iter__(self):
+        count = int(self.params[0])
+        return iter(self.child) if count < 0 else itertools.islice(self.child, count)
+
+
+class _Skip(_Unary):
+    def __iter__(self):
+        count = int(self.params[0])
+        it = iter(self.child)
+        if count < 0:
+            return iter(())
+        next(itertools.islice(it, count, count), None)
+        return it
+
+
+class _Prefetch(_Unary):
+    """Runs inline: elements are produced when asked for (see ARCHITECTURE.md, tf.data)."""
+
+    def __iter__(self):
+        return iter(self.child)
+
+    def batches(self, n, drop):
+        return self.child.batches(n, drop)
+
+
+class _Cache(_Unary):
+    def __init__(self, spec, args, functions):
+        super().__init__(spec, args, functions)
+        self.elements = None
+        self.filename = str(self.params[0].item().decode())
+
+    def __iter__(self):
+        if self.elements is None and self.filename:
+            self.elements = dataset_files.read_cache(self.filename)
+        if self.elements is not None:
+            yield from self.elements
+            return
+        recorded = []
+        for e in self.child:
+            recorded.append(e)
+            yield e
+        self.elements = recorded
+        if self.filename:
+            dataset_files.write_cache(self.filename, recorded)
+
+
+class _TextLine(Node):
+    def __init__(self, spec, args, functions):
+        self.files, self.compression = args[spec["args"][0]], spec["compression"]
+
+    def __iter__(self):
+        for name in np.ravel(self.files):
+            for line in dataset_files.text_lines(name, self.compression):
+                yield (np.array(line, dtype=object),)
+
+
+class _TFRecord(_TextLine):
+    def __iter__(self):
+        for name in np.ravel(self.files):
+            for record in dataset_files.tf_records(name, self.compression):
+                yield (np.array(record, dtype=object),)
+
+
+_NODES = {
+    "tensors": _Tensors, "slices": _Slices, "range": _Range, "generator": _Generator,
+    "zip": _Zip, "concatenate": _Concatenate, "map": _Map, "filter": _Filter,
+    "interleave": _Interleave, "batch": _Batch, "padded_batch": _PaddedBatch,
+    "unbatch": _Unbatch, "shuffle": _Shuffle, "repeat": _Repeat, "take": _Take, "skip": _Skip,
+    "prefetch": _Prefetch, "cache": _Cache, "text_line": _TextLine, "tfrecord": _TFRecord,
+}

@@ -1,0 +1,176 @@
+"""tf.data transformations against Python references: values, structures, shapes and types."""
+import numpy as np
+import pytest
+
+import tensorweave as tf
+
+
+def drain(dataset, limit=10_000):
+    """Every element of `dataset` (as nested NumPy values) through a one-shot iterator."""
+    with tf.Graph().as_default():
+        nxt = dataset().make_one_shot_iterator().get_next()
+        out = []
+        with tf.Session() as sess:
+            for _ in range(limit):
+                try:
+                    out.append(sess.run(nxt))
+                except tf.errors.OutOfRangeError:
+                    return out
+    raise AssertionError("dataset did not end")
+
+
+def values(dataset):
+    return [np.asarray(v).tolist() for v in drain(dataset)]
+
+
+D = tf.data.Dataset
+
+
+@pytest.mark.parametrize("make, expected", [
+    (lambda: D.range(5), list(range(5))),
+    (lambda: D.range(2, 9, 3), list(range(2, 9, 3))),
+    (lambda: D.range(5, 0, -2), list(range(5, 0, -2))),
+    (lambda: D.from_tensors([1, 2]), [[1, 2]]),
+    (lambda: D.from_tensor_slices(np.arange(6).reshape(3, 2)), [[0, 1], [2, 3], [4, 5]]),
+    (lambda: D.range(4).concatenate(D.range(2)), [0, 1, 2, 3, 0, 1]),
+    (lambda: D.range(6).map(lambda x: x * x), [x * x for x in range(6)]),
+    (lambda: D.range(6).filter(lambda x: x % 3 > 0), [1, 2, 4, 5]),
+    (lambda: D.range(3).flat_map(lambda x: D.range(x)), [0, 0, 1]),
+    (lambda: D.range(10).interleave(lambda x: D.from_tensors(x).repeat(x % 4), cycle_length=3,
+                                    block_length=2),
+     [1, 2, 2, 3, 3, 3, 5, 6, 6, 7, 7, 7, 9]),  # TensorFlow 2.21's order
+    (lambda: D.range(7).batch(3), [[0, 1, 2], [3, 4, 5], [6]]),
+    (lambda: D.range(7).batch(3, drop_remainder=True), [[0, 1, 2], [3, 4, 5]]),
+    (lambda: D.range(5).map(lambda x: x * 2 + 1).batch(2), [[1, 3], [5, 7], [9]]),
+    (lambda: D.range(5).map(lambda x: tf.fill([2], x)).batch(2),
+     [[[0, 0], [1, 1]], [[2, 2], [3, 3]], [[4, 4]]]),
+    (lambda: D.range(3).repeat(2), [0, 1, 2, 0, 1, 2]),
+    (lambda: D.range(10).take(3), [0, 1, 2]),
+    (lambda: D.range(10).skip(7), [7, 8, 9]),
+    (lambda: D.range(3).skip(-1), []),
+    (lambda: D.range(3).take(-1), [0, 1, 2]),
+    (lambda: D.range(3).prefetch(2), [0, 1, 2]),
+    (lambda: D.range(3).cache().repeat(2), [0, 1, 2, 0, 1, 2]),
+    (lambda: D.range(6).batch(4).unbatch(), list(range(6))),
+    (lambda: D.range(5).apply(lambda d: d.take(2)), [0, 1]),
+    (lambda: D.range(0).repeat(), []),
+    (lambda: D.range(1, 4).map(lambda n: tf.fill([n], n)).padded_batch(2, padded_shapes=[4],
+                                                                       padding_values=-1),
+     [[[1, -1, -1, -1], [2, 2, -1, -1]], [[3, 3, 3, -1]]]),
+])
+def test_transformation_values(make, expected):
+    assert values(make) == expected
+
+
+def test_map_with_captured_tensor_and_constant_vectors():
+    def make():
+        scale = tf.constant(3, tf.int64)
+        offset = tf.constant([1, 2], tf.int64)   # not a scalar: no batch fusion
+        return D.range(3).map(lambda x: x * scale + offset).batch(2)
+    assert values(make) == [[[1, 2], [4, 5]], [[7, 8]]]
+
+
+def test_nested_structures_and_dicts():
+    feats = np.arange(6, dtype=np.float32).reshape(3, 2)
+    labels = np.array([7, 8, 9])
+
+    def make():
+        ds = D.from_tensor_slices({"x": feats, "pair": (labels, labels * 2)})
+        return ds.map(lambda d: {"x": d["x"] + 1.0, "pair": (d["pair"][1], d["pair"][0])})
+    got = drain(make)
+    assert sorted(got[0]) == ["pair", "x"]
+    np.testing.assert_allclose(got[2]["x"], feats[2] + 1)
+    assert [tuple(int(v) for v in e["pair"]) for e in got] == [(14, 7), (16, 8), (18, 9)]
+
+
+def test_zip_of_nested_datasets():
+    def make():
+        return D.zip((D.range(3), (D.range(10, 13), D.from_tensor_slices([b"a", b"b"]))))
+    got = drain(make)
+    assert [(int(a), int(b), c) for a, (b, c) in got] == [(0, 10, b"a"), (1, 11, b"b")]
+
+
+def test_shuffle_is_a_permutation_and_seeded_orders_repeat():
+    def make():
+        return D.range(50).shuffle(10, seed=7).repeat(2)
+    first, second = values(make), values(make)
+    assert first == second
+    assert sorted(first[:50]) == list(range(50)) and first[:50] != list(range(50))
+    assert first[:50] != first[50:]
+
+
+def test_shuffle_without_reshuffle_repeats_the_epoch_order():
+    got = values(lambda: D.range(20).shuffle(20, seed=1, reshuffle_each_iteration=False)
+                 .repeat(2))
+    assert got[:20] == got[20:] and sorted(got[:20]) == list(range(20))
+
+
+def test_from_generator_with_args_structures_and_shapes():
+    def gen(n):
+        for i in range(int(n)):
+            yield i, [float(i)] * 2
+
+    def make():
+        return D.from_generator(gen, (tf.int32, tf.float32), (tf.TensorShape([]), [2]),
+                                args=(3,))
+    got = drain(make)
+    assert [int(a) for a, _ in got] == [0, 1, 2]
+    assert got[2][1].dtype == np.float32 and got[2][1].tolist() == [2.0, 2.0]
+
+
+def test_from_generator_wrong_shape_is_invalid_argument():
+    with pytest.raises(tf.errors.InvalidArgumentError, match="shape"):
+        drain(lambda: D.from_generator(lambda: iter([[1, 2, 3]]), tf.int32, [2]))
+
+
+def test_file_cache_is_written_once_and_read_back(tmp_path):
+    prefix = str(tmp_path / "cache")
+    assert values(lambda: D.range(4).map(lambda x: x + 1).cache(prefix)) == [1, 2, 3, 4]
+    # A second pipeline over a different source reads the cache file instead.
+    assert values(lambda: D.range(100).cache(prefix)) == [1, 2, 3, 4]
+
+
+def test_static_shapes_and_types_match_tensorflow():
+    with tf.Graph().as_default():
+        ds = D.from_tensor_slices((np.zeros((4, 3), np.float32), np.zeros(4, np.int64)))
+        assert ds.output_types == (tf.float32, tf.int64)
+        assert [s.as_list() for s in ds.output_shapes] == [[3], []]
+        assert ds.output_classes == (tf.Tensor, tf.Tensor)
+        assert ds.batch(2).output_shapes[0].as_list() == [None, 3]
+        assert ds.batch(2, drop_remainder=True).output_shapes[0].as_list() == [2, 3]
+        assert ds.batch(2).unbatch().output_shapes[0].as_list() == [3]
+        assert D.range(3).padded_batch(2, padded_shapes=[]).output_shapes.as_list() == [None]
+        assert tf.data.get_output_types(D.range(2)) == tf.int64
+        merged = D.from_tensors(np.zeros(2)).concatenate(D.from_tensors(np.zeros(3)))
+        assert merged.output_shapes.as_list() == [None]
+        assert tf.data.experimental.AUTOTUNE == -1
+
+
+@pytest.mark.parametrize("build, error, match", [
+    (lambda: D.range(3).concatenate(D.range(3).map(lambda x: tf.cast(x, tf.int32))),
+     TypeError, "Incompatible dataset elements"),
+    (lambda: D.range(3).map(lambda x: (x, x)).concatenate(D.range(3)), TypeError,
+     "Incompatible dataset elements"),
+    (lambda: D.zip([D.range(1), D.range(1)]), TypeError, "Python `list` is not supported"),
+    (lambda: D.range(3).filter(lambda x: x), ValueError, "must return a `tf.bool` scalar"),
+    (lambda: D.range(3).flat_map(lambda x: x), TypeError, "must return a `Dataset`"),
+    (lambda: D.range(3).map(lambda x: D.range(x)), TypeError, "flat_map"),
+    (lambda: D.from_tensor_slices((np.zeros(2), np.zeros(3))), ValueError, "dimension 0"),
+    (lambda: D.range(3).map(lambda x, y: x), TypeError, "argument"),
+])
+def test_construction_errors(build, error, match):
+    with tf.Graph().as_default():
+        with pytest.raises(error, match=match):
+            build()
+
+
+def test_batch_of_mismatched_shapes_is_invalid_argument():
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Cannot batch tensors"):
+        drain(lambda: D.range(1, 3).map(lambda n: tf.fill([n], n)).batch(2))
+
+
+def test_map_reading_a_variable_is_refused_clearly():
+    with tf.Graph().as_default():
+        v = tf.Variable(1, dtype=tf.int64)
+        with pytest.raises(ValueError, match="cannot read variables"):
+            D.range(3).map(lambda x: x + v)
