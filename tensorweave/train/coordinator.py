@@ -121,7 +121,7 @@ class Coordinator:
         """
         with self._lock:
             threads = list(self._registered_threads.union(threads or ()))
-        while any(t.is_alive() for t in threads) and not self.wait_for_stop(1.0):
+        while any(t.is_alive() for t in threads) and not self.wait_for_stop(0.05):
             pass
         deadline = time.monotonic() + stop_grace_period_secs
         for t in threads:
