@@ -1,5 +1,6 @@
-"""tf.train.MonitoredSession and friends: a session that initializes, restores, runs hooks,
-coordinates threads and recovers from preemption.
+"""tf.train.MonitoredSession and friends: initialize or restore, run hooks, recover.
+
+The session also coordinates the queue-runner threads and survives preemption.
 
 A MonitoredSession is a stack of wrappers around a raw Session, outermost first:
   _RecoverableSession   on AbortedError / UnavailableError: close, recreate, restore, retry
