@@ -1,4 +1,4 @@
-"""tf.train: training utilities (optimizers and Saver arrive with their issues)."""
+"""tf.train: optimizers, checkpoints, the global step and the managed training loop."""
 from tensorweave.framework.graph_io import write_graph
 from tensorweave.framework.meta_graph import export_meta_graph
 from tensorweave.framework.meta_graph import import_meta_graph
@@ -18,3 +18,11 @@ from tensorweave.train.checkpoint_management import *
 from tensorweave.train.checkpoint_reader import *
 from tensorweave.protos.saver_pb2 import SaverDef
 from tensorweave.train.training_util import *
+from tensorweave.train.coordinator import Coordinator, LooperThread
+from tensorweave.train.session_run_hook import *
+from tensorweave.train.basic_session_run_hooks import *
+from tensorweave.train.saving_hooks import *
+from tensorweave.train.scaffold import Scaffold
+from tensorweave.train.session_manager import SessionManager
+from tensorweave.train.monitored_session import *
+from tensorweave.train.supervisor import Supervisor, basic_train_loop

@@ -11,6 +11,7 @@ keys, dtype and shape mismatches are reported at once and no variable changes.
 """
 from __future__ import annotations
 
+import numbers
 import os
 import time
 
@@ -243,7 +244,9 @@ class Saver:
             raise ValueError("'latest_filename' must not contain path components")
         save_path = os.fspath(save_path)
         if global_step is not None:
-            if not isinstance(global_step, int):
+            if isinstance(global_step, numbers.Integral):  # also NumPy ints, as in TF
+                global_step = int(global_step)
+            else:
                 from tensorweave.train.training_util import global_step as _step_value
                 global_step = _step_value(sess, global_step)
             step = f"{global_step:08d}" if self._pad_step_number else str(global_step)

@@ -1,0 +1,125 @@
+"""tf.train.Supervisor and basic_train_loop: managed sessions, services threads, restart."""
+import numpy as np
+import pytest
+from tensorboard.backend.event_processing import event_accumulator as ea
+
+import tensorweave as tf
+
+
+def _model():
+    step = tf.train.get_or_create_global_step()
+    w = tf.Variable(1.0, name="w")
+    train = tf.group(tf.assign_add(step, 1), tf.assign(w, w * 2.0))
+    tf.summary.scalar("w_value", w)
+    return step, w, train
+
+
+def test_managed_session_initializes_then_restores(tmp_path):
+    with tf.Graph().as_default() as g:
+        step, w, train = _model()
+        sv = tf.train.Supervisor(logdir=str(tmp_path), save_summaries_secs=0.05,
+                                 save_model_secs=600)
+        assert g.finalized and sv.is_chief and sv.global_step is step
+        assert sv.save_path == str(tmp_path / "model.ckpt")
+        with sv.managed_session() as sess:
+            for _ in range(3):
+                sess.run(train)
+            sv.saver.save(sess, sv.save_path, global_step=sv.global_step)
+            sv.summary_computed(sess, sess.run(sv.summary_op))
+        assert sv.should_stop()
+    acc = ea.EventAccumulator(str(tmp_path))
+    acc.Reload()
+    assert 3 in [s.step for s in acc.Scalars("w_value")]
+    assert acc.Graph() is not None
+    with tf.Graph().as_default():
+        step, w, train = _model()
+        sv = tf.train.Supervisor(logdir=str(tmp_path), save_summaries_secs=None,
+                                 save_model_secs=None)
+        with sv.managed_session() as sess:
+            assert sess.run(step) == 3 and sess.run(w) == 8.0
+
+
+def test_standard_services_save_checkpoints_and_summaries(tmp_path):
+    with tf.Graph().as_default():
+        step, w, train = _model()
+        sv = tf.train.Supervisor(logdir=str(tmp_path), save_summaries_secs=0.05,
+                                 save_model_secs=0.05)
+        with sv.managed_session() as sess:
+            sess.run(train)
+            assert sv.coord.wait_for_stop(0.3) is False  # services run in the background
+    assert tf.train.latest_checkpoint(str(tmp_path)) is not None
+    assert tf.train.load_variable(str(tmp_path), "global_step") == 1
+    acc = ea.EventAccumulator(str(tmp_path))
+    acc.Reload()
+    assert acc.Scalars("w_value") and acc.Scalars("global_step/sec")
+    assert (tmp_path / "graph.pbtxt").exists()
+
+
+def test_errors_in_the_block_are_raised_after_stopping():
+    with tf.Graph().as_default():
+        _model()
+        sv = tf.train.Supervisor(logdir=None)
+        with pytest.raises(ValueError, match="inside the block"):
+            with sv.managed_session():
+                raise ValueError("inside the block")
+        assert sv.should_stop()
+        with sv.managed_session():  # OutOfRangeError ends the block quietly
+            raise tf.errors.OutOfRangeError(None, None, "input exhausted")
+
+
+def test_loop_and_request_stop():
+    with tf.Graph().as_default():
+        step, _, train = _model()
+        sv = tf.train.Supervisor(logdir=None)
+        with sv.managed_session() as sess:
+            ticks = []
+            sv.loop(0.01, lambda: ticks.append(1) if len(ticks) < 3 else sv.request_stop())
+            assert sv.coord.wait_for_stop(5.0)
+            assert len(ticks) == 3 and sv.should_stop()
+            assert sess.run(step) == 0
+
+
+def test_basic_train_loop_retries_after_aborted():
+    with tf.Graph().as_default():
+        step, _, train = _model()
+        sv = tf.train.Supervisor(logdir=None)
+        calls = []
+
+        def train_step(sess, limit):
+            calls.append(int(sess.run(step)))
+            if len(calls) == 2:
+                raise tf.errors.AbortedError(None, None, "preempted")
+            sess.run(train)
+            if len(calls) >= limit:
+                sv.request_stop()
+
+        tf.train.basic_train_loop(sv, train_step, args=(5,))
+        # Without a logdir nothing is restored: the second session starts from step 0.
+        assert calls == [0, 1, 0, 1, 2]
+
+
+def test_supervisor_defaults_and_explicit_none():
+    with tf.Graph().as_default() as g:
+        tf.Variable(np.zeros(2, np.float32))
+        sv = tf.train.Supervisor(logdir=None, summary_op=None, saver=None, global_step=None)
+        assert sv.summary_op is None and sv.saver is None and sv.global_step is None
+        assert g.get_collection(tf.GraphKeys.INIT_OP) == [sv.init_op]
+        assert sv.ready_for_local_init_op is None
+        with sv.managed_session() as sess:
+            assert sess.run(sv.ready_op).size == 0
+            with pytest.raises(RuntimeError, match="requires a summary writer"):
+                sv.summary_computed(sess, b"")
+
+
+def test_non_chief_supervisor():
+    with tf.Graph().as_default():
+        with tf.device("/job:ps/task:0"):
+            tf.Variable(1.0)
+        sv = tf.train.Supervisor(is_chief=False, logdir="/nonexistent", recovery_wait_secs=0.01)
+        assert sv.summary_writer is None and sv.save_path is None
+        with pytest.raises(RuntimeError, match="Only chief supervisor"):
+            sv.start_standard_services(None)
+    with tf.Graph().as_default():
+        tf.Variable(1.0)
+        with pytest.raises(ValueError, match="all Variables must have their device set"):
+            tf.train.Supervisor(is_chief=False)
