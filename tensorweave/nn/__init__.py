@@ -11,4 +11,5 @@ from tensorweave.ops.nn_sampled_ops import *
 from tensorweave.ops.nn_softmax_ops import *
 from tensorweave.ops.nn_top_k_ops import *
 from tensorweave.ops.rnn_static import *
+from tensorweave.ops.rnn_dynamic import *
 from tensorweave.nn import rnn_cell

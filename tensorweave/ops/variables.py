@@ -57,7 +57,11 @@ class Variable:
         if trainable and GraphKeys.TRAINABLE_VARIABLES not in collections:
             collections.append(GraphKeys.TRAINABLE_VARIABLES)
         dtype = _dtypes.as_dtype(dtype) if dtype is not None else None
-        with control_dependencies(None), name_scope(name, "Variable") as scope:
+        # Like TF's init_scope: a variable made inside a cond or loop body (a layer's first
+        # call there) is created outside all control flow, once.
+        from tensorweave.ops.control_flow_context import building_in
+        with building_in(None), control_dependencies(None), \
+                name_scope(name, "Variable") as scope:
             with name_scope("Initializer"):
                 value = initial_value() if callable(initial_value) else initial_value
                 value = tensor_conversion.convert_to_tensor(value, dtype=dtype,

@@ -1,4 +1,4 @@
-"""Fixtures shared by the op tests."""
+"""Fixtures shared across the test suite."""
 import pytest
 
 from tensorweave.runtime.executor import compiled_frames
