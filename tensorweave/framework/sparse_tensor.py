@@ -1,5 +1,7 @@
-"""SparseTensor: a tensor given as `indices` [N, rank] int64, `values` [N] and `dense_shape`
-[rank] int64 — TF's COO form, made by parse_example's VarLenFeature and sparse placeholders.
+"""SparseTensor and SparseTensorValue: TF's COO form of a tensor (indices, values, dense_shape).
+
+`indices` is [N, rank] int64, `values` [N], `dense_shape` [rank] int64; parse_example's
+VarLenFeature outputs and sparse placeholders are SparseTensors.
 
 It is a client-side triple of Tensors, not a graph element: `Session.run` fetches it as a
 `SparseTensorValue` (runtime/fetches.py) and feeds it component-wise (runtime/session.py).

@@ -1,5 +1,7 @@
-"""Kernels of the decoding ops: DecodeRaw, DecodeCSV, StringToNumber, SerializeTensor,
-ParseTensor. Errors use TensorFlow's messages (they name the field, record or string)."""
+"""Kernels of the decoding ops: DecodeRaw, DecodeCSV, StringToNumber, (de)serialized tensors.
+
+Errors use TensorFlow's messages (they name the field, record or string).
+"""
 from __future__ import annotations
 
 import re

@@ -1,5 +1,6 @@
-"""Decoding strings into numbers: DecodeRaw, DecodeCSV, StringToNumber, and the tensor
-(de)serializers SerializeTensor / ParseTensor (a TensorProto in a string).
+"""String decoding ops: DecodeRaw, DecodeCSV, StringToNumber, SerializeTensor, ParseTensor.
+
+SerializeTensor / ParseTensor carry a tensor as a serialized TensorProto in a string.
 
 Input pipelines read records as strings and decode them with these ops; their kernels live in
 kernels/decode.py. None of them is differentiable.

@@ -1,5 +1,6 @@
-"""Sparse tensors to dense: SparseToDense and the TF1 wrappers around it, plus
-`sparse_placeholder` (a SparseTensor of three placeholders, fed as a SparseTensorValue).
+"""Sparse to dense: SparseToDense, tf.sparse_to_dense / tf.sparse.to_dense, sparse_placeholder.
+
+`sparse_placeholder` is a SparseTensor of three placeholders, fed as a SparseTensorValue.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ def _sparse_to_dense_shape(ctx):
     """The output's shape is the value of `output_shape` where the graph fixes it."""
     ctx.input_shape(0).with_rank_at_most(2)
     ctx.input_shape(1).with_rank_at_most(1)
-    return ctx.static_shape(1) if ctx.input_shape(1).ndims == 1 else _ts.TensorShape([])
+    return _ts.TensorShape([]) if ctx.input_shape(1).ndims == 0 else ctx.static_shape(1)
 
 
 SparseToDense = define_op(
