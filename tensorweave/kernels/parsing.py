@@ -81,12 +81,17 @@ class _Batch:
                     "could not be found.")
 
 
-def _as_array(values, np_dtype) -> np.ndarray:
+def _concat(parts, np_dtype) -> np.ndarray:
+    """The value lists (protobuf repeated fields or lists) as one flat array: one conversion
+    per list, in C for numbers, instead of one Python step per value."""
     if np_dtype is object:
-        array = np.empty(len(values), dtype=object)
-        array[:] = list(values)
+        flat = [x for part in parts for x in part]
+        array = np.empty(len(flat), dtype=object)
+        array[:] = flat
         return array
-    return np.asarray(values, dtype=np_dtype)
+    if not parts:
+        return np.zeros(0, dtype=np_dtype)
+    return np.concatenate([np.asarray(part, dtype=np_dtype) for part in parts])
 
 
 def _shape_text(dims) -> str:
@@ -127,11 +132,10 @@ class ParseExampleKernel:
     def _sparse(batch: _Batch, key: str, dtype):
         lists = [v if v is not None else () for v in batch.values(key, dtype, sparse=True)]
         lengths = np.array([len(v) for v in lists], dtype=np.int64)
-        flat = [x for v in lists for x in v]
-        values = _as_array(flat, object if dtype == _dtypes.string else dtype.as_numpy_dtype)
+        values = _concat(lists, object if dtype == _dtypes.string else dtype.as_numpy_dtype)
         max_len = int(lengths.max()) if len(lengths) else 0
         starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
-        positions = np.arange(len(flat), dtype=np.int64) - starts
+        positions = np.arange(len(values), dtype=np.int64) - starts
         if batch.scalar:
             return positions.reshape(-1, 1), values, np.array([max_len], dtype=np.int64)
         rows = np.repeat(np.arange(len(lists), dtype=np.int64), lengths)
@@ -156,8 +160,8 @@ class ParseExampleKernel:
             width = max(sizes, default=0)
             pad = np.ravel(default)[0] if np.size(default) else \
                 (b"" if np_dtype is object else np_dtype(0))
-            flat = [x for v, n in zip(lists, sizes) for x in
-                    (list(v) + [pad] * (width - n) if n else [pad] * width)]
+            parts = [p for v, n in zip(lists, sizes)
+                     for p in ((v, [pad] * (width - n)) if n else ([pad] * width,))]
             out_shape = [len(lists), width // stride if stride else 0, *item]
         else:
             fill = list(np.ravel(default))
@@ -167,7 +171,7 @@ class ParseExampleKernel:
                 if v is not None and len(v) != stride:
                     raise _bad(f"{batch.where(key, i)}Number of {name} values != expected.  "
                                f"Values size: {len(v)} but output shape: {_shape_text(item)}")
-            flat = [x for v in lists for x in (fill if v is None else v)]
+            parts = [fill if v is None else v for v in lists]
             out_shape = [len(lists), *item]
-        out = _as_array(flat, np_dtype).reshape(out_shape)
+        out = _concat(parts, np_dtype).reshape(out_shape)
         return out.reshape(out_shape[1:]) if batch.scalar else out

@@ -293,6 +293,25 @@ def test_tensorflow_written_records_parse_like_tensorflow():
     _assert_matches_tf(got_single, manifest["parse_single_example_1"])
 
 
+def test_tensorflow_graph_of_parse_example_imports_and_runs():
+    with open(os.path.join(FIXTURES, "tf_examples.json")) as f:
+        manifest = json.load(f)
+    records = list(tf.python_io.tf_record_iterator(os.path.join(FIXTURES, manifest["file"])))
+    with open(os.path.join(FIXTURES, manifest["graph"]), "rb") as f:
+        graph_def = tf.GraphDef.FromString(f.read())
+    with tf.Graph().as_default() as g:
+        tf.import_graph_def(graph_def, name="")
+        outputs = {}
+        for key, names in manifest["graph_outputs"].items():
+            outputs[key] = tf.SparseTensor(*[g.get_tensor_by_name(n) for n in names]) \
+                if isinstance(names, list) else g.get_tensor_by_name(names)
+        assert outputs["pixels"].op.type == "ParseExampleV2"
+        assert outputs["steps"].shape.as_list() == [None, None, 2]
+        with tf.Session() as sess:
+            got = sess.run(outputs, {"serialized:0": records})
+    _assert_matches_tf(got, manifest["parse_example"])
+
+
 def test_examples_written_by_tensorweave_round_trip(tmp_path):
     path = str(tmp_path / "examples.tfrecord")
     with tf.io.TFRecordWriter(path) as writer:
