@@ -104,17 +104,17 @@ def sparse_placeholder(dtype, shape=None, name=None):
     from tensorweave.ops.constant_op import placeholder, placeholder_with_default
     shape = _ts.as_shape(shape) if shape is not None else _ts.unknown_shape()
     rank = shape.ndims
-    values = placeholder(dtype, [None], name=f"{name}/values" if name else None)
-    indices = placeholder(_dtypes.int64, [None, rank],
-                          name=f"{name}/indices" if name else None)
+    prefix = f"{name}/" if name else None
+    if rank is None:   # TF makes the shape placeholder first in this case
+        dense_shape = placeholder(_dtypes.int64, [None], name=prefix and prefix + "shape")
+    values = placeholder(dtype, [None], name=prefix and prefix + "values")
+    indices = placeholder(_dtypes.int64, [None, rank], name=prefix and prefix + "indices")
     if shape.is_fully_defined():
         dense_shape = convert_to_tensor(shape.as_list(), dtype=_dtypes.int64,
-                                        name=f"{name}/shape" if name else "Const")
+                                        name=prefix + "shape" if prefix else "Const")
     elif rank is not None:
         default = convert_to_tensor([-1 if d is None else d for d in shape.as_list()],
                                     dtype=_dtypes.int64)
         dense_shape = placeholder_with_default(default, [rank],
-                                               name=f"{name}/shape" if name else None)
-    else:
-        dense_shape = placeholder(_dtypes.int64, [None], name=f"{name}/shape" if name else None)
+                                               name=prefix and prefix + "shape")
     return SparseTensor(indices, values, dense_shape)

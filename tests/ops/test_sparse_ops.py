@@ -125,6 +125,11 @@ def test_sparse_placeholder_feeds():
         dense = tf.sparse.to_dense(ph)
         unknown = tf.sparse.placeholder(tf.int64)
         assert unknown.shape.ndims is None
+        assert [t.op.name for t in (unknown.dense_shape, unknown.values, unknown.indices)] == [
+            "Placeholder_2", "Placeholder_3", "Placeholder_4"]
+        named = tf.sparse_placeholder(tf.float32, [2, 3], name="sp")
+        assert named.values.op.name == "sp/values" and named.dense_shape.op.name == "sp/shape"
+        assert named.shape.as_list() == [2, 3]
         with tf.Session() as sess:
             from_value = sess.run(dense, {ph: tf.SparseTensorValue([[0, 1]], [5.0], [2, 4])})
             from_tuple, fetched = sess.run([dense, ph], {ph: ([[1, 3]], [6.0], [2, 4])})
