@@ -45,7 +45,7 @@ from tensorweave.platform import gfile
 from tensorweave.platform import tf_logging as logging
 from tensorweave import compat, initializers, layers, losses, nn, test, train
 from tensorweave import graph_util
-from tensorweave import io, python_io, summary
+from tensorweave import io, python_io, sparse, summary
 from tensorweave import data
 from tensorweave.autodiff.gradients import *
 from tensorweave.autodiff.registry import NotDifferentiable, RegisterGradient, no_gradient
@@ -64,17 +64,20 @@ from tensorweave.ops.cond import *
 from tensorweave.ops.while_loop import *
 from tensorweave.ops.functional_ops import *
 from tensorweave.ops.control_flow_primitives import *
+from tensorweave.ops.decode_ops import *
 from tensorweave.ops.init_ops import *
 from tensorweave.ops.linalg_ops import *
 from tensorweave.ops.logging_ops import *
 from tensorweave.ops.math_ops import *
 from tensorweave.ops.math_segment_ops import *
 from tensorweave.ops.math_unary_ops import *
+from tensorweave.ops.parsing_ops import *
 from tensorweave.ops.partition_ops import *
 from tensorweave.ops.random_ops import *
 from tensorweave.ops.reduction_ops import *
 from tensorweave.ops.scatter_ops import *
 from tensorweave.ops.stack_ops import *
+from tensorweave.ops.sparse_ops import *
 from tensorweave.ops.state_ops import *
 from tensorweave.ops.tensor_array import *
 from tensorweave.ops.variable_scope import *

@@ -20,6 +20,11 @@ def _python_array(value) -> np.ndarray:
     if arr.dtype == object and arr.size and not all(
             isinstance(v, (str, bytes)) for v in arr.flat):
         raise ValueError(f"Can't convert non-rectangular Python sequence to Tensor: {value!r}")
+    if arr.dtype.kind in "SU":
+        # NumPy's fixed-width strings drop trailing NUL bytes (serialized protos end in them).
+        exact = np.array(value, dtype=object)
+        if exact.shape == arr.shape:
+            return exact
     return arr
 
 

@@ -1,4 +1,12 @@
 """tf.io: file formats and I/O utilities (re-exports only)."""
+from tensorweave.ops.decode_ops import decode_csv, decode_raw, parse_tensor, serialize_tensor
+from tensorweave.ops.parsing_ops import (
+    FixedLenFeature,
+    FixedLenSequenceFeature,
+    VarLenFeature,
+    parse_example,
+    parse_single_example,
+)
 from tensorweave.platform import gfile
 from tensorweave.io.tf_record import (
     TFRecordCompressionType,

@@ -1,5 +1,6 @@
 """Fetch structures: flatten any nest of lists, tuples, namedtuples and dicts of graph elements
-into unique Tensors and target Operations, and rebuild the same structure from the results."""
+into unique Tensors and target Operations, and rebuild the same structure from the results.
+A SparseTensor is fetched as its three component Tensors and rebuilt as a SparseTensorValue."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -7,6 +8,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from tensorweave.framework.operation import Operation, Tensor
+from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 
 
 class FetchStructure:
@@ -27,6 +29,9 @@ class FetchStructure:
             return (type(fetch), [self._flatten(graph, f, index) for f in fetch])
         if isinstance(fetch, Mapping):
             return (type(fetch), [(k, self._flatten(graph, v, index)) for k, v in fetch.items()])
+        if isinstance(fetch, SparseTensor):
+            return (SparseTensorValue, [self._flatten(graph, t, index) for t in
+                                        (fetch.indices, fetch.values, fetch.dense_shape)])
         element = _as_element(graph, fetch)
         if isinstance(element, Operation):
             if element not in self.targets:

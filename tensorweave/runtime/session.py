@@ -11,6 +11,7 @@ import threading
 from tensorweave.framework import errors
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.operation import Tensor
+from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.protos import config_pb2
 from tensorweave.runtime.direct_session import DirectSessionCore
 from tensorweave.runtime.fetches import FetchStructure, to_result
@@ -42,6 +43,14 @@ def run_in_session(element, feed_dict, session):
         raise ValueError("Cannot use the given session to evaluate tensor: the tensor's graph "
                          "is different from the session's graph.")
     return session.run(element, feed_dict)
+
+
+def _sparse_feed_value(key, value) -> tuple:
+    """A SparseTensor feed's (indices, values, dense_shape): a SparseTensorValue or a triple."""
+    if not isinstance(value, (SparseTensorValue, tuple, list)) or len(value) != 3:
+        raise TypeError(f"The value of a SparseTensor feed {key} must be a SparseTensorValue "
+                        f"or an (indices, values, dense_shape) tuple, got {type(value)}")
+    return tuple(value)
 
 
 class BaseSession:
@@ -119,8 +128,11 @@ class BaseSession:
             keys = tuple(feed_dict)
             plan = self._fast_plans.get((tensor, keys))
             if plan is None:
-                feeds, _ = self._feeds(feed_dict)
-                plan = self._fast_plans[(tensor, keys)] = core.plan(feeds, (tensor,), ())
+                feeds, values = self._feeds(feed_dict)
+                plan = core.plan(feeds, (tensor,), ())
+                if len(feeds) != len(keys):   # a SparseTensor key: no positional fast path
+                    return to_result(core.run_plan(plan, self._convert(plan, values))[0])
+                self._fast_plans[(tensor, keys)] = plan
             specs = plan.feed_specs
             args = [spec.convert(v) for spec, v in zip(specs, feed_dict.values())]
         else:
@@ -137,6 +149,10 @@ class BaseSession:
             return (), []
         tensors, values = [], []
         for key, value in feed_dict.items():
+            if isinstance(key, SparseTensor):   # fed component-wise
+                tensors.extend((key.indices, key.values, key.dense_shape))
+                values.extend(_sparse_feed_value(key, value))
+                continue
             tensors.append(self._feed_tensor(key))
             values.append(value)
         return tuple(tensors), values

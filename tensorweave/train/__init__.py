@@ -17,6 +17,16 @@ from tensorweave.train.saver import Saver
 from tensorweave.train.checkpoint_management import *
 from tensorweave.train.checkpoint_reader import *
 from tensorweave.protos.saver_pb2 import SaverDef
+from tensorweave.protos.example_pb2 import Example, SequenceExample
+from tensorweave.protos.feature_pb2 import (
+    BytesList,
+    Feature,
+    FeatureList,
+    FeatureLists,
+    Features,
+    FloatList,
+    Int64List,
+)
 from tensorweave.train.training_util import *
 from tensorweave.train.coordinator import Coordinator, LooperThread
 from tensorweave.train.session_run_hook import *

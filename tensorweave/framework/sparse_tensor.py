@@ -1,0 +1,92 @@
+"""SparseTensor and SparseTensorValue: TF's COO form of a tensor (indices, values, dense_shape).
+
+`indices` is [N, rank] int64, `values` [N], `dense_shape` [rank] int64; parse_example's
+VarLenFeature outputs and sparse placeholders are SparseTensors.
+
+It is a client-side triple of Tensors, not a graph element: `Session.run` fetches it as a
+`SparseTensorValue` (runtime/fetches.py) and feeds it component-wise (runtime/session.py).
+"""
+from __future__ import annotations
+
+import collections
+
+from tensorweave.framework import dtypes as _dtypes
+from tensorweave.framework import tensor_shape as _ts
+from tensorweave.framework.operation import Tensor
+from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.tensor_conversion import convert_to_tensor
+
+__all__ = ["SparseTensor", "SparseTensorValue"]
+
+SparseTensorValue = collections.namedtuple("SparseTensorValue",
+                                           ["indices", "values", "dense_shape"])
+SparseTensorValue.__doc__ = "A SparseTensor's fetched value: NumPy indices, values, dense_shape."
+
+
+class SparseTensor:
+    """A sparse tensor: `values[i]` sits at `indices[i]` of a tensor of shape `dense_shape`.
+
+    Args:
+      indices: int64 [N, rank], the coordinates of the non-default entries, row-major sorted.
+      values: [N], their values (any dtype).
+      dense_shape: int64 [rank], the shape of the dense tensor.
+    """
+
+    def __init__(self, indices, values, dense_shape):
+        with name_scope(None, "SparseTensor"):
+            self._indices = _component(indices, "indices", _dtypes.int64)
+            self._values = _component(values, "values", None)
+            self._dense_shape = _component(dense_shape, "dense_shape", _dtypes.int64)
+        indices_shape = self._indices.shape.with_rank(2)
+        indices_shape[0].assert_is_compatible_with(self._values.shape.with_rank(1)[0])
+        indices_shape[1].assert_is_compatible_with(self._dense_shape.shape.with_rank(1)[0])
+
+    @classmethod
+    def from_value(cls, value):
+        """A SparseTensor from a SparseTensor (returned as is) or a SparseTensorValue."""
+        if isinstance(value, SparseTensor):
+            return value
+        if not isinstance(value, SparseTensorValue):
+            raise TypeError(f"Neither a SparseTensor nor SparseTensorValue: {value}.")
+        return cls(value.indices, value.values, value.dense_shape)
+
+    indices = property(lambda self: self._indices, doc="int64 [N, rank] coordinates.")
+    values = property(lambda self: self._values, doc="[N] values.")
+    dense_shape = property(lambda self: self._dense_shape, doc="int64 [rank] dense shape.")
+    dtype = property(lambda self: self._values.dtype, doc="The dtype of the values.")
+    op = property(lambda self: self._values.op, doc="The op producing the values.")
+    graph = property(lambda self: self._values.graph)
+
+    @property
+    def shape(self) -> _ts.TensorShape:
+        """The static dense shape: `dense_shape`'s value where known, else its rank."""
+        from tensorweave.framework.static_value import static_shape_value
+        shape = static_shape_value(self._dense_shape)
+        rank = _ts.dimension_value(self._indices.shape[1]) \
+            if self._indices.shape.ndims == 2 else None
+        return shape.merge_with(_ts.unknown_shape(rank=rank)) if rank is not None else shape
+
+    def get_shape(self) -> _ts.TensorShape:
+        return self.shape
+
+    def eval(self, feed_dict=None, session=None):
+        """The value in `session` (or the default session) as a SparseTensorValue."""
+        from tensorweave.runtime.session import get_default_session
+        session = session or get_default_session()
+        if session is None:
+            raise ValueError("Cannot evaluate tensor using `eval()`: No default session is "
+                             "registered.")
+        return session.run(self, feed_dict)
+
+    def __repr__(self) -> str:
+        return (f"SparseTensor(indices={self._indices}, values={self._values}, "
+                f"dense_shape={self._dense_shape})")
+
+
+def _component(value, name: str, dtype):
+    if isinstance(value, Tensor):
+        if dtype is not None and value.dtype.base_dtype != dtype:
+            raise TypeError(f"SparseTensor {name} must be {dtype.name}, got "
+                            f"{value.dtype.name}")
+        return value
+    return convert_to_tensor(value, dtype=dtype, name=name)

@@ -1,0 +1,242 @@
+"""Parsing tf.train.Example records: ParseExampleV2 and the TF1 feature configurations.
+
+`parse_example` and `parse_single_example` build one ParseExampleV2 node, as TF 2.x's compat.v1
+does: keys travel as string constants (sorted, like TF), dense defaults as typed inputs, and
+VarLenFeature outputs come back as SparseTensors. The kernel (kernels/parsing.py) decodes the
+protos with the generated example_pb2 classes. Parsing is not differentiable.
+"""
+from __future__ import annotations
+
+import collections
+import re
+
+import numpy as np
+
+from tensorweave.framework import dtypes as _dtypes
+from tensorweave.framework import tensor_shape as _ts
+from tensorweave.framework.apply_op import apply_op
+from tensorweave.framework.op_def import Arg, Attr, define_op
+from tensorweave.framework.operation import Tensor
+from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.sparse_tensor import SparseTensor
+from tensorweave.framework.tensor_conversion import convert_to_tensor
+
+__all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature", "parse_example",
+           "parse_single_example"]
+
+_PARSE_TYPES = frozenset({_dtypes.float32, _dtypes.int64, _dtypes.string})
+
+
+class VarLenFeature(collections.namedtuple("VarLenFeature", ["dtype"])):
+    """A feature of any length per example, parsed into a SparseTensor.
+
+    Fields:
+      dtype: tf.float32, tf.int64 or tf.string.
+    """
+
+
+class FixedLenFeature(collections.namedtuple("FixedLenFeature",
+                                             ["shape", "dtype", "default_value"])):
+    """A feature with a fixed number of values per example, parsed into a dense Tensor.
+
+    Fields:
+      shape: the shape of one example's value (its element count must match the record).
+      dtype: tf.float32, tf.int64 or tf.string.
+      default_value: used when an example lacks the feature; None makes the feature required.
+    """
+
+    def __new__(cls, shape, dtype, default_value=None):
+        return super().__new__(cls, shape, dtype, default_value)
+
+
+class FixedLenSequenceFeature(collections.namedtuple(
+        "FixedLenSequenceFeature", ["shape", "dtype", "allow_missing", "default_value"])):
+    """A feature of a variable number of `shape`-sized items per example, parsed densely into
+    [batch, max_items, *shape] and padded with `default_value` (a scalar, 0 or "" if None).
+
+    Fields:
+      shape: the shape of one item.
+      dtype: tf.float32, tf.int64 or tf.string.
+      allow_missing: must be True for tf.parse_example (missing means no items).
+      default_value: the scalar padding value.
+    """
+
+    def __new__(cls, shape, dtype, allow_missing=False, default_value=None):
+        return super().__new__(cls, shape, dtype, allow_missing, default_value)
+
+
+def _parse_example_shapes(ctx):
+    """[batch..] + feature shape, with batch [] for a scalar input and [B] for a vector."""
+    serialized = ctx.input_shape(0).with_rank_at_most(1)
+    for i in range(1, 5):
+        ctx.input_shape(i).with_rank_at_most(1)
+    num_sparse = ctx.attrs["num_sparse"]
+    if ctx.attrs["ragged_value_types"]:
+        raise ValueError("ParseExampleV2 with ragged_keys is not supported")
+    if serialized.ndims is None:
+        sparse = [_ts.TensorShape([None, None]), _ts.TensorShape([None]),
+                  _ts.TensorShape([None])]
+        dense = [_ts.unknown_shape()] * len(ctx.attrs["Tdense"])
+    else:
+        rank = serialized.ndims + 1
+        sparse = [_ts.TensorShape([None, rank]), _ts.TensorShape([None]),
+                  _ts.TensorShape([rank])]
+        dense = [serialized.concatenate(shape) for shape in ctx.attrs["dense_shapes"]]
+    return [sparse[0]] * num_sparse + [sparse[1]] * num_sparse + \
+        [sparse[2]] * num_sparse + dense
+
+
+ParseExampleV2 = define_op(
+    "ParseExampleV2",
+    inputs=["serialized: string", "names: string", "sparse_keys: string", "dense_keys: string",
+            "ragged_keys: string", Arg("dense_defaults", type_list_attr="Tdense")],
+    outputs=["sparse_indices: num_sparse * int64",
+             Arg("sparse_values", type_list_attr="sparse_types"),
+             "sparse_shapes: num_sparse * int64",
+             Arg("dense_values", type_list_attr="Tdense"),
+             Arg("ragged_values", type_list_attr="ragged_value_types"),
+             Arg("ragged_row_splits", type_list_attr="ragged_split_types")],
+    attrs=[Attr("Tdense", "list(type)", allowed=_PARSE_TYPES, minimum=0),
+           Attr("num_sparse", "int", minimum=0),
+           Attr("sparse_types", "list(type)", allowed=_PARSE_TYPES, minimum=0),
+           Attr("ragged_value_types", "list(type)", allowed=_PARSE_TYPES, minimum=0),
+           Attr("ragged_split_types", "list(type)",
+                allowed=frozenset({_dtypes.int32, _dtypes.int64}), minimum=0),
+           Attr("dense_shapes", "list(shape)", minimum=0)],
+    shape_fn=_parse_example_shapes, not_differentiable=True)
+
+
+def _key_name(prefix: str, key: str) -> str:
+    """A valid op name for a key's default constant, as TF spells it ('key_a', 'padding_d')."""
+    return prefix + re.sub(r"[^A-Za-z0-9_.\-/]", "_", key)
+
+
+def _check_dtype(key: str, dtype) -> _dtypes.DType:
+    dtype = _dtypes.as_dtype(dtype)
+    if dtype not in _PARSE_TYPES:
+        raise TypeError(f"Value passed to parameter 'dense_defaults' has DataType {dtype.name} "
+                        "not in list of allowed values: float32, int64, string")
+    return dtype
+
+
+def _dense_default(key: str, feature, dtype):
+    """The dense_defaults input of one feature: [] (required), its value, or a scalar pad."""
+    default = feature.default_value
+    if isinstance(feature, FixedLenSequenceFeature):
+        if default is None:
+            return convert_to_tensor(b"" if dtype == _dtypes.string else 0, dtype=dtype)
+        from tensorweave.ops.array_ops import reshape
+        return reshape(convert_to_tensor(default, dtype=dtype, name=_key_name("padding_", key)),
+                       [])
+    if default is None:
+        return convert_to_tensor(np.zeros([0], dtype=object if dtype == _dtypes.string
+                                          else dtype.as_numpy_dtype), dtype=dtype)
+    if isinstance(default, Tensor):
+        return default
+    from tensorweave.ops.array_ops import reshape
+    return reshape(convert_to_tensor(default, dtype=dtype, name=_key_name("key_", key)),
+                   _ts.as_shape(feature.shape).as_list())
+
+
+def _dense_shape(key: str, feature) -> _ts.TensorShape:
+    shape = _ts.as_shape(feature.shape)
+    if isinstance(feature, FixedLenSequenceFeature):
+        if not feature.allow_missing:
+            raise ValueError("Unsupported: FixedLenSequenceFeature requires allow_missing to "
+                             "be True.")
+        return _ts.TensorShape([None] + shape.as_list())
+    if not shape.is_fully_defined():
+        raise ValueError(f"First dimension of shape for feature {key} unknown. Consider using "
+                         f"FixedLenSequenceFeature. Received feature={feature}.")
+    return shape
+
+
+def _parse(serialized, features: dict, example_names):
+    """Builds the ParseExampleV2 node; returns {key: Tensor or SparseTensor}."""
+    if not features:
+        raise ValueError(f"Argument `features` cannot be None or falsy. Got {features}")
+    sparse_keys = sorted(k for k, f in features.items() if isinstance(f, VarLenFeature))
+    dense_keys = sorted(k for k, f in features.items()
+                        if isinstance(f, (FixedLenFeature, FixedLenSequenceFeature)))
+    unknown = set(features) - set(sparse_keys) - set(dense_keys)
+    if unknown:
+        key = sorted(unknown)[0]
+        raise ValueError(f"Unsupported feature type for {key!r}: {type(features[key]).__name__}"
+                         " (VarLenFeature, FixedLenFeature and FixedLenSequenceFeature are)")
+    sparse_types = [_check_dtype(k, features[k].dtype) for k in sparse_keys]
+    dense_types = [_check_dtype(k, features[k].dtype) for k in dense_keys]
+    dense_shapes = [_dense_shape(k, features[k]) for k in dense_keys]
+    defaults = [_dense_default(k, features[k], t) for k, t in zip(dense_keys, dense_types)]
+    names = [] if example_names is None else example_names
+    attrs = {"Tdense": dense_types, "num_sparse": len(sparse_keys),
+             "sparse_types": sparse_types, "ragged_value_types": [], "ragged_split_types": [],
+             "dense_shapes": dense_shapes}
+    keys = [np.array([k.encode() for k in ks], dtype=object).reshape(-1)
+            for ks in (sparse_keys, dense_keys, [])]
+    outputs = apply_op(ParseExampleV2, [serialized, _strings(names), *keys, defaults], attrs,
+                       name="ParseExampleV2")
+    n = len(sparse_keys)
+    result = {k: SparseTensor(outputs[i], outputs[n + i], outputs[2 * n + i])
+              for i, k in enumerate(sparse_keys)}
+    result.update(zip(dense_keys, outputs[3 * n:]))
+    return result
+
+
+def _strings(value):
+    if isinstance(value, Tensor):
+        return value
+    return np.array([v.encode() if isinstance(v, str) else v for v in np.ravel(value)],
+                    dtype=object).reshape(np.shape(value))
+
+
+def parse_example(serialized, features, name=None, example_names=None):
+    """Parses a batch of serialized tf.train.Example protos into a dict of tensors.
+
+    Args:
+      serialized: 1-D string Tensor of serialized Example protos.
+      features: dict mapping feature keys to `FixedLenFeature`, `VarLenFeature` or
+        `FixedLenSequenceFeature` (allow_missing=True).
+      name: the name scope (default "ParseExample").
+      example_names: optional 1-D strings naming the examples in error messages.
+
+    Returns:
+      A dict: FixedLenFeature keys map to [batch] + shape Tensors, FixedLenSequenceFeature keys
+      to [batch, max_items] + shape Tensors, VarLenFeature keys to SparseTensors with
+      indices [N, 2] (example, position), values [N] and dense_shape [batch, max_len].
+
+    Raises:
+      ValueError: for an empty `features`, a FixedLenFeature of unknown shape, or a
+        FixedLenSequenceFeature without allow_missing.
+      InvalidArgumentError: at run time for a record that does not parse, a required feature
+        missing, a type mismatch, or a wrong number of values (the message names the key).
+    """
+    with name_scope(name, "ParseExample"):
+        return _parse(serialized, features, example_names)
+
+
+def parse_single_example(serialized, features, name=None, example_names=None):
+    """Parses one serialized tf.train.Example (a scalar string) into a dict of tensors.
+
+    Like `parse_example` without the batch dimension: dense features have their `shape`,
+    VarLenFeature SparseTensors have indices [N, 1] and dense_shape [len].
+
+    Args:
+      serialized: scalar string Tensor, one serialized Example.
+      features: dict mapping feature keys to feature configurations (see `parse_example`).
+      name: the name scope (default "ParseSingleExample").
+      example_names: optional scalar string naming the example in error messages.
+
+    Raises:
+      ValueError: if `serialized` is not a scalar (or as `parse_example`).
+    """
+    with name_scope(name, "ParseSingleExample"):
+        serialized = convert_to_tensor(serialized, dtype=_dtypes.string, name="serialized")
+        if serialized.shape.ndims not in (None, 0):
+            raise ValueError("Input serialized must be a scalar")
+        if example_names is not None:
+            example_names = convert_to_tensor(example_names, dtype=_dtypes.string,
+                                              name="example_names")
+            if example_names.shape.ndims not in (None, 0):
+                raise ValueError("Input names must be a scalar")
+        with name_scope(None, "ParseExample"):
+            return _parse(serialized, features, example_names)
