@@ -25,6 +25,7 @@ def _load_tensorweave() -> ModuleType:
 def _load_tensorflow() -> ModuleType:
     """`tensorflow.compat.v1` in graph mode, quiet: the TF1 reference."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # read when TensorFlow is imported
+    os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # tf.nn.rnn_cell and tf.layers need it
     import tensorflow.compat.v1 as tf
 
     tf.disable_v2_behavior()
