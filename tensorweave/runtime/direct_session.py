@@ -22,6 +22,7 @@ from tensorweave.runtime import passes as _passes
 from tensorweave.runtime import placement, prune
 from tensorweave.runtime.devices import DeviceMgr
 from tensorweave.runtime.executor.executor import Executor
+from tensorweave.runtime.rendezvous import LocalRendezvous
 from tensorweave.runtime.step import StepState
 
 _log = logging.getLogger("tensorweave")
@@ -29,6 +30,7 @@ _log = logging.getLogger("tensorweave")
 # Ops that may take an uninitialized variable: they write it or ask about it.
 _WRITES_OR_PROBES = frozenset({"Assign", "IsVariableInitialized"})
 _GROWTH_RUNS_BEFORE_WARNING = 10
+_PARTITION_THREADS = 256
 
 
 class FeedSpec:
@@ -100,6 +102,7 @@ class DirectSessionCore:
         # Separate from _lock: shared kernels are created while _lock is held to build a plan.
         self._kernels_lock = threading.Lock()
         self._pool = None
+        self._partition_pool = None
         self._last_version = graph.version
         self._growth_runs = 0
         self._growth_warned = False
@@ -150,7 +153,8 @@ class DirectSessionCore:
                 _log.info("%s: (%s): %s", node.name, node.op, node.device)
         optimized = _passes.run_passes(client, self.config, _passes.POST_PLACEMENT,
                                        pass_options)
-        parts = _partition.partition(optimized)
+        parts = _partition.partition(optimized,
+                                     lambda dev: self.device_mgr.lookup(dev).incarnation)
         parts = {dev: _passes.run_passes(g, self.config, _passes.POST_PARTITION, pass_options)
                  for dev, g in parts.items()}
         pool = self.pool if (os.cpu_count() or 1) > 1 else None
@@ -205,8 +209,8 @@ class DirectSessionCore:
                     None, None, "Attempting to use uninitialized value"
                     f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
         rets = [None] * plan.n_fetches
-        step = StepState(timeout_ms, stats=stats)
         executors = plan.executors
+        step = StepState(timeout_ms, LocalRendezvous() if len(executors) > 1 else None, stats)
         try:
             if not executors:
                 return rets
@@ -220,7 +224,15 @@ class DirectSessionCore:
         return rets
 
     def _run_concurrently(self, executors, args, rets, step) -> None:
-        futures = [self.pool.submit(ex.run, args, rets, step) for ex in executors[1:]]
+        """Runs every partition of a step at once, each on its own thread: a partition waits
+        for its receives while holding its thread, so partitions must not share one with
+        each other or with the kernels they wait for (the inter-op pool). The pool reuses
+        idle threads and its bound only matters past that many concurrent steps."""
+        pool = self._partition_pool
+        if pool is None:
+            pool = self._partition_pool = concurrent.futures.ThreadPoolExecutor(
+                max_workers=_PARTITION_THREADS, thread_name_prefix="tw-partition")
+        futures = [pool.submit(ex.run, args, rets, step) for ex in executors[1:]]
         first_error = None
         try:
             executors[0].run(args, rets, step)
@@ -256,9 +268,10 @@ class DirectSessionCore:
                 self._growth_runs, newest.name, file, line)
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        for pool in (self._pool, self._partition_pool):
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
+        self._pool = self._partition_pool = None
         self._plans.clear()
         self._shared_kernels.clear()
         self.device_mgr.clear_resources()
