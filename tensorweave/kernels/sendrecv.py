@@ -7,7 +7,7 @@ aborted step fails the receive with the step's error.
 from __future__ import annotations
 
 from tensorweave.framework import errors
-from tensorweave.kernels.registry import kernel
+from tensorweave.kernels.registry import ANY_DEVICE, kernel
 from tensorweave.runtime.rendezvous import create_key
 
 
@@ -21,7 +21,7 @@ def _no_rendezvous(ctx) -> errors.InternalError:
                                 "without a rendezvous")
 
 
-@kernel("_Send", needs_step=True)
+@kernel("_Send", device=ANY_DEVICE, needs_step=True)
 class SendKernel:
     """Puts its input into the rendezvous under its key."""
 
@@ -35,7 +35,7 @@ class SendKernel:
         rendezvous.send(self.key, value, False)
 
 
-@kernel("_Recv")
+@kernel("_Recv", device=ANY_DEVICE)
 class RecvKernel:
     """Completes with the tensor sent under its key (inline when it is already there)."""
 

@@ -69,9 +69,11 @@ class RunPlan:
     """Everything one run signature needs, computed once."""
 
     __slots__ = ("feed_specs", "n_fetches", "executors", "var_checks", "partitions",
-                 "_partition_graph_defs")
+                 "_partition_graph_defs", "placement")
 
-    def __init__(self, feed_specs, n_fetches, executors, var_checks, partitions=()):
+    def __init__(self, feed_specs, n_fetches, executors, var_checks, partitions=(),
+                 placement=None):
+        self.placement = placement or {}   # node name -> why it landed on its device
         self.feed_specs = feed_specs
         self.n_fetches = n_fetches
         self.executors = executors
@@ -145,12 +147,7 @@ class DirectSessionCore:
         client = prune.prune(feeds, fetches, targets)
         pass_options = _passes.options_for(client, self.config)
         client = _passes.run_passes(client, self.config, _passes.PRE_PLACEMENT, pass_options)
-        devices = self.device_mgr.devices
-        soft = bool(self.config.allow_soft_placement) if self.config is not None else False
-        placement.place(client, devices, soft)
-        if self.config is not None and self.config.log_device_placement:
-            for node in client:
-                _log.info("%s: (%s): %s", node.name, node.op, node.device)
+        reasons = self._place(client)
         optimized = _passes.run_passes(client, self.config, _passes.POST_PLACEMENT,
                                        pass_options)
         parts = _partition.partition(optimized,
@@ -162,7 +159,23 @@ class DirectSessionCore:
                      for dev, g in parts.items()]
         var_checks = self._variables_read_before_written(optimized)
         return RunPlan([self.feed_spec(t) for t in feeds], len(fetches), executors,
-                       var_checks, parts.values())
+                       var_checks, parts.values(), reasons)
+
+    def _place(self, client) -> dict[str, str]:
+        soft = bool(self.config.allow_soft_placement) if self.config is not None else False
+        reasons = placement.place(client, self.device_mgr.devices, soft)
+        if self.config is not None and self.config.log_device_placement:
+            for node in client:
+                _log.info("%s: (%s): %s", node.name, node.op, node.device)
+        return reasons
+
+    def placement_for(self, node_name: str) -> dict[str, str]:
+        """Placement reasons for the subgraph that running op `node_name` needs, with every
+        placeholder fed."""
+        op = self.graph.get_operation_by_name(node_name)
+        fed = tuple(p.outputs[0] for p in self.graph.get_operations()
+                    if p.type == "Placeholder" and p is not op)
+        return self._place(prune.prune(fed, (), (op,)))
 
     def _variables_read_before_written(self, graph) -> list:
         """The variable refs this step reads that no assign in the step precedes."""
