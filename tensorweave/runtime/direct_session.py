@@ -19,8 +19,9 @@ from tensorweave.framework import errors
 from tensorweave.framework.tensor_util import to_numpy
 from tensorweave.runtime import partition as _partition
 from tensorweave.runtime import passes as _passes
-from tensorweave.runtime import placement, prune
+from tensorweave.runtime import blas_threads, placement, prune
 from tensorweave.runtime.devices import DeviceMgr
+from tensorweave.runtime.cooperative import CooperativeRun
 from tensorweave.runtime.executor.executor import Executor
 from tensorweave.runtime.rendezvous import LocalRendezvous
 from tensorweave.runtime.step import StepState
@@ -69,11 +70,13 @@ class RunPlan:
     """Everything one run signature needs, computed once."""
 
     __slots__ = ("feed_specs", "n_fetches", "executors", "var_checks", "partitions",
-                 "_partition_graph_defs", "placement")
+                 "_partition_graph_defs", "placement", "blas_limit", "cooperative")
 
     def __init__(self, feed_specs, n_fetches, executors, var_checks, partitions=(),
                  placement=None):
         self.placement = placement or {}   # node name -> why it landed on its device
+        self.blas_limit = 0                  # BLAS threads while a step runs (0: no limit)
+        self.cooperative = False             # partitions share the calling thread
         self.feed_specs = feed_specs
         self.n_fetches = n_fetches
         self.executors = executors
@@ -158,8 +161,21 @@ class DirectSessionCore:
         executors = [Executor(g, self.device_mgr.lookup(dev), self, self.graph, pool, dev)
                      for dev, g in parts.items()]
         var_checks = self._variables_read_before_written(optimized)
-        return RunPlan([self.feed_spec(t) for t in feeds], len(fetches), executors,
+        plan = RunPlan([self.feed_spec(t) for t in feeds], len(fetches), executors,
                        var_checks, parts.values(), reasons)
+        intra = self.config.intra_op_parallelism_threads if self.config is not None else 0
+        inter = self.config.inter_op_parallelism_threads if self.config is not None else 0
+        if intra > 0:
+            plan.blas_limit = intra
+        if len(executors) > 1:
+            # Parallel partitions only when the config asks for them (intra-op threads set and
+            # inter-op > 1); loop frames always run each partition on its own executor.
+            parallel = intra > 0 and inter != 1
+            plan.cooperative = not parallel and not any(
+                it.node.op in _partition.LOOP_OPS for ex in executors for it in ex.items)
+            if not plan.cooperative and not intra:
+                plan.blas_limit = max(1, (os.cpu_count() or 1) // len(executors))
+        return plan
 
     def _place(self, client) -> dict[str, str]:
         soft = bool(self.config.allow_soft_placement) if self.config is not None else False
@@ -224,16 +240,24 @@ class DirectSessionCore:
         rets = [None] * plan.n_fetches
         executors = plan.executors
         step = StepState(timeout_ms, LocalRendezvous() if len(executors) > 1 else None, stats)
+        limit = plan.blas_limit
+        if limit:
+            blas_threads.limiter.acquire(limit)
         try:
             if not executors:
                 return rets
             if len(executors) == 1:
                 executors[0].run(args, rets, step)
+            elif plan.cooperative:
+                CooperativeRun(executors, args, rets, step).run()
             else:
                 self._run_concurrently(executors, args, rets, step)
         except KeyboardInterrupt:
             step.cancel(errors.CancelledError(None, None, "Step interrupted (Ctrl-C)"))
             raise
+        finally:
+            if limit:
+                blas_threads.limiter.release(limit)
         return rets
 
     def _run_concurrently(self, executors, args, rets, step) -> None:

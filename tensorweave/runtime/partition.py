@@ -25,7 +25,7 @@ from tensorweave.framework import errors
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.runtime.prune import RGraph, RNode
 
-_LOOP_OPS = frozenset({"Enter", "Exit", "NextIteration", "Switch", "Merge", "LoopCond",
+LOOP_OPS = frozenset({"Enter", "Exit", "NextIteration", "Switch", "Merge", "LoopCond",
                        "RefEnter", "RefExit", "RefNextIteration", "RefSwitch", "RefMerge"})
 
 
@@ -144,7 +144,7 @@ class _Partitioner:
 def _nodes_in_frames(graph: RGraph) -> set[str]:
     """Names of the nodes inside a while loop: control-flow ops and what an Enter reaches
     before an Exit (empty, and cheap, for graphs without control flow)."""
-    inside = {n.name for n in graph if n.op in _LOOP_OPS}
+    inside = {n.name for n in graph if n.op in LOOP_OPS}
     if not inside:
         return inside
     consumers = graph.consumers()
