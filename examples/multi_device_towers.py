@@ -12,9 +12,9 @@ import argparse
 import time
 
 import numpy as np
+from digits_cnn import load_data
 
 import tensorweave as tf
-from digits_cnn import load_data
 
 TOWERS = 4
 

@@ -2,7 +2,9 @@
 
 `Timeline(run_metadata.step_stats).generate_chrome_trace_format()` gives what chrome://tracing
 and Perfetto open: one process per device, its nodes as complete ("X") events on thread lanes
-(a lane per overlapping run), an arrow ("s"/"f" flow events) from each `_Send` to its `_Recv`,
+(a lane per overlapping run), an arrow ("s"/"f" flow events) for each tensor that crossed
+devices — from its producer to each consumer on another device, the `_Recv` (named `x/_N`
+after its producer `x`) resolved to the producer as TensorFlow's step stats omit transfers —
 and optionally an output-bytes counter per device. `OpSummary` accumulates several steps'
 StepStats into a table of count, total and mean time per op type, like tf.profiler's op view.
 (TensorFlow's path: tensorflow.python.client.timeline.)
@@ -12,17 +14,16 @@ from __future__ import annotations
 import json
 import re
 
-_LABEL = re.compile(r"^(?P<name>.+?) = (?P<op>[\w.]+)\((?P<inputs>.*?)\)(?P<rest>.*)$")
-_TRANSFER = re.compile(r" (?P<tensor>edge_\d+_\S+) from ")
+_LABEL = re.compile(r"^(?P<name>.+?) = (?P<op>[\w.]+)\((?P<inputs>.*?)\)")
+_RECV_NAME = re.compile(r"^(?P<src>.+)/_\d+$")
 
 
-def _op_and_inputs(node_stats) -> tuple[str, list[str], str]:
-    """(op type, input names, rest) parsed from the `name = Op(a, b)` timeline label."""
+def _op_and_inputs(node_stats) -> tuple[str, list[str]]:
+    """(op type, input names) parsed from the `name = Op(a, b)` timeline label."""
     m = _LABEL.match(node_stats.timeline_label or "")
     if m is None:
-        return node_stats.node_name, [], ""
-    inputs = [s for s in m.group("inputs").split(", ") if s]
-    return m.group("op"), inputs, m.group("rest")
+        return node_stats.node_name, []
+    return m.group("op"), [s for s in m.group("inputs").split(", ") if s]
 
 
 def _lanes(records) -> list[int]:
@@ -51,13 +52,13 @@ class Timeline:
         """The trace as a JSON string.
 
         Args:
-          show_dataflow: draw an arrow from each `_Send` to its `_Recv`.
+          show_dataflow: draw an arrow for each tensor sent to another device.
           show_memory: add a counter of the bytes each device's nodes output, over time.
 
         Returns:
           A JSON string with a `traceEvents` list.
         """
-        events, sends, recvs = [], {}, {}
+        events, placed = [], {}
         for pid, dev in enumerate(self._step_stats.dev_stats):
             events.append({"name": "process_name", "ph": "M", "pid": pid,
                            "args": {"name": f"{dev.device} Compute"}})
@@ -66,16 +67,13 @@ class Timeline:
             records = sorted(dev.node_stats, key=lambda r: r.all_start_micros)
             produced = 0
             for r, tid in zip(records, _lanes(records)):
-                op, inputs, rest = _op_and_inputs(r)
+                op, inputs = _op_and_inputs(r)
                 args = {"name": r.node_name, "op": op}
                 args.update({f"input{i}": name for i, name in enumerate(inputs)})
                 events.append({"name": op, "cat": "Op", "ph": "X", "pid": pid, "tid": tid,
                                "ts": r.all_start_micros, "dur": max(r.all_end_rel_micros, 1),
                                "args": args})
-                transfer = _TRANSFER.search(rest)
-                if transfer is not None:
-                    table = sends if op == "_Send" else recvs
-                    table[transfer.group("tensor")] = (pid, tid, r)
+                placed[r.node_name] = (pid, tid, r, inputs)
                 if show_memory:
                     produced += sum(o.tensor_description.allocation_description.requested_bytes
                                     for o in r.output)
@@ -83,23 +81,30 @@ class Timeline:
                                    "ts": r.all_start_micros + r.all_end_rel_micros,
                                    "args": {"bytes": produced}})
         if show_dataflow:
-            events.extend(_flows(sends, recvs))
+            events.extend(_flows(placed))
         return json.dumps({"traceEvents": events}, separators=(",", ":"))
 
 
-def _flows(sends: dict, recvs: dict) -> list[dict]:
-    """A flow arrow from the end of each _Send to the end of the matching _Recv."""
+def _flows(placed: dict) -> list[dict]:
+    """Arrows from the end of a producer to the start of each consumer on another device."""
     flows = []
-    for flow_id, (tensor, (spid, stid, s)) in enumerate(sorted(sends.items())):
-        if tensor not in recvs:
-            continue
-        rpid, rtid, r = recvs[tensor]
-        end = s.all_start_micros + max(s.all_end_rel_micros, 1) - 1
-        arrive = max(r.all_start_micros + max(r.all_end_rel_micros, 1) - 1, end)
-        flows.append({"name": tensor, "cat": "DataFlow", "ph": "s", "id": flow_id,
-                      "pid": spid, "tid": stid, "ts": end})
-        flows.append({"name": tensor, "cat": "DataFlow", "ph": "f", "bp": "e", "id": flow_id,
-                      "pid": rpid, "tid": rtid, "ts": arrive})
+    for pid, tid, r, inputs in placed.values():
+        producers = {}
+        for source in inputs:
+            source = source.lstrip("^").split(":")[0]
+            m = _RECV_NAME.match(source)
+            if source not in placed and m is not None:
+                source = m.group("src")
+            if source in placed and placed[source][0] != pid:
+                producers[source] = placed[source]
+        for ppid, ptid, p, _ in producers.values():
+            end = p.all_start_micros + max(p.all_end_rel_micros, 1) - 1
+            flow_id = len(flows) // 2
+            flows.append({"name": p.node_name, "cat": "DataFlow", "ph": "s", "id": flow_id,
+                          "pid": ppid, "tid": ptid, "ts": end})
+            flows.append({"name": p.node_name, "cat": "DataFlow", "ph": "f", "bp": "e",
+                          "id": flow_id, "pid": pid, "tid": tid,
+                          "ts": max(r.all_start_micros, end)})
     return flows
 
 

@@ -17,11 +17,11 @@ import numpy as np
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
 from tensorweave.framework.tensor_util import to_numpy
+from tensorweave.runtime import blas_threads, placement, prune
 from tensorweave.runtime import partition as _partition
 from tensorweave.runtime import passes as _passes
-from tensorweave.runtime import blas_threads, placement, prune
-from tensorweave.runtime.devices import DeviceMgr
 from tensorweave.runtime.cooperative import CooperativeRun
+from tensorweave.runtime.devices import DeviceMgr
 from tensorweave.runtime.executor.executor import Executor
 from tensorweave.runtime.rendezvous import LocalRendezvous
 from tensorweave.runtime.step import StepState

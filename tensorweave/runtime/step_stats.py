@@ -20,14 +20,9 @@ def _micros() -> int:
     return time.time_ns() // 1000
 
 
-def _label(node) -> str:
-    """`name = Op(inputs)`, and for _Send/_Recv the transfer (the timeline draws its arrow)."""
-    label = f"{node.name} = {node.op}({', '.join(s for s, _ in node.inputs)})"
-    if node.op in ("_Send", "_Recv"):
-        attrs = node.attrs
-        label += (f" {attrs['tensor_name']} from {attrs['send_device']} to "
-                  f"{attrs['recv_device']}")
-    return label
+# As in TensorFlow's step stats, transfers are not nodes of their own: the timeline draws them
+# as arrows from producer to consumer.
+_UNRECORDED = frozenset({"_Send", "_Recv"})
 
 
 class StepStatsCollector:
@@ -38,11 +33,13 @@ class StepStatsCollector:
         self._by_device: dict[str, list] = {}
 
     def record(self, node, device: str, start_us: int, end_us: int, outputs) -> None:
+        if node.op in _UNRECORDED:
+            return
         stats = step_stats_pb2.NodeExecStats(
             node_name=node.name, all_start_micros=start_us,
             op_start_rel_micros=0, op_end_rel_micros=end_us - start_us,
             all_end_rel_micros=end_us - start_us, thread_id=threading.get_ident() & 0xFFFF,
-            timeline_label=_label(node))
+            timeline_label=f"{node.name} = {node.op}({', '.join(s for s, _ in node.inputs)})")
         for slot, value in enumerate(outputs):
             out = stats.output.add(slot=slot)
             arr = value if isinstance(value, (np.ndarray, np.generic)) else None

@@ -21,8 +21,13 @@ kernel("AddV2", device="TESTDEV")(lambda ctx, a, b: np.add(a, b))
 kernel("Identity", device="TESTDEV")(lambda ctx, x: x)
 
 
-def config(n=2, soft=False, **counts):
-    return tf.ConfigProto(device_count={"CPU": n, **counts}, allow_soft_placement=soft)
+def config(n=2, soft=False, parallel=False, **counts):
+    """`parallel`: partitions on threads of their own (intra-op 1, inter-op n), else together
+    on the calling thread (the default)."""
+    threads = {"intra_op_parallelism_threads": 1, "inter_op_parallelism_threads": n} \
+        if parallel else {}
+    return tf.ConfigProto(device_count={"CPU": n, **counts}, allow_soft_placement=soft,
+                          **threads)
 
 
 def run_bounded(fn, seconds=20.0):
@@ -156,14 +161,16 @@ def test_rendezvous_recv_times_out():
         LocalRendezvous().recv("never", timeout=0.05)
 
 
-def test_failure_on_one_device_aborts_the_waiting_one():
+@pytest.mark.parametrize("parallel", [False, True])
+def test_failure_on_one_device_aborts_the_waiting_one(parallel):
     with tf.Graph().as_default() as g:
         with tf.device("/cpu:1"):
             x = tf.placeholder(tf.float32, None, name="x")
             bad = tf.reshape(x, [5], name="bad")
         with tf.device("/cpu:0"):
             out = tf.reduce_sum(bad, name="out")
-    with tf.Session(graph=g, config=config()) as sess:
+    with tf.Session(graph=g, config=config(parallel=parallel)) as sess:
+        assert sess._core.plan((x,), (out,), ()).cooperative is not parallel
         with pytest.raises(tf.errors.InvalidArgumentError, match="bad"):
             run_bounded(lambda: sess.run(out, {x: np.ones(3)}))
         assert run_bounded(lambda: sess.run(out, {x: np.ones(5)})) == 5.0
@@ -284,11 +291,12 @@ def test_trace_per_device_and_timeline_json():
     assert all(e["dur"] >= 1 and isinstance(e["ts"], int) for e in ops)
     start, finish = ([e for e in events if e["ph"] == ph] for ph in "sf")
     assert len(start) == len(finish) == 1 and start[0]["id"] == finish[0]["id"]
+    assert start[0]["name"] == "a"   # the arrow runs from a's producer to b, across devices
     assert start[0]["pid"] != finish[0]["pid"] and finish[0]["ts"] >= start[0]["ts"]
     assert any(e["ph"] == "C" for e in events)
     summary = timeline.OpSummary()
     summary.add(meta.step_stats)
     summary.add(meta.step_stats)
     rows = {op: (n, total, mean) for op, n, total, mean in summary.rows()}
-    assert rows["MatMul"][0] == 2 and rows["_Send"][0] == 2 and rows["_Recv"][0] == 2
+    assert rows["MatMul"][0] == 2 and rows["Square"][0] == 2 and "_Recv" not in rows
     assert "MatMul" in summary.table()

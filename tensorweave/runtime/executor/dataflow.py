@@ -134,16 +134,13 @@ class DataflowRun:
             self._fail(item, exc)
             return
         self.outstanding += 1
-        done, stats, device = self.done, self.step.stats, self.ex.device.name
-        start = now_micros() if stats is not None else 0
+        done = self.done
 
         def callback(outputs=None, error=None):
             if error is None and item.num_outputs == 1:
                 outputs = (outputs,)
-            outputs = tuple(outputs) if error is None and outputs is not None else ()
-            if stats is not None and error is None:
-                stats.record(item.node, device, start, now_micros(), outputs)
-            done.put((item, outputs, error))
+            done.put((item, tuple(outputs) if error is None and outputs is not None else (),
+                      error))
         try:
             item.fn(item.ctx, self.step, inputs, callback)
         except Exception as exc:  # noqa: BLE001
