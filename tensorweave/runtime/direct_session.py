@@ -20,7 +20,7 @@ from tensorweave.framework.tensor_util import to_numpy
 from tensorweave.runtime import blas_threads, placement, prune
 from tensorweave.runtime import partition as _partition
 from tensorweave.runtime import passes as _passes
-from tensorweave.runtime.cooperative import CooperativeRun
+from tensorweave.runtime.cooperative import CooperativeSchedule
 from tensorweave.runtime.devices import DeviceMgr
 from tensorweave.runtime.executor.executor import Executor
 from tensorweave.runtime.rendezvous import LocalRendezvous
@@ -76,7 +76,7 @@ class RunPlan:
                  placement=None):
         self.placement = placement or {}   # node name -> why it landed on its device
         self.blas_limit = 0                  # BLAS threads while a step runs (0: no limit)
-        self.cooperative = False             # partitions share the calling thread
+        self.cooperative = None              # a CooperativeSchedule: one thread for all
         self.feed_specs = feed_specs
         self.n_fetches = n_fetches
         self.executors = executors
@@ -170,10 +170,11 @@ class DirectSessionCore:
         if len(executors) > 1:
             # Parallel partitions only when the config asks for them (intra-op threads set and
             # inter-op > 1); loop frames always run each partition on its own executor.
-            parallel = intra > 0 and inter != 1
-            plan.cooperative = not parallel and not any(
+            parallel = intra > 0 and inter != 1 or any(
                 it.node.op in _partition.LOOP_OPS for ex in executors for it in ex.items)
-            if not plan.cooperative and not intra:
+            if not parallel:
+                plan.cooperative = CooperativeSchedule(executors)
+            elif not intra:
                 plan.blas_limit = max(1, (os.cpu_count() or 1) // len(executors))
         return plan
 
@@ -239,7 +240,9 @@ class DirectSessionCore:
                     f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
         rets = [None] * plan.n_fetches
         executors = plan.executors
-        step = StepState(timeout_ms, LocalRendezvous() if len(executors) > 1 else None, stats)
+        cooperative = plan.cooperative
+        step = StepState(timeout_ms, LocalRendezvous() if len(executors) > 1 and
+                         cooperative is None else None, stats)
         limit = plan.blas_limit
         if limit:
             blas_threads.limiter.acquire(limit)
@@ -248,8 +251,8 @@ class DirectSessionCore:
                 return rets
             if len(executors) == 1:
                 executors[0].run(args, rets, step)
-            elif plan.cooperative:
-                CooperativeRun(executors, args, rets, step).run()
+            elif cooperative is not None:
+                cooperative.run(args, rets, step)
             else:
                 self._run_concurrently(executors, args, rets, step)
         except KeyboardInterrupt:

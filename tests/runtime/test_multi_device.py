@@ -170,10 +170,30 @@ def test_failure_on_one_device_aborts_the_waiting_one(parallel):
         with tf.device("/cpu:0"):
             out = tf.reduce_sum(bad, name="out")
     with tf.Session(graph=g, config=config(parallel=parallel)) as sess:
-        assert sess._core.plan((x,), (out,), ()).cooperative is not parallel
+        assert (sess._core.plan((x,), (out,), ()).cooperative is None) is parallel
         with pytest.raises(tf.errors.InvalidArgumentError, match="bad"):
             run_bounded(lambda: sess.run(out, {x: np.ones(3)}))
         assert run_bounded(lambda: sess.run(out, {x: np.ones(5)})) == 5.0
+
+
+@pytest.mark.parametrize("mode", ["line", "traced", "parallel"])
+def test_fetched_remote_variable_value_is_a_copy(mode):
+    with tf.Graph().as_default() as g:
+        with tf.device("/cpu:0"):
+            v = tf.Variable(np.zeros(3, np.float32), name="v")
+            bump = tf.assign_add(v, np.ones(3, np.float32))
+        with tf.device("/cpu:1"):
+            seen = tf.identity(v, name="seen")
+    options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE if mode == "traced" else 0)
+    with tf.Session(graph=g, config=config(parallel=mode == "parallel")) as sess:
+        sess.run(v.initializer)
+        plan = sess._core.plan((), (seen,), ())
+        assert (plan.cooperative is not None and plan.cooperative.line is not None) is \
+            (mode != "parallel")
+        before = sess.run(seen, options=options, run_metadata=tf.RunMetadata())
+        sess.run(bump)
+        assert before.tolist() == [0.0, 0.0, 0.0]
+        assert sess.run(seen).tolist() == [1.0, 1.0, 1.0]
 
 
 # --- devices and placement ------------------------------------------------------------------

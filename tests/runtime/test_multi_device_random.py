@@ -29,7 +29,7 @@ def graphs(draw):
         control = draw(st.one_of(st.none(), st.integers(0, i + 1)))
         nodes.append((op, a, b, device, control))
     fetches = draw(st.lists(st.integers(0, n_nodes - 1), min_size=1, max_size=3, unique=True))
-    return n_devices, nodes, fetches, draw(st.booleans())
+    return n_devices, nodes, fetches, draw(st.sampled_from(["line", "traced", "parallel"]))
 
 
 def _build(nodes, fetches):
@@ -50,17 +50,21 @@ def _build(nodes, fetches):
 @settings(max_examples=30, deadline=None)
 @given(graphs())
 def test_split_graph_matches_one_device(case):
-    n_devices, nodes, fetches, parallel = case
+    n_devices, nodes, fetches, mode = case
     feed_values = (np.array([0.5, -1.0, 2.0], np.float32), np.array([1.5, 0.25, -3.0], np.float32))
     results = []
     for count in (1, n_devices):
         graph, x, y, outs = _build(nodes, fetches)
+        # Partitions on threads of their own, or together on the calling thread: as one
+        # generated function, or (traced) through the cooperative ready queue.
         threads = {"intra_op_parallelism_threads": 1, "inter_op_parallelism_threads": 2} \
-            if parallel else {}   # partitions on threads of their own, else on one thread
+            if mode == "parallel" else {}
         config = tf.ConfigProto(device_count={"CPU": count}, allow_soft_placement=True,
                                 **threads)
+        options = tf.RunOptions(timeout_in_ms=20000, trace_level=tf.RunOptions.FULL_TRACE
+                                if mode == "traced" else tf.RunOptions.NO_TRACE)
         with tf.Session(graph=graph, config=config) as sess:
             results.append(sess.run(outs, {x: feed_values[0], y: feed_values[1]},
-                                    options=tf.RunOptions(timeout_in_ms=20000)))
+                                    options=options, run_metadata=tf.RunMetadata()))
     for single, split in zip(*results):
         np.testing.assert_allclose(split, single, rtol=1e-6)
