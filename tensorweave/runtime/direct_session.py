@@ -163,20 +163,30 @@ class DirectSessionCore:
         var_checks = self._variables_read_before_written(optimized)
         plan = RunPlan([self.feed_spec(t) for t in feeds], len(fetches), executors,
                        var_checks, parts.values(), reasons)
-        intra = self.config.intra_op_parallelism_threads if self.config is not None else 0
-        inter = self.config.inter_op_parallelism_threads if self.config is not None else 0
-        if intra > 0:
-            plan.blas_limit = intra
-        if len(executors) > 1:
-            # Parallel partitions only when the config asks for them (intra-op threads set and
-            # inter-op > 1); loop frames always run each partition on its own executor.
-            parallel = intra > 0 and inter != 1 or any(
-                it.node.op in _partition.LOOP_OPS for ex in executors for it in ex.items)
-            if not parallel:
-                plan.cooperative = CooperativeSchedule(executors)
-            elif not intra:
-                plan.blas_limit = max(1, (os.cpu_count() or 1) // len(executors))
+        self._choose_threads(plan)
         return plan
+
+    def _choose_threads(self, plan: RunPlan) -> None:
+        """How the plan's partitions share threads, and the BLAS threads while a step runs.
+
+        Several partitions run together on the calling thread (cooperative) unless the config
+        asks for parallel partitions (intra-op threads set, inter-op threads other than 1) or
+        a partition holds loop frames; parallel partitions share the cores' BLAS threads.
+        `intra_op_parallelism_threads`, when set, limits BLAS in every step.
+        """
+        config = self.config
+        intra = config.intra_op_parallelism_threads if config is not None else 0
+        inter = config.inter_op_parallelism_threads if config is not None else 0
+        executors = plan.executors
+        plan.blas_limit = max(intra, 0)
+        if len(executors) < 2:
+            return
+        if intra <= 0 or inter == 1:
+            if not any(it.node.op in _partition.LOOP_OPS for ex in executors for it in ex.items):
+                plan.cooperative = CooperativeSchedule(executors)
+                return
+        if intra <= 0:
+            plan.blas_limit = max(1, (os.cpu_count() or 1) // len(executors))
 
     def _place(self, client) -> dict[str, str]:
         soft = bool(self.config.allow_soft_placement) if self.config is not None else False
