@@ -192,8 +192,10 @@ class DirectSessionCore:
         soft = bool(self.config.allow_soft_placement) if self.config is not None else False
         reasons = placement.place(client, self.device_mgr.devices, soft)
         if self.config is not None and self.config.log_device_placement:
-            for node in client:
-                _log.info("%s: (%s): %s", node.name, node.op, node.device)
+            for node in client:   # as TensorFlow's placer: a line on stdout, and the log
+                line = f"{node.name}: ({node.op}): {node.device}"
+                print(line)
+                _log.info(line)
         return reasons
 
     def placement_for(self, node_name: str) -> dict[str, str]:

@@ -261,6 +261,17 @@ def test_soft_placement_with_the_restricted_device():
             sess.run(cannot, {a: [1.0, 2.0]})
 
 
+def test_log_device_placement_prints_like_tensorflow(capsys):
+    with tf.Graph().as_default() as g:
+        x = tf.placeholder(tf.float32, [2], name="x")
+        with tf.device("/cpu:1"):
+            a = tf.square(x, name="a")
+    log = tf.ConfigProto(device_count={"CPU": 2}, log_device_placement=True)
+    with tf.Session(graph=g, config=log) as sess:
+        sess.run(a, {x: [1.0, 2.0]})
+    assert f"a: (Square): {CPU}1\n" in capsys.readouterr().out
+
+
 def test_cost_model_keeps_unconstrained_nodes_with_their_inputs():
     with tf.Graph().as_default() as g:
         with tf.device("/cpu:1"):
