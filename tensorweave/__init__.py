@@ -7,6 +7,7 @@ from tensorweave import kernels as _kernels  # registers every kernel
 from tensorweave import errors
 from tensorweave.framework.dtypes import *
 from tensorweave.framework.dtypes import DType, as_dtype
+from tensorweave.framework.device_spec import DeviceSpec
 from tensorweave.framework.graph import (
     Graph,
     GraphKeys,

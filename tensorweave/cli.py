@@ -1,11 +1,17 @@
 """The `tensorweave` command.
 
     tensorweave inspect-checkpoint PATH [--tensor NAME] [--all]
+    tensorweave explain-placement GRAPH NODE... [--cpus N] [--soft]
 
-PATH is a checkpoint prefix or a directory (its newest checkpoint). Without options it lists
-every tensor with its dtype and shape; `--tensor NAME` prints one tensor's value, `--all` every
-tensor's value. Exit status 0 on success, 1 when the checkpoint cannot be read (the reason goes
-to stderr), 2 for a usage error.
+inspect-checkpoint: PATH is a checkpoint prefix or a directory (its newest checkpoint). Without
+options it lists every tensor with its dtype and shape; `--tensor NAME` prints one tensor's
+value, `--all` every tensor's value.
+
+explain-placement: GRAPH is a GraphDef file (binary or text, as tf.train.write_graph writes);
+prints, for each NODE, the device a session with N CPU devices places it on and why.
+
+Exit status 0 on success, 1 when the input cannot be read or placed (the reason goes to stderr),
+2 for a usage error.
 """
 from __future__ import annotations
 
@@ -26,6 +32,14 @@ def _parser() -> argparse.ArgumentParser:
                          "state file")
     inspect.add_argument("--tensor", metavar="NAME", help="print the value of this tensor")
     inspect.add_argument("--all", action="store_true", help="print every tensor's value")
+    explain = commands.add_parser(
+        "explain-placement", help="say why nodes of a graph land on their devices",
+        description="Places a GraphDef's nodes as a session would and says why each named "
+        "node landed on its device.")
+    explain.add_argument("graph", help="GraphDef file, binary or text")
+    explain.add_argument("nodes", nargs="+", metavar="NODE", help="node names to explain")
+    explain.add_argument("--cpus", type=int, default=1, help="number of CPU devices")
+    explain.add_argument("--soft", action="store_true", help="allow soft placement")
     return parser
 
 
@@ -58,10 +72,48 @@ def inspect_checkpoint(path: str, tensor: str | None = None, all_tensors: bool =
     return 0
 
 
+def _read_graph_def(path: str):
+    from google.protobuf import text_format
+    from google.protobuf.message import DecodeError
+
+    from tensorweave.protos.graph_pb2 import GraphDef
+    with open(path, "rb") as f:
+        content = f.read()
+    graph_def = GraphDef()
+    try:
+        graph_def.ParseFromString(content)
+    except DecodeError:
+        text_format.Merge(content.decode("utf-8"), graph_def)
+    return graph_def
+
+
+def explain_placement(path: str, nodes: list[str], cpus: int = 1, soft: bool = False,
+                      out=None) -> int:
+    """Prints what `tensorweave explain-placement` prints; returns the exit status."""
+    import tensorweave as tf
+    from tensorweave.runtime.placement import explain
+    out = out or sys.stdout
+    try:
+        graph = tf.Graph()
+        with graph.as_default():
+            tf.import_graph_def(_read_graph_def(path), name="")
+        config = tf.ConfigProto(device_count={"CPU": cpus}, allow_soft_placement=soft)
+        with tf.Session(graph=graph, config=config) as sess:
+            for name in nodes:
+                print(explain(sess, name), file=out)
+    except (tf.errors.OpError, ValueError, KeyError, OSError) as e:
+        message = e.message if isinstance(e, tf.errors.OpError) else str(e)
+        print(f"tensorweave explain-placement: {type(e).__name__}: {message}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "inspect-checkpoint":
         return inspect_checkpoint(args.path, args.tensor, args.all)
+    if args.command == "explain-placement":
+        return explain_placement(args.graph, args.nodes, args.cpus, args.soft)
     return 2  # pragma: no cover - argparse rejects unknown commands
 
 

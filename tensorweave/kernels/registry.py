@@ -80,13 +80,19 @@ def register_pure(op_type: str, fn: Callable, device: str = "CPU", dtypes=None,
                        expensive=expensive, returns_view=returns_view))
 
 
+# Kernels registered for this device type serve every device type (the runtime's _Send/_Recv).
+ANY_DEVICE = "*"
+
+
 def find_kernel(op_type: str, device_type: str, attrs: dict) -> KernelDef | None:
-    """The first registration of `op_type` on `device_type` whose dtype constraints hold."""
-    for kdef in _KERNELS.get((op_type, device_type), ()):
-        if kdef.accepts(attrs):
-            return kdef
+    """The first registration of `op_type` on `device_type` (else on ANY_DEVICE) whose dtype
+    constraints hold."""
+    for key in ((op_type, device_type), (op_type, ANY_DEVICE)):
+        for kdef in _KERNELS.get(key, ()):
+            if kdef.accepts(attrs):
+                return kdef
     return None
 
 
 def registered_op_types(device_type: str = "CPU") -> set[str]:
-    return {name for (name, dev) in _KERNELS if dev == device_type}
+    return {name for (name, dev) in _KERNELS if dev in (device_type, ANY_DEVICE)}

@@ -1,8 +1,9 @@
-"""Cost model: a static estimate of a node's compute, used to decide what runs where.
+"""Cost model: static estimates of a node's compute and of the bytes on its edges.
 
 The executor runs cheap kernels inline and sends expensive ones to the inter-op pool; a kernel
 is expensive when its estimated work (from static output shapes, and matmul/conv dimensions)
 passes a threshold, or when its shapes are unknown and its kernel declares itself expensive.
+Placement weighs the static byte sizes of edges to keep tensors where they are produced.
 """
 from __future__ import annotations
 
@@ -71,3 +72,16 @@ def is_expensive(node, kernel_def) -> bool:
     if flops is None:
         return kernel_def.expensive
     return flops >= EXPENSIVE_FLOPS
+
+
+# What an edge of unknown static size is assumed to carry when placement weighs edges.
+UNKNOWN_TENSOR_BYTES = 4096
+
+
+def tensor_bytes(dtype, shape) -> int:
+    """Static size in bytes of a tensor (refs count as their value), or a guess if unknown."""
+    n = _elements(shape)
+    size = dtype.base_dtype.size   # 0 for strings and other variable-size types
+    if n is None or size == 0:
+        return UNKNOWN_TENSOR_BYTES
+    return n * size

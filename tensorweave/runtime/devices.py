@@ -5,6 +5,7 @@ new type (a CuPy GPU, a restricted test device) needs no change to the runtime.
 """
 from __future__ import annotations
 
+import random
 import threading
 from collections.abc import Callable
 
@@ -55,16 +56,27 @@ class ResourceMgr:
                 close()
 
 
-class Device:
-    """One device: full name, type, index, array module and resource manager."""
+# TensorFlow reports this memory limit for its CPU devices.
+CPU_MEMORY_LIMIT_BYTES = 268435456
 
-    def __init__(self, name: str, device_type: str, xp, attributes: dict | None = None):
+
+class Device:
+    """One device: full name, type, index, array module and resource manager.
+
+    `incarnation` is a random nonzero 64-bit id of this device instance: rendezvous keys carry
+    it so a restarted device never receives a tensor meant for its predecessor.
+    """
+
+    def __init__(self, name: str, device_type: str, xp, attributes: dict | None = None,
+                 memory_limit_bytes: int = CPU_MEMORY_LIMIT_BYTES):
         self.name = name
         self.spec = DeviceSpec.from_string(name)
         self.device_type = device_type
         self.xp = xp
         self.resource_mgr = ResourceMgr()
         self.attributes = attributes or {}
+        self.memory_limit_bytes = memory_limit_bytes
+        self.incarnation = random.getrandbits(63) | 1
 
     @property
     def index(self) -> int:
@@ -95,6 +107,27 @@ register_device_factory("CPU", _make_cpu)
 
 def full_device_name(job: str, replica: int, task: int, device_type: str, index: int) -> str:
     return f"/job:{job}/replica:{replica}/task:{task}/device:{device_type}:{index}"
+
+
+class DeviceAttributes:
+    """What `Session.list_devices()` returns per device (TF's `_DeviceAttributes`)."""
+
+    __slots__ = ("name", "device_type", "memory_limit_bytes", "incarnation")
+
+    def __init__(self, name: str, device_type: str, memory_limit_bytes: int, incarnation: int):
+        self.name = name
+        self.device_type = device_type
+        self.memory_limit_bytes = memory_limit_bytes
+        self.incarnation = incarnation
+
+    def __repr__(self) -> str:
+        return (f"_DeviceAttributes({self.name}, {self.device_type}, "
+                f"{self.memory_limit_bytes}, {self.incarnation})")
+
+
+def describe_devices(devices: list[Device]) -> list[DeviceAttributes]:
+    return [DeviceAttributes(d.name, d.device_type, d.memory_limit_bytes, d.incarnation)
+            for d in devices]
 
 
 class DeviceMgr:

@@ -17,11 +17,13 @@ import numpy as np
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
 from tensorweave.framework.tensor_util import to_numpy
+from tensorweave.runtime import blas_threads, placement, prune
 from tensorweave.runtime import partition as _partition
 from tensorweave.runtime import passes as _passes
-from tensorweave.runtime import placement, prune
+from tensorweave.runtime.cooperative import CooperativeSchedule
 from tensorweave.runtime.devices import DeviceMgr
 from tensorweave.runtime.executor.executor import Executor
+from tensorweave.runtime.rendezvous import LocalRendezvous
 from tensorweave.runtime.step import StepState
 
 _log = logging.getLogger("tensorweave")
@@ -31,6 +33,7 @@ _log = logging.getLogger("tensorweave")
 _WRITES_OR_PROBES = frozenset({"Assign", "IsVariableInitialized", "RefSwitch", "RefMerge",
                                "RefEnter", "RefExit", "RefNextIteration"})
 _GROWTH_RUNS_BEFORE_WARNING = 10
+_PARTITION_THREADS = 256
 
 
 class FeedSpec:
@@ -69,9 +72,13 @@ class RunPlan:
     """Everything one run signature needs, computed once."""
 
     __slots__ = ("feed_specs", "n_fetches", "executors", "var_checks", "partitions",
-                 "_partition_graph_defs")
+                 "_partition_graph_defs", "placement", "blas_limit", "cooperative")
 
-    def __init__(self, feed_specs, n_fetches, executors, var_checks, partitions=()):
+    def __init__(self, feed_specs, n_fetches, executors, var_checks, partitions=(),
+                 placement=None):
+        self.placement = placement or {}   # node name -> why it landed on its device
+        self.blas_limit = 0                  # BLAS threads while a step runs (0: no limit)
+        self.cooperative = None              # a CooperativeSchedule: one thread for all
         self.feed_specs = feed_specs
         self.n_fetches = n_fetches
         self.executors = executors
@@ -102,6 +109,7 @@ class DirectSessionCore:
         # Separate from _lock: shared kernels are created while _lock is held to build a plan.
         self._kernels_lock = threading.Lock()
         self._pool = None
+        self._partition_pool = None
         self._last_version = graph.version
         self._growth_runs = 0
         self._growth_warned = False
@@ -144,23 +152,61 @@ class DirectSessionCore:
         client = prune.prune(feeds, fetches, targets)
         pass_options = _passes.options_for(client, self.config)
         client = _passes.run_passes(client, self.config, _passes.PRE_PLACEMENT, pass_options)
-        devices = self.device_mgr.devices
-        soft = bool(self.config.allow_soft_placement) if self.config is not None else False
-        placement.place(client, devices, soft)
-        if self.config is not None and self.config.log_device_placement:
-            for node in client:
-                _log.info("%s: (%s): %s", node.name, node.op, node.device)
+        reasons = self._place(client)
         optimized = _passes.run_passes(client, self.config, _passes.POST_PLACEMENT,
                                        pass_options)
-        parts = _partition.partition(optimized)
+        parts = _partition.partition(optimized,
+                                     lambda dev: self.device_mgr.lookup(dev).incarnation)
         parts = {dev: _passes.run_passes(g, self.config, _passes.POST_PARTITION, pass_options)
                  for dev, g in parts.items()}
         pool = self.pool if (os.cpu_count() or 1) > 1 else None
         executors = [Executor(g, self.device_mgr.lookup(dev), self, self.graph, pool, dev)
                      for dev, g in parts.items()]
         var_checks = self._variables_read_before_written(optimized)
-        return RunPlan([self.feed_spec(t) for t in feeds], len(fetches), executors,
-                       var_checks, parts.values())
+        plan = RunPlan([self.feed_spec(t) for t in feeds], len(fetches), executors,
+                       var_checks, parts.values(), reasons)
+        self._choose_threads(plan)
+        return plan
+
+    def _choose_threads(self, plan: RunPlan) -> None:
+        """How the plan's partitions share threads, and the BLAS threads while a step runs.
+
+        Several partitions run together on the calling thread (cooperative) unless the config
+        asks for parallel partitions (intra-op threads set, inter-op threads other than 1) or
+        a partition holds loop frames; parallel partitions share the cores' BLAS threads.
+        `intra_op_parallelism_threads`, when set, limits BLAS in every step.
+        """
+        config = self.config
+        intra = config.intra_op_parallelism_threads if config is not None else 0
+        inter = config.inter_op_parallelism_threads if config is not None else 0
+        executors = plan.executors
+        plan.blas_limit = max(intra, 0)
+        if len(executors) < 2:
+            return
+        if intra <= 0 or inter == 1:
+            if not any(it.node.op in _partition.LOOP_OPS for ex in executors for it in ex.items):
+                plan.cooperative = CooperativeSchedule(executors)
+                return
+        if intra <= 0:
+            plan.blas_limit = max(1, (os.cpu_count() or 1) // len(executors))
+
+    def _place(self, client) -> dict[str, str]:
+        soft = bool(self.config.allow_soft_placement) if self.config is not None else False
+        reasons = placement.place(client, self.device_mgr.devices, soft)
+        if self.config is not None and self.config.log_device_placement:
+            for node in client:   # as TensorFlow's placer: a line on stdout, and the log
+                line = f"{node.name}: ({node.op}): {node.device}"
+                print(line)
+                _log.info(line)
+        return reasons
+
+    def placement_for(self, node_name: str) -> dict[str, str]:
+        """Placement reasons for the subgraph that running op `node_name` needs, with every
+        placeholder fed."""
+        op = self.graph.get_operation_by_name(node_name)
+        fed = tuple(p.outputs[0] for p in self.graph.get_operations()
+                    if p.type == "Placeholder" and p is not op)
+        return self._place(prune.prune(fed, (), (op,)))
 
     def _variables_read_before_written(self, graph) -> list:
         """The variable refs this step reads that no assign in the step precedes."""
@@ -207,22 +253,40 @@ class DirectSessionCore:
                     None, None, "Attempting to use uninitialized value"
                     f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
         rets = [None] * plan.n_fetches
-        step = StepState(timeout_ms, stats=stats)
         executors = plan.executors
+        cooperative = plan.cooperative
+        step = StepState(timeout_ms, LocalRendezvous() if len(executors) > 1 and
+                         cooperative is None else None, stats)
+        limit = plan.blas_limit
+        if limit:
+            blas_threads.limiter.acquire(limit)
         try:
             if not executors:
                 return rets
             if len(executors) == 1:
                 executors[0].run(args, rets, step)
+            elif cooperative is not None:
+                cooperative.run(args, rets, step)
             else:
                 self._run_concurrently(executors, args, rets, step)
         except KeyboardInterrupt:
             step.cancel(errors.CancelledError(None, None, "Step interrupted (Ctrl-C)"))
             raise
+        finally:
+            if limit:
+                blas_threads.limiter.release(limit)
         return rets
 
     def _run_concurrently(self, executors, args, rets, step) -> None:
-        futures = [self.pool.submit(ex.run, args, rets, step) for ex in executors[1:]]
+        """Runs every partition of a step at once, each on its own thread: a partition waits
+        for its receives while holding its thread, so partitions must not share one with
+        each other or with the kernels they wait for (the inter-op pool). The pool reuses
+        idle threads and its bound only matters past that many concurrent steps."""
+        pool = self._partition_pool
+        if pool is None:
+            pool = self._partition_pool = concurrent.futures.ThreadPoolExecutor(
+                max_workers=_PARTITION_THREADS, thread_name_prefix="tw-partition")
+        futures = [pool.submit(ex.run, args, rets, step) for ex in executors[1:]]
         first_error = None
         try:
             executors[0].run(args, rets, step)
@@ -258,9 +322,10 @@ class DirectSessionCore:
                 self._growth_runs, newest.name, file, line)
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        for pool in (self._pool, self._partition_pool):
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
+        self._pool = self._partition_pool = None
         self._plans.clear()
         self._shared_kernels.clear()
         self.device_mgr.clear_resources()

@@ -5,13 +5,17 @@ RGraph with `node.device` set to a full device name. Honours explicit constraint
 the session's job/task), keeps colocation groups (`_class` "loc:@x" attrs and ref edges to
 variables) together, moves nodes whose device cannot run them when soft placement is allowed,
 and otherwise raises one InvalidArgumentError listing every unplaceable node. Unconstrained
-groups go to the first capable device (the multi-device issue adds the cost model).
+groups are placed by the cost model, in topological order: a group goes to the capable device
+holding the most bytes on its edges to already placed nodes (static sizes, see
+cost_model.tensor_bytes), ties and groups with no placed neighbour to the first capable device.
+`place` returns why each node landed where it did; `explain` turns that into text.
 """
 from __future__ import annotations
 
 from tensorweave.framework import errors
 from tensorweave.framework.device_spec import DeviceSpec
 from tensorweave.kernels.registry import find_kernel
+from tensorweave.runtime.cost_model import tensor_bytes
 
 _NO_KERNEL_NEEDED = frozenset({"_Arg", "_Retval", "Const"})
 
@@ -54,28 +58,103 @@ def _can_run(node, device) -> bool:
         find_kernel(node.op, device.device_type, node.attrs) is not None
 
 
+def _topological(graph) -> list:
+    """Nodes in dependency order (Kahn); nodes on cycles (loops) follow in graph order."""
+    consumers = graph.consumers()
+    remaining = {n.name: len(n.inputs) + len(n.control_inputs) for n in graph}
+    ready = [n for n in graph if remaining[n.name] == 0]
+    order = []
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for c in consumers[node.name]:
+            remaining[c.name] -= 1
+            if remaining[c.name] == 0:
+                ready.append(c)
+    if len(order) < len(graph):
+        seen = {n.name for n in order}
+        order.extend(n for n in graph if n.name not in seen)
+    return order
+
+
 def place(graph, devices, allow_soft_placement: bool = False, job: str = "localhost",
-          task: int = 0):
-    """Assigns `node.device` for every node; see the module docstring."""
+          task: int = 0) -> dict[str, str]:
+    """Assigns `node.device` for every node; returns {node name: why it landed there}."""
     groups = _colocation_groups(graph)
     members: dict[str, list] = {}
-    for node in graph:
+    for node in _topological(graph):
         members.setdefault(groups.find(node.name), []).append(node)
-    failures = []
+    failures, reasons, by_cost = [], {}, []
     for group in members.values():
-        device = _place_group(group, devices, allow_soft_placement, job, task, failures)
-        if device is not None:
-            for node in group:
-                node.device = device.name
+        if not any(n.requested_device for n in group):
+            by_cost.append(group)
+            continue
+        device, why = _place_constrained(group, devices, allow_soft_placement, job, task,
+                                         failures)
+        _assign(group, device, why, reasons)
+    consumers = graph.consumers()
+    for group in by_cost:
+        device, why = _place_by_cost(group, devices, graph, consumers, failures)
+        _assign(group, device, why, reasons)
     if failures:
         available = ", ".join(d.name for d in devices)
         raise errors.InvalidArgumentError(
             None, None, "Cannot assign a device for operation(s):\n  " + "\n  ".join(failures)
             + f"\nAvailable devices: [{available}]")
-    return graph
+    return reasons
 
 
-def _place_group(group, devices, soft: bool, job: str, task: int, failures):
+def _assign(group, device, why: str, reasons: dict) -> None:
+    if device is None:
+        return
+    together = ""
+    if len(group) > 1:
+        names = ", ".join(n.name for n in group[:6]) + (", ..." if len(group) > 6 else "")
+        together = f"; colocation group of {len(group)} nodes ({names}) placed together"
+    for node in group:
+        node.device = device.name
+        reasons[node.name] = f"{node.name} ({node.op}) -> {device.name}: {why}{together}"
+
+
+def _edge_bytes(group, devices, graph, consumers) -> dict[str, int]:
+    """Bytes on the group's edges to placed nodes outside it, per device."""
+    inside = {n.name for n in group}
+    weights = dict.fromkeys((d.name for d in devices), 0)
+    for node in group:
+        for (src, k), dtype in zip(node.inputs, node.input_dtypes):
+            producer = graph.nodes[src]
+            if src not in inside and producer.device in weights:
+                weights[producer.device] += tensor_bytes(dtype, producer.output_shapes[k])
+        for src in node.control_inputs:
+            if src not in inside and graph.nodes[src].device in weights:
+                weights[graph.nodes[src].device] += 4   # a control edge sends a dummy scalar
+        for c in consumers[node.name]:
+            if c.name in inside or c.device not in weights:
+                continue
+            weights[c.device] += 4 * (node.name in c.control_inputs)
+            for (src, k), dtype in zip(c.inputs, c.input_dtypes):
+                if src == node.name:
+                    weights[c.device] += tensor_bytes(dtype, node.output_shapes[k])
+    return weights
+
+
+def _place_by_cost(group, devices, graph, consumers, failures):
+    capable = [d for d in devices if all(_can_run(n, d) for n in group)]
+    if not capable:
+        failures.append(f"{group[0].name} ({group[0].op}): no registered kernel on any device "
+                        f"for its colocation group ({', '.join(n.name for n in group)})")
+        return None, ""
+    weights = _edge_bytes(group, devices, graph, consumers)
+    best = max(capable, key=lambda d: weights[d.name])   # max keeps the first of equals
+    if weights[best.name] == 0:
+        return best, "no device requested and no placed neighbour: first capable device"
+    moved = ", ".join(f"{d.name.rsplit('/', 1)[-1]}={weights[d.name]}" for d in capable
+                      if weights[d.name])
+    return best, ("no device requested; cost model: most bytes on edges to placed nodes "
+                  f"({moved})")
+
+
+def _place_constrained(group, devices, soft: bool, job: str, task: int, failures):
     requested = None
     for node in group:
         if not node.requested_device:
@@ -89,32 +168,64 @@ def _place_group(group, devices, soft: bool, job: str, task: int, failures):
             failures.append(f"{node.name}: colocation group has conflicting devices "
                             f"{requested[0].to_string()} ({requested[1].name}) and "
                             f"{spec.to_string()} ({node.name})")
-            return None
+            return None, ""
         else:
             requested = (requested[0].make_merged_spec(spec), requested[1])
+    spec, asker = requested
+    said = f"requested '{asker.requested_device}' by {asker.name}"
     capable = [d for d in devices if all(_can_run(n, d) for n in group)]
-    if requested is not None:
-        spec = requested[0]
-        local = DeviceSpec(job=job, replica=0, task=task)
-        matching = [d for d in devices if spec.matches(d.spec) and local.matches(d.spec)]
-        chosen = [d for d in matching if d in capable]
-        if chosen:
-            return chosen[0]
-        if not soft:
-            node = requested[1]
-            if not matching:
-                why = f"no device matches the requested '{node.requested_device}'"
-            else:
-                why = (f"no kernel for op '{node.op}' (or a colocated op) on the requested "
-                       f"device type {matching[0].device_type}")
-            failures.append(f"{node.name} ({node.op}): {why} (defined at "
-                            f"{node.creation_site[0]}:{node.creation_site[1]})")
-            return None
-        same_type = [d for d in capable if d.device_type == spec.device_type]
-        if same_type:
-            return same_type[0]
-    if capable:
-        return capable[0]
-    failures.append(f"{group[0].name} ({group[0].op}): no registered kernel on any device "
-                    f"for its colocation group ({', '.join(n.name for n in group)})")
-    return None
+    local = DeviceSpec(job=job, replica=0, task=task)
+    matching = [d for d in devices if spec.matches(d.spec) and local.matches(d.spec)]
+    chosen = [d for d in matching if d in capable]
+    if chosen:
+        return chosen[0], f"{said} (merged with /job:{job}/replica:0/task:{task})"
+    if not matching:
+        why = f"no device matches the requested '{asker.requested_device}'"
+    else:
+        why = (f"no kernel for op '{asker.op}' (or a colocated op) on the requested "
+               f"device type {matching[0].device_type}")
+    if not soft:
+        failures.append(f"{asker.name} ({asker.op}): {why} (defined at "
+                        f"{asker.creation_site[0]}:{asker.creation_site[1]})")
+        return None, ""
+    same_type = [d for d in capable if d.device_type == spec.device_type]
+    if same_type or capable:
+        return (same_type or capable)[0], (f"{said}, but {why}; allow_soft_placement moved it "
+                                           "to the first capable device")
+    failures.append(f"{asker.name} ({asker.op}): {why}, and no device can run its "
+                    f"colocation group ({', '.join(n.name for n in group)})")
+    return None, ""
+
+
+def explain(session_or_plan, node_name: str) -> str:
+    """Why `node_name` landed on its device, as one line of text.
+
+    Args:
+      session_or_plan: a Session (its newest run plan holding the node, or else a placement
+        of the subgraph the node needs) or a RunPlan.
+      node_name: the op's name.
+
+    Raises:
+      KeyError: if the node is not in the plan or the session's graph.
+    """
+    reasons = getattr(session_or_plan, "placement", None)
+    if reasons is not None:
+        return _reason(reasons, node_name)
+    core = session_or_plan._core
+    for plan in reversed(list(core._plans.values())):
+        try:
+            return _reason(plan.placement, node_name)
+        except KeyError:
+            pass
+    return _reason(core.placement_for(node_name), node_name)
+
+
+def _reason(reasons: dict, node_name: str) -> str:
+    """The reason for `node_name`, or for the feed (`_arg_<name>_...`) that replaced it."""
+    reason = reasons.get(node_name)
+    if reason is None:
+        prefix = f"_arg_{node_name}_"
+        reason = next((r for n, r in reasons.items() if n.startswith(prefix)), None)
+    if reason is None:
+        raise KeyError(f"No node named {node_name!r} in this placement")
+    return reason

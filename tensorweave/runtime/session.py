@@ -13,6 +13,7 @@ from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.protos import config_pb2
+from tensorweave.runtime.devices import describe_devices
 from tensorweave.runtime.direct_session import DirectSessionCore
 from tensorweave.runtime.fetches import FetchStructure, to_result
 from tensorweave.runtime.step_stats import StepStatsCollector
@@ -85,8 +86,8 @@ class BaseSession:
     def sess_str(self) -> str:
         return self._target
 
-    def list_devices(self):
-        from tensorweave.runtime.device_attributes import describe_devices
+    def list_devices(self) -> list:
+        """The session's devices: name, device_type, memory_limit_bytes, incarnation."""
         return describe_devices(self._core.device_mgr.devices)
 
     # --- run ------------------------------------------------------------------------------

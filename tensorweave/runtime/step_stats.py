@@ -20,6 +20,11 @@ def _micros() -> int:
     return time.time_ns() // 1000
 
 
+# As in TensorFlow's step stats, transfers are not nodes of their own: the timeline draws them
+# as arrows from producer to consumer.
+_UNRECORDED = frozenset({"_Send", "_Recv"})
+
+
 class StepStatsCollector:
     """Thread-safe list of (device, NodeExecStats) records for one step."""
 
@@ -28,6 +33,8 @@ class StepStatsCollector:
         self._by_device: dict[str, list] = {}
 
     def record(self, node, device: str, start_us: int, end_us: int, outputs) -> None:
+        if node.op in _UNRECORDED:
+            return
         stats = step_stats_pb2.NodeExecStats(
             node_name=node.name, all_start_micros=start_us,
             op_start_rel_micros=0, op_end_rel_micros=end_us - start_us,

@@ -113,9 +113,11 @@ def _mark_variable_aliases(items) -> None:
     """
     aliased: set[int] = set()
     for item in items:
-        if item.kind == "Const" and isinstance(item.const_value, np.ndarray):
+        if item.kind == "Const" and isinstance(item.const_value, np.ndarray) or \
+                item.node.op == "_Recv":
             # A constant's array is bound once and shared by every step (constant folding
-            # makes many): a fetch of it, or of a view of it, is copied like variable storage.
+            # makes many), and a received array may be another device's variable storage: a
+            # fetch of it, or of a view of it, is copied like variable storage.
             aliased.add(item.out_start)
             continue
         reads_storage = any(item.deref) or any(s in aliased for s in item.in_slots)

@@ -1,0 +1,1 @@
+"""Client-side tools (TensorFlow's tensorflow.python.client): the step timeline."""

@@ -1,0 +1,109 @@
+"""Merged straight line: a step's partitions compiled into one Python function, transfers elided.
+
+When every asynchronous node of a cooperative step is a receive linked to a send
+(runtime/cooperative.py), an untraced step can run as straight-line code over all partitions
+at once: the partitions' NodeItems (kernels already bound to their own devices) are copied
+into one slot space, each linked `_Send`/`_Recv` pair disappears — the receive's consumers read
+the send's input slot, dereferencing it if the send would have — and the items are emitted in
+one topological order of the whole step by the straight-line generator. A transfer then costs
+nothing, and a node costs what it costs on one device. A failing line maps back to its node
+through the traceback, as in the single-partition executor.
+"""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+from tensorweave.runtime.executor import straight_line
+from tensorweave.runtime.executor.kernel_errors import node_error
+from tensorweave.runtime.executor.node_item import _mark_variable_aliases
+
+
+def mergeable(executors, links) -> bool:
+    """True if the only asynchronous nodes are receives linked to a send."""
+    linked_recvs = {id(link[1]) for per in links for link in per if link is not None}
+    return all(not it.is_async or id(it) in linked_recvs for ex in executors for it in ex.items)
+
+
+def _order(executors, links) -> list[tuple[int, object]]:
+    """(partition, item) of every item in one topological order of the whole step."""
+    gid, n = {}, 0
+    for e, ex in enumerate(executors):
+        for it in ex.items:
+            gid[(e, it.id)] = n
+            n += 1
+    succ = [[] for _ in range(n)]
+    indeg = [0] * n
+    flat = [None] * n
+    for e, ex in enumerate(executors):
+        for it in ex.items:
+            g = gid[(e, it.id)]
+            flat[g] = (e, it)
+            targets = [gid[(e, c)] for c in it.consumers]
+            link = links[e][it.id]
+            if link is not None:
+                targets.append(gid[(link[0], link[1].id)])
+            for t in targets:
+                succ[g].append(t)
+                indeg[t] += 1
+    ready = [g for g in range(n) if indeg[g] == 0]
+    order = []
+    while ready:
+        g = ready.pop()
+        order.append(flat[g])
+        for t in succ[g]:
+            indeg[t] -= 1
+            if indeg[t] == 0:
+                ready.append(t)
+    return order
+
+
+class MergedLine:
+    """The compiled function of one cooperative plan; `run(args, rets, step)` runs a step."""
+
+    def __init__(self, executors, links):
+        offsets, total = [], 0
+        for ex in executors:
+            offsets.append(total)
+            total += ex.n_slots
+        alias = {}   # receive's output slot -> (send's input slot, deref)
+        for e, per in enumerate(links):
+            for send_id, link in enumerate(per):
+                if link is not None:
+                    send = executors[e].items[send_id]
+                    alias[offsets[link[0]] + link[1].out_start] = (
+                        offsets[e] + send.in_slots[0], send.deref[0])
+        items = []
+        for e, item in _order(executors, links):
+            if links[e][item.id] is not None or item.node.op == "_Recv":
+                continue
+            merged = copy.copy(item)
+            merged.id = len(items)
+            merged.out_start = offsets[e] + item.out_start
+            slots, deref = [], []
+            for s, d in zip(item.in_slots, item.deref):
+                s, d = alias.get(offsets[e] + s, (offsets[e] + s, d))
+                slots.append(s)
+                deref.append(d)
+            merged.in_slots, merged.deref = tuple(slots), tuple(deref)
+            items.append(merged)
+        _mark_variable_aliases(items)
+        self.user_graph = executors[0].user_graph
+        self._fn, self._line_items = straight_line.generate(items, "merged")
+        self._code = self._fn.__code__
+
+    def run(self, args, rets, step) -> None:
+        with np.errstate(all="ignore"):
+            try:
+                self._fn(args, rets, step)
+            except Exception as exc:  # noqa: BLE001 - mapped to the failing node below
+                tb, line = exc.__traceback__, None
+                while tb is not None:
+                    if tb.tb_frame.f_code is self._code:
+                        line = tb.tb_lineno
+                    tb = tb.tb_next
+                item = self._line_items.get(line)
+                if item is None:
+                    raise
+                raise node_error(exc, item.node, self.user_graph) from None
