@@ -216,3 +216,13 @@ def test_structured_loops_compile_to_generated_code(executor_kind):
         finally:
             Executor.__init__ = original
     assert (built[0]._fn is not None) == (executor_kind == "compiled")
+
+
+def test_gradient_through_a_loop_capped_by_maximum_iterations():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float64, [])
+        y = tf.while_loop(lambda i, a: tf.constant(True), lambda i, a: (i + 1, a * x),
+                          [0, tf.constant(1.0, tf.float64)], maximum_iterations=4)[1]
+        (g,) = tf.gradients(y, [x])
+        with tf.Session() as sess:
+            assert np.isclose(sess.run(g, {x: 1.1}), 4 * 1.1 ** 3)
