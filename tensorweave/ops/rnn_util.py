@@ -82,7 +82,7 @@ def batch_size_of(flat_inputs, batch_axis: int = 0):
     for x in flat_inputs:
         dims = x.shape.with_rank_at_least(batch_axis + 1)
         batch = batch.merge_with(dims[batch_axis])
-        inner = [d for i, d in enumerate(dims.as_list()) if i != batch_axis]
+        inner = dims.as_list()[batch_axis + 1:]  # the depth (time, before batch, may vary)
         if None in inner:
             raise ValueError(f"Input size (dimension {inner.index(None)} of input {x}) must "
                              "be accessible via shape inference, but saw value None.")
