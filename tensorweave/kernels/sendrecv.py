@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from tensorweave.framework import errors
 from tensorweave.kernels.registry import ANY_DEVICE, kernel
+from tensorweave.runtime.executor.frames import DEAD
 from tensorweave.runtime.rendezvous import create_key
 
 
@@ -52,9 +53,7 @@ class RecvKernel:
             if is_dead is None:
                 done(error=value)
             elif is_dead:
-                done(error=errors.UnimplementedError(
-                    None, None, f"{ctx.node_name} received a dead tensor: control flow "
-                    "across devices is not supported yet"))
+                done(DEAD)   # the untaken side of a cond on another device
             else:
                 done(value)
         rendezvous.recv_async(self.key, arrived)

@@ -102,9 +102,11 @@ class CondContext(ControlFlowContext):
         self.pivot = pivot.op
 
     def _bring_in(self, t: Tensor) -> Tensor:
+        from tensorweave.framework.scopes import colocate_with
         from tensorweave.ops.control_flow_primitives import switch
         pred = self.outer.capture(self.pred) if self.outer is not None else self.pred
-        out = switch(t, pred)[self.branch]
+        with colocate_with(t.op, ignore_existing=True):   # a value's Switch lives with it
+            out = switch(t, pred)[self.branch]
         out.op._control_flow_context = self
         COND_SWITCHES[out.op] = (self.pred, self.branch)
         return out

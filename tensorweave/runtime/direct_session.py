@@ -23,6 +23,7 @@ from tensorweave.runtime import passes as _passes
 from tensorweave.runtime.cooperative import CooperativeSchedule
 from tensorweave.runtime.devices import DeviceMgr
 from tensorweave.runtime.executor.executor import Executor
+from tensorweave.runtime.executor.frames import CONTROL_FLOW_OPS
 from tensorweave.runtime.rendezvous import LocalRendezvous
 from tensorweave.runtime.step import StepState
 
@@ -160,7 +161,11 @@ class DirectSessionCore:
         parts = {dev: _passes.run_passes(g, self.config, _passes.POST_PARTITION, pass_options)
                  for dev, g in parts.items()}
         pool = self.pool if (os.cpu_count() or 1) > 1 else None
-        executors = [Executor(g, self.device_mgr.lookup(dev), self, self.graph, pool, dev)
+        # Dead tokens may cross devices: every partition of a graph with control flow runs
+        # under the frames executors.
+        control_flow = any(n.op in CONTROL_FLOW_OPS for n in optimized)
+        executors = [Executor(g, self.device_mgr.lookup(dev), self, self.graph, pool, dev,
+                              control_flow)
                      for dev, g in parts.items()]
         var_checks = self._variables_read_before_written(optimized)
         plan = RunPlan([self.feed_spec(t) for t in feeds], len(fetches), executors,
@@ -173,7 +178,7 @@ class DirectSessionCore:
 
         Several partitions run together on the calling thread (cooperative) unless the config
         asks for parallel partitions (intra-op threads set, inter-op threads other than 1) or
-        a partition holds loop frames; parallel partitions share the cores' BLAS threads.
+        a partition has control flow; parallel partitions share the cores' BLAS threads.
         `intra_op_parallelism_threads`, when set, limits BLAS in every step.
         """
         config = self.config
@@ -184,7 +189,7 @@ class DirectSessionCore:
         if len(executors) < 2:
             return
         if intra <= 0 or inter == 1:
-            if not any(it.node.op in _partition.LOOP_OPS for ex in executors for it in ex.items):
+            if not any(ex.frame_graph is not None for ex in executors):
                 plan.cooperative = CooperativeSchedule(executors)
                 return
         if intra <= 0:

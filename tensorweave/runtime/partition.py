@@ -25,8 +25,10 @@ from tensorweave.framework import errors
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.runtime.prune import RGraph, RNode
 
-LOOP_OPS = frozenset({"Enter", "Exit", "NextIteration", "Switch", "Merge", "LoopCond",
-                       "RefEnter", "RefExit", "RefNextIteration", "RefSwitch", "RefMerge"})
+# The ops that make and run loop frames (a cond's Switch and Merge may span devices: dead
+# tokens cross through the rendezvous).
+LOOP_OPS = frozenset({"Enter", "Exit", "NextIteration", "LoopCond", "RefEnter", "RefExit",
+                      "RefNextIteration"})
 
 
 def partition(graph: RGraph,

@@ -16,6 +16,7 @@ from tensorweave.framework import errors
 from tensorweave.framework.device_spec import DeviceSpec
 from tensorweave.kernels.registry import find_kernel
 from tensorweave.runtime.cost_model import tensor_bytes
+from tensorweave.runtime.executor.node_item import input_arg_is_ref
 
 _NO_KERNEL_NEEDED = frozenset({"_Arg", "_Retval", "Const"})
 
@@ -47,8 +48,11 @@ def _colocation_groups(graph) -> _Groups:
             target = entry[5:] if entry.startswith("loc:@") else None
             if target in graph.nodes:
                 groups.union(target, node.name)
-        for (src, _), dtype in zip(node.inputs, node.input_dtypes):
-            if dtype._is_ref_dtype:
+        for j, ((src, k), dtype) in enumerate(zip(node.inputs, node.input_dtypes)):
+            # A ref argument (assign, a cond's RefSwitch) works on the variable's storage and
+            # must sit with it; a plain argument reading a ref gets a copy and may be elsewhere.
+            if dtype._is_ref_dtype and graph.nodes[src].output_dtypes[k]._is_ref_dtype and \
+                    input_arg_is_ref(node, j):
                 groups.union(src, node.name)
     return groups
 

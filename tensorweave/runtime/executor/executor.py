@@ -33,13 +33,14 @@ def _independent_expensive_pair(items) -> bool:
 class Executor:
     """Runs one partition graph on one device."""
 
-    def __init__(self, graph, device, session, user_graph=None, pool=None, name="partition"):
+    def __init__(self, graph, device, session, user_graph=None, pool=None, name="partition",
+                 control_flow=False):
         self.device = device
         self.user_graph = user_graph
         self.items, self.n_slots = compile_items(graph, device, session)
         self.pool = pool
         self.frame_graph = frames.FrameGraph(self.items) \
-            if frames.has_control_flow(self.items) else None
+            if control_flow or frames.has_control_flow(self.items) else None
         self.uses_dataflow = self.frame_graph is not None or \
             any(it.is_async for it in self.items) or (
                 pool is not None and _independent_expensive_pair(self.items))

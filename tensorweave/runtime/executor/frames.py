@@ -34,10 +34,10 @@ NEXT_OPS = frozenset({"NextIteration", "RefNextIteration"})
 CONTROL_FLOW_OPS = SWITCH_OPS | MERGE_OPS | ENTER_OPS | EXIT_OPS | NEXT_OPS | {"LoopCond"}
 
 # Node kinds in the frame graph (small ints: compared on every node of every iteration).
-PLAIN, SWITCH, MERGE, ENTER, EXIT, NEXT, TRIGGER = range(7)
+PLAIN, SWITCH, MERGE, ENTER, EXIT, NEXT, TRIGGER, SEND = range(8)
 _KIND = {**{op: SWITCH for op in SWITCH_OPS}, **{op: MERGE for op in MERGE_OPS},
          **{op: ENTER for op in ENTER_OPS}, **{op: EXIT for op in EXIT_OPS},
-         **{op: NEXT for op in NEXT_OPS}, "ControlTrigger": TRIGGER}
+         **{op: NEXT for op in NEXT_OPS}, "ControlTrigger": TRIGGER, "_Send": SEND}
 _POLL_SECONDS = 0.5
 
 
@@ -293,6 +293,10 @@ class FrameRun:
                 if v is not None and v is not DEAD:
                     return (v, np.int32(index)), False
             return (DEAD, DEAD), True
+        if dead and kind == SEND:
+            # The receiving partition must learn that this tensor is dead, not wait for it.
+            self.step.rendezvous.send(item.fn.__self__.key, None, True)
+            return (), True
         if dead and kind != TRIGGER:
             return (DEAD,) * item.num_outputs, True
         if kind == SWITCH:
@@ -389,7 +393,7 @@ class FrameRun:
         if exc is not None:
             self._fail(item, exc)
         elif self.error is None:
-            self._complete(item, frame, it, outputs, False)
+            self._complete(item, frame, it, outputs, any(v is DEAD for v in outputs))
 
     def _fail(self, item, exc) -> None:
         if self.error is None:

@@ -129,10 +129,10 @@ def _mark_variable_aliases(items) -> None:
 
 def _is_deref(graph, node, j, src, k) -> bool:
     """True if input j reads a ref (variable) output as a plain value."""
-    return graph.nodes[src].output_dtypes[k]._is_ref_dtype and not _input_arg_is_ref(node, j)
+    return graph.nodes[src].output_dtypes[k]._is_ref_dtype and not input_arg_is_ref(node, j)
 
 
-def _input_arg_is_ref(node, j) -> bool:
+def input_arg_is_ref(node, j) -> bool:
     """Whether input j of `node` is declared a ref argument by its OpDef."""
     flat = 0
     for arg in node.op_def.inputs:

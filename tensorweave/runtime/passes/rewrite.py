@@ -359,7 +359,6 @@ class Editor:
 
     def _has_control_flow(self) -> bool:
         if self._control_flow is None:
-            from tensorweave.runtime.executor.frames import CONTROL_FLOW_OPS
             self._control_flow = any(n.op in CONTROL_FLOW_OPS for n in self.graph)
         return self._control_flow
 

@@ -1,0 +1,68 @@
+"""Control flow across virtual devices: a cond's dead tokens cross the rendezvous (the
+receiver learns the tensor is dead instead of waiting); loops spanning devices are refused."""
+import threading
+
+import pytest
+
+import tensorweave as tf
+
+CONFIG = tf.ConfigProto(device_count={"CPU": 2})
+
+
+def _run_bounded(fn, seconds=30):
+    result = {}
+
+    def target():
+        try:
+            result["value"] = fn()
+        except Exception as e:  # noqa: BLE001 - re-raised in the test thread
+            result["error"] = e
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), "the step hung"
+    if "error" in result:
+        raise result["error"]
+    return result["value"]
+
+
+def test_cond_with_branches_on_two_devices():
+    with tf.Graph().as_default():
+        p = tf.placeholder(tf.bool, [])
+        x = tf.placeholder(tf.float32, [])
+        with tf.device("/cpu:0"):
+            v = tf.Variable(0.0)
+
+        def true_fn():
+            with tf.device("/cpu:1"):
+                a = tf.square(x)
+            with tf.device("/cpu:0"):
+                return a + 1.0
+
+        def false_fn():
+            bumped = tf.assign_add(v, 5.0)
+            with tf.device("/cpu:1"):
+                return bumped * 2.0
+        y = tf.cond(p, true_fn, false_fn)
+        with tf.Session(config=CONFIG) as sess:
+            sess.run(v.initializer)
+            assert _run_bounded(lambda: sess.run(y, {p: True, x: 3.0})) == 10.0
+            assert sess.run(v) == 0.0
+            assert _run_bounded(lambda: sess.run(y, {p: False, x: 3.0})) == 10.0
+            assert sess.run(v) == 5.0
+            meta = tf.RunMetadata()
+            sess.run(y, {p: True, x: 1.0}, options=tf.RunOptions(
+                output_partition_graphs=True), run_metadata=meta)
+            ops = {n.op for g in meta.partition_graphs for n in g.node}
+            assert {"_Send", "_Recv", "Switch", "Merge"} <= ops
+
+
+def test_loop_body_spanning_devices_is_refused_clearly():
+    with tf.Graph().as_default():
+        def body(i, a):
+            with tf.device("/cpu:1"):
+                return i + 1, a * 2.0
+        out = tf.while_loop(lambda i, a: i < 3, body, [0, 1.0])
+        with tf.Session(config=CONFIG) as sess:
+            with pytest.raises(tf.errors.UnimplementedError, match="one device"):
+                sess.run(out)
