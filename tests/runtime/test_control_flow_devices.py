@@ -1,29 +1,11 @@
 """Control flow across virtual devices: a cond's dead tokens cross the rendezvous (the
 receiver learns the tensor is dead instead of waiting); loops spanning devices are refused."""
-import threading
-
 import pytest
 
 import tensorweave as tf
+from tensorweave.testing.bounded import run_bounded
 
 CONFIG = tf.ConfigProto(device_count={"CPU": 2})
-
-
-def _run_bounded(fn, seconds=30):
-    result = {}
-
-    def target():
-        try:
-            result["value"] = fn()
-        except Exception as e:  # noqa: BLE001 - re-raised in the test thread
-            result["error"] = e
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(seconds)
-    assert not thread.is_alive(), "the step hung"
-    if "error" in result:
-        raise result["error"]
-    return result["value"]
 
 
 def test_cond_with_branches_on_two_devices():
@@ -46,9 +28,9 @@ def test_cond_with_branches_on_two_devices():
         y = tf.cond(p, true_fn, false_fn)
         with tf.Session(config=CONFIG) as sess:
             sess.run(v.initializer)
-            assert _run_bounded(lambda: sess.run(y, {p: True, x: 3.0})) == 10.0
+            assert run_bounded(lambda: sess.run(y, {p: True, x: 3.0})) == 10.0
             assert sess.run(v) == 0.0
-            assert _run_bounded(lambda: sess.run(y, {p: False, x: 3.0})) == 10.0
+            assert run_bounded(lambda: sess.run(y, {p: False, x: 3.0})) == 10.0
             assert sess.run(v) == 5.0
             meta = tf.RunMetadata()
             sess.run(y, {p: True, x: 1.0}, options=tf.RunOptions(

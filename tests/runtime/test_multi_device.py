@@ -1,6 +1,5 @@
 """Several devices in one session: partition structure, rendezvous, abort, placement, tracing."""
 import json
-import threading
 
 import numpy as np
 import pytest
@@ -12,6 +11,7 @@ from tensorweave.kernels.registry import kernel
 from tensorweave.runtime import partition, placement, prune
 from tensorweave.runtime.devices import Device, DeviceMgr, register_device_factory
 from tensorweave.runtime.rendezvous import LocalRendezvous, create_key, parse_key
+from tensorweave.testing.bounded import run_bounded
 
 CPU = "/job:localhost/replica:0/task:0/device:CPU:"
 
@@ -28,24 +28,6 @@ def config(n=2, soft=False, parallel=False, **counts):
         if parallel else {}
     return tf.ConfigProto(device_count={"CPU": n, **counts}, allow_soft_placement=soft,
                           **threads)
-
-
-def run_bounded(fn, seconds=20.0):
-    """Runs fn on a thread; fails (instead of hanging) if it takes longer than `seconds`."""
-    result = {}
-
-    def target():
-        try:
-            result["value"] = fn()
-        except BaseException as e:  # noqa: BLE001 - re-raised on the test thread
-            result["error"] = e
-    t = threading.Thread(target=target, daemon=True)
-    t.start()
-    t.join(seconds)
-    assert not t.is_alive(), "the step hung"
-    if "error" in result:
-        raise result["error"]
-    return result["value"]
 
 
 def placed(fetches, feeds=(), n=2):

@@ -53,6 +53,44 @@ def compute(item, inputs, args, rets, step) -> tuple:
     return tuple(out)
 
 
+def submit_pooled(pool, item, inputs, args, rets, step, device_name, report) -> None:
+    """Runs a synchronous kernel on the inter-op pool; the worker calls report(outputs, error)."""
+    def work():
+        try:
+            start = now_micros()
+            with np.errstate(all="ignore"):  # error state is per thread
+                outputs = compute(item, inputs, args, rets, step)
+            if step.stats is not None:
+                step.stats.record(item.node, device_name, start, now_micros(), outputs)
+            report(outputs, None)
+        except BaseException as exc:  # noqa: BLE001 - reported to the owner thread
+            report(None, exc)
+    pool.submit(work)
+
+
+def start_async(item, step, inputs, report) -> None:
+    """Starts an asynchronous kernel; it calls report(outputs tuple, error) when done."""
+    def callback(outputs=None, error=None):
+        if error is None and item.num_outputs == 1:
+            outputs = (outputs,)
+        report(tuple(outputs) if error is None and outputs is not None else (), error)
+    try:
+        item.fn(item.ctx, step, inputs, callback)
+    except Exception as exc:  # noqa: BLE001
+        callback(error=exc)
+
+
+def wait_for(done: queue.SimpleQueue, step):
+    """The next completion report; cancels the step when its deadline passes meanwhile."""
+    while True:
+        try:
+            return done.get(timeout=_POLL_SECONDS)
+        except queue.Empty:
+            remaining = step.remaining_seconds()
+            if remaining is not None and remaining <= 0 and not step.cancelled:
+                step.cancel(step.deadline_error())
+
+
 class DataflowRun:
     """One step of one partition under the dataflow executor."""
 
@@ -112,20 +150,9 @@ class DataflowRun:
             self._fail(item, exc)
             return
         self.outstanding += 1
-        done, args, rets, step = self.done, self.args, self.rets, self.step
-        device = self.ex.device.name
-
-        def work():
-            try:
-                start = now_micros()
-                with np.errstate(all="ignore"):  # error state is per thread
-                    outputs = compute(item, inputs, args, rets, step)
-                if step.stats is not None:
-                    step.stats.record(item.node, device, start, now_micros(), outputs)
-                done.put((item, outputs, None))
-            except BaseException as exc:  # noqa: BLE001 - reported to the owner thread
-                done.put((item, None, exc))
-        self.ex.pool.submit(work)
+        done = self.done
+        submit_pooled(self.ex.pool, item, inputs, self.args, self.rets, self.step,
+                      self.ex.device.name, lambda outputs, exc: done.put((item, outputs, exc)))
 
     def _start_async(self, item) -> None:
         try:
@@ -135,26 +162,10 @@ class DataflowRun:
             return
         self.outstanding += 1
         done = self.done
-
-        def callback(outputs=None, error=None):
-            if error is None and item.num_outputs == 1:
-                outputs = (outputs,)
-            done.put((item, tuple(outputs) if error is None and outputs is not None else (),
-                      error))
-        try:
-            item.fn(item.ctx, self.step, inputs, callback)
-        except Exception as exc:  # noqa: BLE001
-            callback(error=exc)
+        start_async(item, self.step, inputs, lambda outputs, exc: done.put((item, outputs, exc)))
 
     def _wait_one(self) -> None:
-        while True:
-            try:
-                item, outputs, exc = self.done.get(timeout=_POLL_SECONDS)
-                break
-            except queue.Empty:
-                remaining = self.step.remaining_seconds()
-                if remaining is not None and remaining <= 0 and not self.step.cancelled:
-                    self.step.cancel(self.step.deadline_error())
+        item, outputs, exc = wait_for(self.done, self.step)
         self.outstanding -= 1
         if exc is not None:
             self._fail(item, exc)

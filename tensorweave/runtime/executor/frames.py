@@ -23,7 +23,7 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.runtime.executor import values
-from tensorweave.runtime.executor.dataflow import compute
+from tensorweave.runtime.executor.dataflow import compute, start_async, submit_pooled, wait_for
 from tensorweave.runtime.step_stats import now_micros
 
 SWITCH_OPS = frozenset({"Switch", "RefSwitch"})
@@ -38,7 +38,6 @@ PLAIN, SWITCH, MERGE, ENTER, EXIT, NEXT, TRIGGER, SEND = range(8)
 _KIND = {**{op: SWITCH for op in SWITCH_OPS}, **{op: MERGE for op in MERGE_OPS},
          **{op: ENTER for op in ENTER_OPS}, **{op: EXIT for op in EXIT_OPS},
          **{op: NEXT for op in NEXT_OPS}, "ControlTrigger": TRIGGER, "_Send": SEND}
-_POLL_SECONDS = 0.5
 
 
 class _Dead:
@@ -251,10 +250,8 @@ class FrameRun:
             while ready and self.error is None:
                 i, frame, it = ready.popleft()
                 item = items[i]
-                if item.is_async:
-                    self._start_async(item, frame, it)
-                elif item.expensive:
-                    self._start_pooled(item, frame, it)
+                if item.is_async or item.expensive:
+                    self._launch(item, frame, it)
                 else:
                     self._run_inline(item, frame, it)
             if self.outstanding == 0:
@@ -333,32 +330,8 @@ class FrameRun:
                     vals[s] = None
         return inputs, False
 
-    def _start_pooled(self, item, frame, it) -> None:
-        try:
-            inputs, dead = self._inputs(item.id, it)
-        except Exception as exc:  # noqa: BLE001
-            self._fail(item, exc)
-            return
-        if dead:
-            self._complete(item, frame, it, (DEAD,) * item.num_outputs, True)
-            return
-        self.outstanding += 1
-        done, args, rets, step = self.done, self.args, self.rets, self.step
-        device = self.ex.device.name
-
-        def work():
-            try:
-                start = now_micros()
-                with np.errstate(all="ignore"):
-                    outputs = compute(item, inputs, args, rets, step)
-                if step.stats is not None:
-                    step.stats.record(item.node, device, start, now_micros(), outputs)
-                done.put((item, frame, it, outputs, None))
-            except BaseException as exc:  # noqa: BLE001 - reported to the owner thread
-                done.put((item, frame, it, None, exc))
-        self.ex.pool.submit(work)
-
-    def _start_async(self, item, frame, it) -> None:
+    def _launch(self, item, frame, it) -> None:
+        """Starts an asynchronous kernel, or an expensive one on the inter-op pool."""
         try:
             inputs, dead = self._inputs(item.id, it)
         except Exception as exc:  # noqa: BLE001
@@ -370,25 +343,16 @@ class FrameRun:
         self.outstanding += 1
         done = self.done
 
-        def callback(outputs=None, error=None):
-            if error is None and item.num_outputs == 1:
-                outputs = (outputs,)
-            done.put((item, frame, it, tuple(outputs) if error is None and outputs is not None
-                      else (), error))
-        try:
-            item.fn(item.ctx, self.step, inputs, callback)
-        except Exception as exc:  # noqa: BLE001
-            callback(error=exc)
+        def report(outputs, exc):
+            done.put((item, frame, it, outputs, exc))
+        if item.is_async:
+            start_async(item, self.step, inputs, report)
+        else:
+            submit_pooled(self.ex.pool, item, inputs, self.args, self.rets, self.step,
+                          self.ex.device.name, report)
 
     def _wait_one(self) -> None:
-        while True:
-            try:
-                item, frame, it, outputs, exc = self.done.get(timeout=_POLL_SECONDS)
-                break
-            except queue.Empty:
-                remaining = self.step.remaining_seconds()
-                if remaining is not None and remaining <= 0 and not self.step.cancelled:
-                    self.step.cancel(self.step.deadline_error())
+        item, frame, it, outputs, exc = wait_for(self.done, self.step)
         self.outstanding -= 1
         if exc is not None:
             self._fail(item, exc)
