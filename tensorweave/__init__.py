@@ -59,6 +59,7 @@ from tensorweave.ops.array_slicing_ops import *
 from tensorweave.ops.clip_ops import *
 from tensorweave.ops.constant_op import *
 from tensorweave.ops.control_flow_ops import *
+from tensorweave.ops.data_flow_ops import *
 from tensorweave.ops.init_ops import *
 from tensorweave.ops.linalg_ops import *
 from tensorweave.ops.logging_ops import *

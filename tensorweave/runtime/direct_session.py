@@ -103,6 +103,9 @@ class DirectSessionCore:
         self._last_version = graph.version
         self._growth_runs = 0
         self._growth_warned = False
+        self._op_timeout_ms = config.operation_timeout_in_ms if config is not None else 0
+        # Steps in flight, so close() can cancel the ones blocked (on a queue, a recv ...).
+        self._live_steps: set = set()
 
     # --- kernels shared by all executors of this session -----------------------------------
     def shared_kernel(self, key, create):
@@ -205,8 +208,10 @@ class DirectSessionCore:
                     None, None, "Attempting to use uninitialized value"
                     f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
         rets = [None] * plan.n_fetches
-        step = StepState(timeout_ms, stats=stats)
+        step = StepState(timeout_ms or self._op_timeout_ms, stats=stats)
         executors = plan.executors
+        live = self._live_steps
+        live.add(step)
         try:
             if not executors:
                 return rets
@@ -217,6 +222,8 @@ class DirectSessionCore:
         except KeyboardInterrupt:
             step.cancel(errors.CancelledError(None, None, "Step interrupted (Ctrl-C)"))
             raise
+        finally:
+            live.discard(step)
         return rets
 
     def _run_concurrently(self, executors, args, rets, step) -> None:
@@ -256,6 +263,9 @@ class DirectSessionCore:
                 self._growth_runs, newest.name, file, line)
 
     def close(self) -> None:
+        """Cancels the steps still running (CancelledError), then frees pool and resources."""
+        for step in list(self._live_steps):
+            step.cancel(errors.CancelledError(None, None, "Session has been closed."))
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
