@@ -18,3 +18,7 @@ from tensorweave.train.checkpoint_management import *
 from tensorweave.train.checkpoint_reader import *
 from tensorweave.protos.saver_pb2 import SaverDef
 from tensorweave.train.training_util import *
+from tensorweave.train.coordinator import *
+from tensorweave.train.input import *
+from tensorweave.train.queue_runner import *
+from tensorweave.train import queue_runner
