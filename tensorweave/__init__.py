@@ -51,6 +51,7 @@ from tensorweave.autodiff.registry import NotDifferentiable, RegisterGradient, n
 from tensorweave.framework.indexed_slices import IndexedSlices
 
 # --- op families (one star-import line per module; keep this block sorted) -----------------
+from tensorweave.ops.accumulator_ops import *
 from tensorweave.ops.array_creation_ops import *
 from tensorweave.ops.array_index_ops import *
 from tensorweave.ops.array_join_ops import *

@@ -27,7 +27,7 @@ _ENQUEUE_CANCELLED = "Enqueue operation was cancelled"
 _DEQUEUE_CANCELLED = "Dequeue operation was cancelled"
 
 
-class _Attempt:
+class Attempt:
     """One parked enqueue (elements to put) or dequeue (n to take) with its callback."""
 
     __slots__ = ("elements", "n", "taken", "allow_smaller", "single", "done", "step", "token",
@@ -58,8 +58,8 @@ class QueueResource:
         self.on_starved = on_starved  # called once if a dequeue stays blocked a long time
         self._lock = threading.Lock()
         self._closed = False
-        self._enqueues: deque[_Attempt] = deque()
-        self._dequeues: deque[_Attempt] = deque()
+        self._enqueues: deque[Attempt] = deque()
+        self._dequeues: deque[Attempt] = deque()
         self._timer = None
         self._init_storage()
 
@@ -106,11 +106,11 @@ class QueueResource:
             done(error=errors.CancelledError(None, None, f"{self.kind} '{self.name}' is "
                                              "closed."))
             return
-        self._park(_Attempt(done, step, elements=elements), self._enqueues, _ENQUEUE_CANCELLED)
+        self._park(Attempt(done, step, elements=elements), self._enqueues, _ENQUEUE_CANCELLED)
 
     def dequeue(self, n: int | None, step, done, allow_smaller: bool = False) -> None:
         """Takes one element (n None) or a batch of n; `done(components)` when available."""
-        self._park(_Attempt(done, step, n=1 if n is None else n, allow_smaller=allow_smaller,
+        self._park(Attempt(done, step, n=1 if n is None else n, allow_smaller=allow_smaller,
                             single=n is None), self._dequeues, _DEQUEUE_CANCELLED)
 
     def close(self, cancel_pending_enqueues: bool = False) -> None:
@@ -124,7 +124,7 @@ class QueueResource:
                     finished.append((attempt, None, errors.CancelledError(
                         None, None, _ENQUEUE_CANCELLED)))
             finished.extend(self._flush())
-        _complete(finished)
+        complete(finished)
 
     def close_resource(self) -> None:
         """The session is going away: fail every parked attempt."""
@@ -136,7 +136,7 @@ class QueueResource:
                         for a in waiters]
             self._enqueues.clear()
             self._dequeues.clear()
-        _complete(finished)
+        complete(finished)
 
     # --- waiting --------------------------------------------------------------------------
     def _park(self, attempt, waiters, message) -> None:
@@ -153,7 +153,7 @@ class QueueResource:
                 elif waiters is self._dequeues:
                     attempt.since = time.monotonic()
                     self._arm_starved_timer()
-        _complete(finished)
+        complete(finished)
 
     def _cancel(self, attempt, waiters, message) -> None:
         with self._lock:
@@ -164,7 +164,7 @@ class QueueResource:
                 self._put_back(attempt.taken)
             finished = [(attempt, None, errors.CancelledError(None, None, message))]
             finished.extend(self._flush())   # a removed head may unblock the next waiter
-        _complete(finished)
+        complete(finished)
 
     def _flush(self) -> list:
         """Moves elements for parked attempts in arrival order; returns those that finished."""
@@ -290,7 +290,7 @@ class PriorityQueueResource(QueueResource):
             self._put(e)
 
 
-def _complete(finished) -> None:
+def complete(finished) -> None:
     """Runs callbacks of finished attempts (outside any queue lock)."""
     for attempt, outputs, error in finished:
         if attempt.token is not None:
