@@ -69,6 +69,7 @@ from tensorweave.ops.math_segment_ops import *
 from tensorweave.ops.math_unary_ops import *
 from tensorweave.ops.partition_ops import *
 from tensorweave.ops.random_ops import *
+from tensorweave.ops.reader_ops import *
 from tensorweave.ops.reduction_ops import *
 from tensorweave.ops.scatter_ops import *
 from tensorweave.ops.state_ops import *
