@@ -263,7 +263,8 @@ class PaddingFIFOQueueResource(QueueResource):
             dims = tuple(max(p.shape[i] for p in parts) for i in range(parts[0].ndim)) \
                 if parts else self._component_dims(k)
             np_dtype = dtype.as_numpy_dtype
-            batch = np.full((len(parts),) + dims, b"" if np_dtype is object else 0, np_dtype)
+            batch = np.full((len(parts),) + dims, b"" if np.dtype(np_dtype) == object else 0,
+                            np_dtype)
             for i, p in enumerate(parts):
                 batch[(i,) + tuple(slice(0, d) for d in p.shape)] = p
             out.append(batch)
