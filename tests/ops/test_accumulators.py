@@ -87,7 +87,8 @@ def test_take_grad_waits_asynchronously_and_is_cancellable():
         apply, take = acc.apply_grad(2.0, local_step=0), acc.take_grad(2)
         with tf.Session() as sess:
             got = []
-            taker = threading.Thread(target=lambda: got.append(sess.run(take, options=BOUNDED)), daemon=True)
+            taker = threading.Thread(
+                target=lambda: got.append(sess.run(take, options=BOUNDED)), daemon=True)
             taker.start()
             time.sleep(0.2)
             assert taker.is_alive() and not got

@@ -14,6 +14,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # Run by the executor itself, or test-only.
 EXECUTOR_OPS = {"_Arg", "_Retval", "Const"}
 # Stateful ops whose behaviour (not a pure function of inputs) is tested in a dedicated file.
+_QUEUE_OPS = ["FIFOQueueV2", "PaddingFIFOQueueV2", "RandomShuffleQueueV2", "PriorityQueueV2",
+              "QueueEnqueueV2", "QueueEnqueueManyV2", "QueueDequeueV2", "QueueDequeueManyV2",
+              "QueueDequeueUpToV2", "QueueCloseV2", "QueueSizeV2", "QueueIsClosedV2"]
+_ACCUMULATOR_OPS = [prefix + name for prefix in ("", "Resource") for name in (
+    "ConditionalAccumulator", "AccumulatorApplyGradient", "AccumulatorTakeGradient",
+    "AccumulatorNumAccumulated", "AccumulatorSetGlobalStep")] + [
+    "SparseConditionalAccumulator", "SparseAccumulatorApplyGradient",
+    "SparseAccumulatorTakeGradient"]
+_READER_OPS = ["WholeFileReaderV2", "TFRecordReaderV2", "IdentityReaderV2", "ReaderReadV2",
+               "ReaderReadUpToV2", "ReaderNumRecordsProducedV2", "ReaderNumWorkUnitsCompletedV2",
+               "ReaderResetV2", "ReadFile"]
 TESTED_ELSEWHERE = {
     "Placeholder": "ops/test_constant_op.py",
     "VariableV2": "ops/test_variables.py",
@@ -24,6 +35,11 @@ TESTED_ELSEWHERE = {
     "SaveV2": "train/test_checkpoint_ops.py",
     "RestoreV2": "train/test_checkpoint_ops.py",
     "MergeV2Checkpoints": "train/test_checkpoint_ops.py",
+    "CountUpTo": "train/test_input.py",
+    # Stateful queue, accumulator and reader ops: tested through their resources.
+    **dict.fromkeys(_QUEUE_OPS, "ops/test_queues.py"),
+    **dict.fromkeys(_ACCUMULATOR_OPS, "ops/test_accumulators.py"),
+    **dict.fromkeys(_READER_OPS, "ops/test_readers.py"),
 }
 
 
