@@ -70,14 +70,16 @@ class QueueResource:
     def _size(self) -> int:
         return len(self._items)
 
-    def _put(self, element) -> None:
-        self._items.append(element)
+    def _put_many(self, elements) -> None:
+        self._items.extend(elements)
 
-    def _can_take(self) -> bool:
-        return bool(self._items)
+    def _available(self) -> int:
+        """How many elements a dequeue may take now."""
+        return len(self._items)
 
-    def _take(self):
-        return self._items.popleft()
+    def _take_many(self, k: int) -> list:
+        popleft = self._items.popleft
+        return [popleft() for _ in range(k)]
 
     def _put_back(self, elements) -> None:
         self._items.extendleft(reversed(elements))
@@ -176,8 +178,10 @@ class QueueResource:
             while self._enqueues:
                 attempt = self._enqueues[0]
                 pending = attempt.elements
-                while pending and (capacity is None or self._size() < capacity):
-                    self._put(pending.popleft())
+                room = len(pending) if capacity is None else \
+                    min(len(pending), capacity - self._size())
+                if room > 0:
+                    self._put_many([pending.popleft() for _ in range(room)])
                     progress = True
                 if pending:
                     break
@@ -186,8 +190,9 @@ class QueueResource:
             while self._dequeues:
                 attempt = self._dequeues[0]
                 taken = attempt.taken
-                while len(taken) < attempt.n and self._can_take():
-                    taken.append(self._take())
+                k = min(attempt.n - len(taken), self._available())
+                if k > 0:
+                    taken.extend(self._take_many(k))
                     progress = True
                 if len(taken) < attempt.n and not self._closed:
                     break
@@ -238,14 +243,17 @@ class RandomShuffleQueueResource(QueueResource):
     def _init_storage(self) -> None:
         self._items: list = []
 
-    def _can_take(self) -> bool:
-        return len(self._items) > (0 if self._closed else self.min_after_dequeue)
+    def _available(self) -> int:
+        return max(0, len(self._items) - (0 if self._closed else self.min_after_dequeue))
 
-    def _take(self):
+    def _take_many(self, k: int) -> list:
         items = self._items
-        k = int(self.rng.integers(len(items)))
-        items[k], items[-1] = items[-1], items[k]
-        return items.pop()
+        out = []
+        for j in self.rng.random(k):   # swap a uniformly chosen element to the end, pop it
+            i = int(j * len(items))
+            items[i], items[-1] = items[-1], items[i]
+            out.append(items.pop())
+        return out
 
     def _put_back(self, elements) -> None:
         self._items.extend(elements)
@@ -280,15 +288,15 @@ class PriorityQueueResource(QueueResource):
         self._items: list = []
         self._order = itertools.count()   # ties leave in arrival order
 
-    def _put(self, element) -> None:
-        heapq.heappush(self._items, (int(element[0]), next(self._order), element))
+    def _put_many(self, elements) -> None:
+        for e in elements:
+            heapq.heappush(self._items, (int(e[0]), next(self._order), e))
 
-    def _take(self):
-        return heapq.heappop(self._items)[2]
+    def _take_many(self, k: int) -> list:
+        return [heapq.heappop(self._items)[2] for _ in range(k)]
 
     def _put_back(self, elements) -> None:
-        for e in elements:
-            self._put(e)
+        self._put_many(elements)
 
 
 def complete(finished) -> None:
