@@ -3,9 +3,10 @@
 A queue lives in a device's ResourceMgr. Enqueue and dequeue never hold a thread: an attempt
 that cannot finish at once is parked with its `done` callback and makes progress whenever the
 queue changes (enqueue, dequeue, close). Cancelling its step (Session.close, a deadline, another
-node's failure) removes it and fails it with CancelledError. Elements are tuples of private
-NumPy arrays (copied on enqueue), so no step's buffers are shared. Callbacks run outside the
-queue's lock.
+node's failure) removes it and fails it with CancelledError. An element is a (chunk, row) pair:
+row `row` of every component array of `chunk`, a private copy made at enqueue, so no step's
+buffers are shared and a batch of consecutive rows leaves as slices, not a stack of rows.
+Callbacks run outside the queue's lock.
 """
 from __future__ import annotations
 
@@ -85,8 +86,18 @@ class QueueResource:
         self._items.extendleft(reversed(elements))
 
     def _batch(self, elements) -> list:
-        return [np.stack([e[k] for e in elements]) if elements else
-                np.zeros((0,) + self._component_dims(k), self.dtypes[k].as_numpy_dtype)
+        """Stacks elements per component, slicing runs of consecutive rows of one chunk."""
+        if not elements:
+            return [np.zeros((0,) + self._component_dims(k), dtype.as_numpy_dtype)
+                    for k, dtype in enumerate(self.dtypes)]
+        runs = _runs(elements)
+        if len(runs) * 4 > len(elements):   # mostly scattered rows: gather them one by one
+            return [np.stack([chunk[k][i] for chunk, i in elements])
+                    for k in range(len(self.dtypes))]
+        if len(runs) == 1:
+            chunk, start, stop = runs[0]
+            return [c[start:stop] for c in chunk]
+        return [np.concatenate([chunk[k][start:stop] for chunk, start, stop in runs])
                 for k in range(len(self.dtypes))]
 
     def _component_dims(self, k) -> tuple:
@@ -203,7 +214,10 @@ class QueueResource:
     def _finish_dequeue(self, attempt):
         taken = attempt.taken
         if len(taken) == attempt.n or (attempt.allow_smaller and taken):
-            return attempt, list(taken[0]) if attempt.single else self._batch(taken), None
+            if attempt.single:
+                chunk, i = taken[0]
+                return attempt, [c[i] for c in chunk], None
+            return attempt, self._batch(taken), None
         self._put_back(taken)
         return attempt, None, errors.OutOfRangeError(
             None, None, f"{self.kind} '{self.name}' is closed and has insufficient elements "
@@ -267,7 +281,7 @@ class PaddingFIFOQueueResource(QueueResource):
     def _batch(self, elements) -> list:
         out = []
         for k, dtype in enumerate(self.dtypes):
-            parts = [e[k] for e in elements]
+            parts = [chunk[k][i] for chunk, i in elements]
             dims = tuple(max(p.shape[i] for p in parts) for i in range(parts[0].ndim)) \
                 if parts else self._component_dims(k)
             np_dtype = dtype.as_numpy_dtype
@@ -290,13 +304,28 @@ class PriorityQueueResource(QueueResource):
 
     def _put_many(self, elements) -> None:
         for e in elements:
-            heapq.heappush(self._items, (int(e[0]), next(self._order), e))
+            heapq.heappush(self._items, (int(e[0][0][e[1]]), next(self._order), e))
 
     def _take_many(self, k: int) -> list:
         return [heapq.heappop(self._items)[2] for _ in range(k)]
 
     def _put_back(self, elements) -> None:
         self._put_many(elements)
+
+
+def _runs(elements) -> list:
+    """(chunk, start, stop) for each run of consecutive rows of one chunk, in order."""
+    runs = []
+    chunk, start = elements[0]
+    stop = start + 1
+    for c, i in elements[1:]:
+        if c is chunk and i == stop:
+            stop += 1
+        else:
+            runs.append((chunk, start, stop))
+            chunk, start, stop = c, i, i + 1
+    runs.append((chunk, start, stop))
+    return runs
 
 
 def complete(finished) -> None:

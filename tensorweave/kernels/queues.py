@@ -128,7 +128,7 @@ def _check_types(queue, dtypes) -> None:
 
 
 def _elements(queue, components, many: bool) -> list:
-    """Splits enqueue inputs into element tuples of private arrays, checking shapes."""
+    """Enqueue inputs as queue elements (chunk, row) over private copies, checking shapes."""
     arrays = [np.array(c, copy=True) for c in components]
     shapes = queue.shapes
     if many:
@@ -145,8 +145,9 @@ def _elements(queue, components, many: bool) -> list:
                 None, None, f"Shape mismatch in tuple component {k}. Expected {expected}, got "
                 f"{_shape_str(dims)}")
     if not many:
-        return [tuple(arrays)]
-    return list(zip(*arrays)) if arrays[0].shape[0] else []
+        return [(tuple(a[None] for a in arrays), 0)]
+    chunk = tuple(arrays)
+    return [(chunk, i) for i in range(arrays[0].shape[0])]
 
 
 class _EnqueueKernel:
