@@ -348,6 +348,18 @@ def test_starved_queue_logs_a_warning(monkeypatch, caplog):
                for r in caplog.records)
 
 
+def test_no_starved_warning_for_a_queue_a_runner_feeds(monkeypatch, caplog):
+    monkeypatch.setattr(queue_state, "STARVED_WARNING_SECONDS", 0.1)
+    with tf.Graph().as_default():
+        q = tf.FIFOQueue(1, [tf.int32], shapes=[[]], name="fed")
+        tf.train.add_queue_runner(tf.train.QueueRunner(q, [q.enqueue([1])]))  # not started
+        pop = q.dequeue()
+        with tf.Session() as sess, caplog.at_level(logging.WARNING, "tensorweave"):
+            with pytest.raises(tf.errors.DeadlineExceededError):
+                sess.run(pop, options=tf.RunOptions(timeout_in_ms=600))
+    assert not any("blocked" in r.getMessage() for r in caplog.records)
+
+
 @pytest.mark.parametrize("capacity", [3, 50])
 def test_producers_and_consumers_under_stress(capacity):
     n_producers, per_producer = 4, 60
