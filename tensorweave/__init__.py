@@ -53,6 +53,7 @@ from tensorweave.autodiff.registry import NotDifferentiable, RegisterGradient, n
 from tensorweave.framework.indexed_slices import IndexedSlices
 
 # --- op families (one star-import line per module; keep this block sorted) -----------------
+from tensorweave.ops.accumulator_ops import *
 from tensorweave.ops.array_creation_ops import *
 from tensorweave.ops.array_index_ops import *
 from tensorweave.ops.array_join_ops import *
@@ -66,6 +67,7 @@ from tensorweave.ops.while_loop import *
 from tensorweave.ops.functional_ops import *
 from tensorweave.ops.control_flow_primitives import *
 from tensorweave.ops.decode_ops import *
+from tensorweave.ops.data_flow_ops import *
 from tensorweave.ops.init_ops import *
 from tensorweave.ops.linalg_ops import *
 from tensorweave.ops.logging_ops import *
@@ -75,6 +77,7 @@ from tensorweave.ops.math_unary_ops import *
 from tensorweave.ops.parsing_ops import *
 from tensorweave.ops.partition_ops import *
 from tensorweave.ops.random_ops import *
+from tensorweave.ops.reader_ops import *
 from tensorweave.ops.reduction_ops import *
 from tensorweave.ops.scatter_ops import *
 from tensorweave.ops.stack_ops import *

@@ -68,3 +68,16 @@ def _assign_sub(ctx, ref, value):
 @kernel("IsVariableInitialized")
 def _is_initialized(ctx, ref):
     return np.bool_(ref.value is not None)
+
+
+@kernel("CountUpTo")
+def _count_up_to(ctx, ref):
+    """Returns the old value and adds one under the variable's lock; OutOfRange at the limit."""
+    limit = ctx.attrs["limit"]
+    with ref.lock:
+        current = deref(ref)
+        before = current.copy()
+        if before >= limit:
+            raise errors.OutOfRangeError(None, None, f"Reached limit of {limit}")
+        current += 1
+    return before

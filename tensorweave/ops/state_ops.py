@@ -11,7 +11,7 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 
-__all__ = ["assign", "assign_add", "assign_sub", "is_variable_initialized"]
+__all__ = ["assign", "assign_add", "assign_sub", "count_up_to", "is_variable_initialized"]
 
 
 def _variable_shape(ctx):
@@ -66,6 +66,11 @@ AssignSub = define_op("AssignSub", inputs=["ref: Ref(T)", "value: T"],
                       outputs=["output_ref: Ref(T)"], attrs=_UPDATE_ATTRS,
                       shape_fn=_update_shape, is_stateful=True)
 
+CountUpTo = define_op(
+    "CountUpTo", inputs=["ref: Ref(T)"], outputs=["output: T"],
+    attrs=[TypeAttr("T", (_dtypes.int32, _dtypes.int64)), Attr("limit", "int")],
+    shape_fn=lambda ctx: ctx.inputs[0]._shape, is_stateful=True, not_differentiable=True)
+
 IsVariableInitialized = define_op(
     "IsVariableInitialized", inputs=["ref: Ref(dtype)"], outputs=["is_initialized: bool"],
     attrs=[TypeAttr("dtype")], shape_fn=lambda ctx: _ts.TensorShape([]), is_stateful=True,
@@ -105,3 +110,17 @@ def assign_sub(ref, value, use_locking=None, name=None):
 def is_variable_initialized(variable):
     """A scalar bool tensor: whether `variable` has been initialized in this session."""
     return apply_op(IsVariableInitialized, [variable], name="IsVariableInitialized")
+
+
+def count_up_to(ref, limit, name=None):
+    """Increments the int32/int64 variable `ref` until it reaches `limit`.
+
+    Args:
+      ref: an int32 or int64 variable (scalar).
+      limit: once `ref` equals it, the op raises OutOfRangeError instead.
+      name: a name for the operation (default "CountUpTo").
+
+    Returns:
+      The value of `ref` before the increment.
+    """
+    return apply_op(CountUpTo, [ref], {"limit": limit}, name=name or "CountUpTo")

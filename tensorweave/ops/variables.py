@@ -206,6 +206,10 @@ class Variable:
         result = state_ops.assign_sub(self._variable, delta, use_locking=use_locking, name=name)
         return result if read_value else result.op
 
+    def count_up_to(self, limit):
+        """Increments this int variable until it reaches `limit` (see tf.count_up_to)."""
+        return state_ops.count_up_to(self._variable, limit)
+
     def load(self, value, session=None) -> None:
         """Writes `value` into the variable by feeding its initializer (TF1's Variable.load)."""
         from tensorweave.runtime.session import get_default_session

@@ -114,6 +114,9 @@ class DirectSessionCore:
         self._last_version = graph.version
         self._growth_runs = 0
         self._growth_warned = False
+        self._op_timeout_ms = config.operation_timeout_in_ms if config is not None else 0
+        # Steps in flight, so close() can cancel the ones blocked (on a queue, a recv ...).
+        self._live_steps: set = set()
 
     # --- kernels shared by all executors of this session -----------------------------------
     def shared_kernel(self, key, create):
@@ -260,8 +263,11 @@ class DirectSessionCore:
         rets = [None] * plan.n_fetches
         executors = plan.executors
         cooperative = plan.cooperative
-        step = StepState(timeout_ms, LocalRendezvous() if len(executors) > 1 and
-                         cooperative is None else None, stats)
+        step = StepState(timeout_ms or self._op_timeout_ms,
+                         LocalRendezvous() if len(executors) > 1 and cooperative is None
+                         else None, stats)
+        live = self._live_steps
+        live.add(step)
         limit = plan.blas_limit
         if limit:
             blas_threads.limiter.acquire(limit)
@@ -278,6 +284,7 @@ class DirectSessionCore:
             step.cancel(errors.CancelledError(None, None, "Step interrupted (Ctrl-C)"))
             raise
         finally:
+            live.discard(step)
             if limit:
                 blas_threads.limiter.release(limit)
         return rets
@@ -327,6 +334,9 @@ class DirectSessionCore:
                 self._growth_runs, newest.name, file, line)
 
     def close(self) -> None:
+        """Cancels the steps still running (CancelledError), then frees pools and resources."""
+        for step in list(self._live_steps):
+            step.cancel(errors.CancelledError(None, None, "Session has been closed."))
         for pool in (self._pool, self._partition_pool):
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)

@@ -36,3 +36,6 @@ from tensorweave.train.scaffold import Scaffold
 from tensorweave.train.session_manager import SessionManager
 from tensorweave.train.monitored_session import *
 from tensorweave.train.supervisor import Supervisor, basic_train_loop
+from tensorweave.train.input import *
+from tensorweave.train.queue_runner import *
+from tensorweave.train import queue_runner

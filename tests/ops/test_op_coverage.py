@@ -14,6 +14,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # Run by the executor itself, or test-only.
 EXECUTOR_OPS = {"_Arg", "_Retval", "Const"}
 # Stateful ops whose behaviour (not a pure function of inputs) is tested in a dedicated file.
+_QUEUE_OPS = ["FIFOQueueV2", "PaddingFIFOQueueV2", "RandomShuffleQueueV2", "PriorityQueueV2",
+              "QueueEnqueueV2", "QueueEnqueueManyV2", "QueueDequeueV2", "QueueDequeueManyV2",
+              "QueueDequeueUpToV2", "QueueCloseV2", "QueueSizeV2", "QueueIsClosedV2"]
+_ACCUMULATOR_OPS = [prefix + name for prefix in ("", "Resource") for name in (
+    "ConditionalAccumulator", "AccumulatorApplyGradient", "AccumulatorTakeGradient",
+    "AccumulatorNumAccumulated", "AccumulatorSetGlobalStep")] + [
+    "SparseConditionalAccumulator", "SparseAccumulatorApplyGradient",
+    "SparseAccumulatorTakeGradient"]
+_READER_OPS = ["WholeFileReaderV2", "TFRecordReaderV2", "IdentityReaderV2", "ReaderReadV2",
+               "ReaderReadUpToV2", "ReaderNumRecordsProducedV2", "ReaderNumWorkUnitsCompletedV2",
+               "ReaderResetV2", "ReadFile"]
 TESTED_ELSEWHERE = {
     "DatasetPipeline": "data/test_iterator_ops.py",
     "IteratorV2": "data/test_iterator_ops.py",
@@ -38,6 +49,11 @@ TESTED_ELSEWHERE = {
         "StackV2", "StackPushV2", "StackPopV2", "StackCloseV2")},
     "TensorArrayGradV3": "ops/test_tensor_array.py",
     "TensorArrayCloseV3": "ops/test_tensor_array.py",
+    "CountUpTo": "train/test_input.py",
+    # Stateful queue, accumulator and reader ops: tested through their resources.
+    **dict.fromkeys(_QUEUE_OPS, "ops/test_queues.py"),
+    **dict.fromkeys(_ACCUMULATOR_OPS, "ops/test_accumulators.py"),
+    **dict.fromkeys(_READER_OPS, "ops/test_readers.py"),
 }
 
 

@@ -10,7 +10,8 @@ PROGRAMS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".
 # Programs whose issues have landed; each must print "PASS ..." last and exit 0.
 LANDED = ["p01_basics.py", "p02_linear_regression.py", "p03_digits_mlp.py",
           "p04_digits_cnn_layers.py", "p05_control_flow.py", "p06_checkpoints.py",
-          "p07_summaries.py", "p09_multi_device.py", "p10_graph_optimizations.py"]
+          "p07_summaries.py", "p08_input_pipelines.py", "p09_multi_device.py",
+          "p10_graph_optimizations.py"]
 
 
 @pytest.mark.skipif(not os.path.isdir(PROGRAMS_DIR),

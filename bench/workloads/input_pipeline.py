@@ -1,0 +1,120 @@
+"""Input pipelines: the mlp_train SGD step (784-512-512-10, batch 128) fed in different ways.
+
+`feed_dict`: each step feeds the next of a set of prepared NumPy batches. `queue`: a FIFOQueue of
+single examples, filled by a QueueRunner thread (enqueue_many of 512 consecutive rows of the
+data set from a random offset per run), and the step trains on `dequeue_many(128)`. Both train
+on the same synthetic, learnable data set; the check before timing is that 30 steps lower the
+loss. The issue's
+`tf.data` variant (from_tensor_slices → shuffle → repeat → batch → prefetch) is added beside
+these as one more entry of VARIANTS (see `_dataset_inputs`).
+"""
+import numpy as np
+
+from bench.metrics import Metric
+from bench.timing import per_call_us
+
+BATCH = 128
+SIZES = (784, 512, 512, 10)
+SAMPLES = 4096
+CHUNK = 512            # rows per enqueue_many of the queue runner
+STEPS_TO_CHECK = 30
+
+METRICS = {
+    "feed_dict_ms_per_step": Metric("ms", f"SGD step fed by feed_dict, batch {BATCH}"),
+    "queue_ms_per_step": Metric("ms", f"SGD step on FIFOQueue.dequeue_many({BATCH}) filled by "
+                                      "a QueueRunner"),
+}
+
+
+def _data():
+    """Inputs in [0, 1) and labels a fixed random linear map of them can predict."""
+    rng = np.random.RandomState(0)
+    inputs = rng.uniform(0, 1, (SAMPLES, SIZES[0])).astype(np.float32)
+    classes = np.argmax(inputs @ rng.normal(size=(SIZES[0], SIZES[-1])), axis=1)
+    return inputs, np.eye(SIZES[-1], dtype=np.float32)[classes]
+
+
+def _timed_ms(step) -> float:
+    return per_call_us(step, batches=20, batch_seconds=0.05, warmup_seconds=0.5,
+                       min_calls=100) / 1e3
+
+
+def _train_op(tf, x, y):
+    """The mlp_train model and its SGD step on inputs `x` and one-hot labels `y`."""
+    h = x
+    for i, (fan_in, fan_out) in enumerate(zip(SIZES[:-1], SIZES[1:])):
+        w = tf.Variable(tf.truncated_normal([fan_in, fan_out], stddev=0.05), name=f"w{i}")
+        b = tf.Variable(tf.zeros([fan_out]), name=f"b{i}")
+        h = tf.matmul(h, w) + b
+        if i < len(SIZES) - 2:
+            h = tf.nn.relu(h)
+    loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits_v2(labels=y, logits=h))
+    return loss, tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+
+
+def _check_learns(losses) -> None:
+    head, tail = np.mean(losses[:5]), np.mean(losses[-5:])
+    if not np.all(np.isfinite(losses)) or not tail < head:
+        raise AssertionError(f"loss did not decrease over {len(losses)} steps: {losses}")
+
+
+def _feed_dict_ms(tf) -> float:
+    inputs, labels = _data()
+    batches = [(inputs[i:i + BATCH], labels[i:i + BATCH])
+               for i in range(0, SAMPLES - BATCH + 1, BATCH)]
+    with tf.Graph().as_default():
+        tf.set_random_seed(0)
+        x = tf.placeholder(tf.float32, [BATCH, SIZES[0]], name="x")
+        y = tf.placeholder(tf.float32, [BATCH, SIZES[-1]], name="y")
+        loss, train = _train_op(tf, x, y)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            counter = iter(range(1 << 62))
+
+            def step(fetches=train):
+                bx, by = batches[next(counter) % len(batches)]
+                return sess.run(fetches, {x: bx, y: by})
+            _check_learns([step([loss, train])[0] for _ in range(STEPS_TO_CHECK)])
+            return _timed_ms(step)
+
+
+def _queue_inputs(tf):
+    """A QueueRunner-filled FIFOQueue of examples; returns (x, y) = dequeue_many(BATCH)."""
+    inputs, labels = _data()
+    data_x, data_y = tf.constant(inputs), tf.constant(labels)
+    start = tf.random_uniform([], 0, SAMPLES - CHUNK + 1, dtype=tf.int32)
+    queue = tf.FIFOQueue(4 * CHUNK, [tf.float32, tf.float32], shapes=[[SIZES[0]], [SIZES[-1]]])
+    enqueue = queue.enqueue_many([tf.slice(data, tf.stack([start, 0]), [CHUNK, -1])
+                                  for data in (data_x, data_y)])
+    tf.train.add_queue_runner(tf.train.QueueRunner(queue, [enqueue]))
+    return queue.dequeue_many(BATCH)
+
+
+def _pipeline_ms(tf, make_inputs) -> float:
+    """Trains on tensors from `make_inputs(tf)` with queue runners started; ms per step."""
+    with tf.Graph().as_default():
+        tf.set_random_seed(0)
+        x, y = make_inputs(tf)
+        loss, train = _train_op(tf, x, y)
+        with tf.Session() as sess:
+            sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(sess, coord)
+            try:
+                _check_learns([sess.run([loss, train])[0] for _ in range(STEPS_TO_CHECK)])
+                return _timed_ms(lambda: sess.run(train))
+            finally:
+                coord.request_stop()
+                coord.join(threads, stop_grace_period_secs=10)
+
+
+# The tf.data variant joins here: ("dataset_ms_per_step", _dataset_inputs) with a METRICS entry.
+VARIANTS = [("queue_ms_per_step", _queue_inputs)]
+
+
+def run_tf1(tf):
+    """Time the SGD step under each input pipeline, TF1 API."""
+    results = {"feed_dict_ms_per_step": _feed_dict_ms(tf)}
+    for metric, make_inputs in VARIANTS:
+        results[metric] = _pipeline_ms(tf, make_inputs)
+    return results

@@ -1,0 +1,237 @@
+"""Reader kernels: records from work units (file names) taken from a queue, asynchronously.
+
+A ReaderResource serves read requests one at a time in arrival order. A request takes records
+from the current work unit; when that is exhausted it dequeues the next unit from the queue
+with a callback (no thread waits) and continues there. A closed, empty queue ends a read_up_to
+with what it has, or fails with the queue's OutOfRangeError.
+"""
+from __future__ import annotations
+
+import threading
+from collections import deque
+
+import numpy as np
+
+from tensorweave.framework import errors
+from tensorweave.io.tf_record import open_records, read_records
+from tensorweave.kernels.queues import resource_handle, resource_of
+from tensorweave.kernels.registry import kernel
+
+
+def _read_whole(path: str):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise errors.NotFoundError(None, None, f"{path}; {e.strerror}") from None
+
+
+def _whole_file_records(work: bytes, options):
+    yield work, _read_whole(work.decode())
+
+
+def _identity_records(work: bytes, options):
+    yield work, work
+
+
+def _tf_record_records(work: bytes, options):
+    stream = open_records(work.decode(), options or None)
+    try:
+        offset = 0
+        for record in read_records(stream):
+            yield b"%s:%d" % (work, offset), record
+            offset += len(record) + 16   # 8 length + 4 length CRC + data + 4 data CRC
+    finally:
+        stream.close()
+
+
+class _Request:
+    __slots__ = ("queue", "n", "step", "done", "keys", "values")
+
+    def __init__(self, queue, n, step, done):
+        self.queue, self.n, self.step, self.done = queue, n, step, done
+        self.keys: list = []
+        self.values: list = []
+
+
+class ReaderResource:
+    """A reader's state: the current work unit's record iterator and the counters."""
+
+    def __init__(self, records_of, options=None):
+        self._records_of = records_of
+        self._options = options
+        self._lock = threading.Lock()
+        self._requests: deque[_Request] = deque()
+        self._busy = False
+        self._clear()
+
+    def _clear(self) -> None:
+        self._records = None
+        self.produced = 0
+        self.completed = 0
+
+    def reset(self) -> None:
+        """Forgets the current work unit and zeroes the counters."""
+        with self._lock:
+            self._clear()
+
+    def read(self, queue, n, step, done) -> None:
+        """Queues a request for one record (n None) or up to n; serves it when it can."""
+        with self._lock:
+            self._requests.append(_Request(queue, n, step, done))
+            if self._busy:
+                return
+            self._busy = True
+        self._serve()
+
+    def _serve(self) -> None:
+        """Fills requests in order until one needs a new work unit (or none are left)."""
+        while True:
+            with self._lock:
+                if not self._requests:
+                    self._busy = False
+                    return
+                request = self._requests[0]
+                want = request.n or 1
+                try:
+                    self._fill(request, want)
+                except errors.OpError as e:
+                    self._records = None   # the unit is abandoned, like TF's reader
+                    self._requests.popleft()
+                    finish = (request, e)
+                else:
+                    if len(request.keys) < want:
+                        finish = None
+                    else:
+                        self._requests.popleft()
+                        finish = (request, None)
+            if finish is None:
+                request.queue.dequeue(None, request.step, self._on_work)
+                return
+            _finish(*finish)
+
+    def _fill(self, request, want) -> None:
+        while len(request.keys) < want and self._records is not None:
+            try:
+                key, value = next(self._records)
+            except StopIteration:
+                self._records = None
+                self.completed += 1
+                break
+            request.keys.append(key)
+            request.values.append(value)
+            self.produced += 1
+
+    def _on_work(self, outputs=None, error=None) -> None:
+        """The queue's answer to a dequeue for the request at the head."""
+        with self._lock:
+            request = self._requests[0]
+            if error is None:
+                work = _as_bytes(outputs[0])
+                self._records = self._records_of(work, self._options)
+            else:
+                self._requests.popleft()
+        if error is not None:
+            enough = request.n is not None and request.keys and \
+                isinstance(error, errors.OutOfRangeError)
+            _finish(request, None if enough else error)
+        self._serve()
+
+
+def _finish(request, error) -> None:
+    if error is not None:
+        request.done(error=error)
+        return
+    if request.n is None:
+        request.done((_string(request.keys[0]), _string(request.values[0])))
+        return
+    keys = np.empty(len(request.keys), dtype=object)
+    values = np.empty(len(request.values), dtype=object)
+    keys[:] = request.keys
+    values[:] = request.values
+    request.done((keys, values))
+
+
+def _as_bytes(value) -> bytes:
+    value = value.item() if isinstance(value, np.ndarray) else value
+    return value.encode() if isinstance(value, str) else bytes(value)
+
+
+def _string(value: bytes) -> np.ndarray:
+    out = np.empty((), dtype=object)
+    out[()] = value
+    return out
+
+
+class _ReaderKernel:
+    """Creates the node's ReaderResource once per session and outputs its handle."""
+
+    records_of = staticmethod(_whole_file_records)
+
+    def __init__(self, ctx):
+        self.handle = None
+
+    def compute(self, ctx):
+        if self.handle is None:
+            attrs = ctx.attrs
+            reader = ctx.resources.lookup_or_create(
+                attrs.get("container") or "", attrs.get("shared_name") or ctx.node_name,
+                lambda: ReaderResource(self.records_of, attrs.get("compression_type")))
+            self.handle = resource_handle(reader)
+        return self.handle
+
+
+kernel("WholeFileReaderV2")(_ReaderKernel)
+
+
+@kernel("IdentityReaderV2")
+class IdentityReaderKernel(_ReaderKernel):
+    """Records are the work units themselves."""
+
+    records_of = staticmethod(_identity_records)
+
+
+@kernel("TFRecordReaderV2")
+class TFRecordReaderKernel(_ReaderKernel):
+    """Records of TFRecord files (optionally ZLIB/GZIP compressed)."""
+
+    records_of = staticmethod(_tf_record_records)
+
+
+class ReaderReadKernel:
+    """ReaderReadV2 / ReaderReadUpToV2: asynchronous; completes when records are available."""
+
+    def __init__(self, ctx):
+        self.up_to = ctx.op_type == "ReaderReadUpToV2"
+
+    def compute_async(self, ctx, step, inputs, done):
+        n = None
+        if self.up_to:
+            n = int(inputs[2])
+            if n <= 0:
+                raise errors.InvalidArgumentError(
+                    None, None, f"num_records must be > 0 but is {n}")
+        resource_of(inputs[0]).read(resource_of(inputs[1]), n, step, done)
+
+
+kernel(["ReaderReadV2", "ReaderReadUpToV2"])(ReaderReadKernel)
+
+
+@kernel("ReaderNumRecordsProducedV2")
+def _records_produced(ctx, handle):
+    return np.int64(resource_of(handle).produced)
+
+
+@kernel("ReaderNumWorkUnitsCompletedV2")
+def _units_completed(ctx, handle):
+    return np.int64(resource_of(handle).completed)
+
+
+@kernel("ReaderResetV2")
+def _reader_reset(ctx, handle):
+    resource_of(handle).reset()
+
+
+@kernel("ReadFile")
+def _read_file(ctx, filename):
+    return _string(_read_whole(_as_bytes(filename).decode()))

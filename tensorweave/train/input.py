@@ -1,0 +1,294 @@
+"""TF1's queue-based input pipeline: input producers, limit_epochs and the batching functions.
+
+Producers put a (shuffled, epoch-limited) tensor's rows into a FIFOQueue fed by a QueueRunner;
+batching functions put single examples (or batches, `enqueue_many`) into a FIFO, padding or
+random-shuffle queue fed by `num_threads` runner threads and dequeue batches from it. Op and
+scope names follow TensorFlow's, so the graphs look like TF's to tools and checkpoints.
+"""
+from __future__ import annotations
+
+from tensorweave.framework import dtypes as _dtypes
+from tensorweave.framework import scopes as _scopes
+from tensorweave.framework import tensor_shape as _ts
+from tensorweave.framework.graph import GraphKeys
+from tensorweave.framework.operation import Tensor
+from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.ops import data_flow_ops, summary_ops
+from tensorweave.ops.array_creation_ops import range as _range
+from tensorweave.ops.array_index_ops import gather
+from tensorweave.ops.array_ops import identity, shape, size
+from tensorweave.ops.constant_op import constant
+from tensorweave.ops.logging_ops import Assert
+from tensorweave.ops.math_ops import maximum
+from tensorweave.ops.math_unary_ops import cast
+from tensorweave.ops.random_ops import random_shuffle
+from tensorweave.ops.variables import Variable
+from tensorweave.train.queue_runner import QueueRunner, add_queue_runner
+
+__all__ = ["limit_epochs", "input_producer", "string_input_producer", "range_input_producer",
+           "slice_input_producer", "batch", "batch_join", "shuffle_batch",
+           "shuffle_batch_join"]
+
+
+def limit_epochs(tensor, num_epochs=None, name=None):
+    """Returns `tensor` `num_epochs` times, then raises OutOfRangeError.
+
+    Counts in a local variable named "epochs" (initialize it with
+    `tf.local_variables_initializer()`).
+
+    Args:
+      tensor: any Tensor.
+      num_epochs: a positive integer, or None for no limit.
+      name: a name for the operations (optional).
+
+    Returns:
+      `tensor`, or an Identity of it that counts its evaluations.
+    """
+    if num_epochs is None:
+        return tensor
+    if num_epochs <= 0:
+        raise ValueError(f"num_epochs must be > 0 not {num_epochs}.")
+    with _scopes.name_scope(name, "limit_epochs") as scope:
+        zero64 = constant(0, dtype=_dtypes.int64)
+        epochs = Variable(zero64, name="epochs", trainable=False,
+                          collections=[GraphKeys.LOCAL_VARIABLES])
+        counter = epochs.count_up_to(num_epochs)
+        with _scopes.control_dependencies([counter]):
+            return identity(tensor, name=scope)
+
+
+def _fraction_full_summary(queue, capacity, tag):
+    summary_ops.scalar(tag, cast(queue.size(), _dtypes.float32) * (1.0 / capacity))
+
+
+def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=True, seed=None,
+                   capacity=32, shared_name=None, summary_name=None, name=None, cancel_op=None):
+    """Outputs the rows of `input_tensor` to a queue for an input pipeline.
+
+    Args:
+      input_tensor: a tensor whose rows (dimension 0) are the elements.
+      element_shape: the shape of a row, if `input_tensor`'s is not fully known.
+      num_epochs: produce each row this many times, then close the queue (None: forever).
+      shuffle: shuffle the rows within each epoch.
+      seed, capacity, shared_name: for the shuffle and the queue.
+      summary_name: if set, a scalar summary of how full the queue is.
+      name: a name for the queue and scope.
+      cancel_op: the QueueRunner's cancel op (optional).
+
+    Returns:
+      The FIFOQueue, with a QueueRunner in the QUEUE_RUNNERS collection.
+    """
+    with _scopes.name_scope(name, "input_producer"):
+        input_tensor = convert_to_tensor(input_tensor, name="input_tensor")
+        element_shape = input_tensor.shape[1:].merge_with(
+            _ts.as_shape(element_shape) if element_shape is not None else _ts.unknown_shape())
+        if not element_shape.is_fully_defined():
+            raise ValueError("Either `input_tensor` must have a fully defined shape or "
+                             "`element_shape` must be specified")
+        if shuffle:
+            input_tensor = random_shuffle(input_tensor, seed=seed)
+        input_tensor = limit_epochs(input_tensor, num_epochs)
+        queue = data_flow_ops.FIFOQueue(capacity, [input_tensor.dtype.base_dtype],
+                                        shapes=[element_shape], shared_name=shared_name,
+                                        name=name or "fifo_queue")
+        enqueue = queue.enqueue_many([input_tensor])
+        add_queue_runner(QueueRunner(queue, [enqueue], cancel_op=cancel_op))
+        if summary_name is not None:
+            _fraction_full_summary(queue, capacity, summary_name)
+        return queue
+
+
+def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=None,
+                          capacity=32, shared_name=None, name=None, cancel_op=None):
+    """Outputs strings (e.g. filenames) to a queue for an input pipeline.
+
+    Args:
+      string_tensor: a non-empty 1-D string tensor (or list of strings).
+      num_epochs, shuffle, seed, capacity, shared_name, name, cancel_op: as input_producer.
+
+    Returns:
+      A FIFOQueue of scalar strings, fed by a QueueRunner.
+    """
+    message = "string_input_producer requires a non-null input tensor"
+    if not isinstance(string_tensor, Tensor) and not len(string_tensor):
+        raise ValueError(message)
+    with _scopes.name_scope(name, "input_producer") as scope:
+        string_tensor = convert_to_tensor(string_tensor, dtype=_dtypes.string)
+        with _scopes.control_dependencies([Assert(size(string_tensor) > 0, [message])]):
+            string_tensor = identity(string_tensor)
+        return input_producer(string_tensor, [], num_epochs, shuffle, seed, capacity,
+                              shared_name, f"fraction_of_{capacity}_full", scope, cancel_op)
+
+
+def range_input_producer(limit, num_epochs=None, shuffle=True, seed=None, capacity=32,
+                         shared_name=None, name=None):
+    """Outputs the integers 0..limit-1 to a queue for an input pipeline.
+
+    Returns:
+      A FIFOQueue of scalar int32s, fed by a QueueRunner.
+    """
+    with _scopes.name_scope(name, "input_producer") as scope:
+        return input_producer(_range(limit), [], num_epochs, shuffle, seed, capacity,
+                              shared_name, f"fraction_of_{capacity}_full", scope)
+
+
+def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None, capacity=32,
+                         shared_name=None, name=None):
+    """Produces one slice (row) of each tensor in `tensor_list`, in step.
+
+    Returns:
+      A list of tensors: row i of each input, for the i dequeued from an index queue.
+    """
+    with _scopes.name_scope(name, "input_producer"):
+        tensor_list = [convert_to_tensor(t) for t in tensor_list]
+        if not tensor_list:
+            raise ValueError("Expected at least one tensor in slice_input_producer().")
+        range_size = shape(tensor_list[0])[0]
+        queue = range_input_producer(range_size, num_epochs=num_epochs, shuffle=shuffle,
+                                     seed=seed, capacity=capacity, shared_name=shared_name)
+        index = queue.dequeue()
+        return [gather(t, index) for t in tensor_list]
+
+
+# --- batching ---------------------------------------------------------------------------------
+def _flatten(tensors) -> list:
+    if isinstance(tensors, dict):
+        return [convert_to_tensor(tensors[k]) for k in sorted(tensors)]
+    if isinstance(tensors, (list, tuple)):
+        return [convert_to_tensor(t) for t in tensors]
+    raise TypeError("tensors must be a list, tuple or dict of Tensors")
+
+
+def _restore(original, dequeued):
+    """Dequeued tensors in the caller's structure (a one-tensor list gives a Tensor, like TF)."""
+    flat = dequeued if isinstance(dequeued, list) else [dequeued]
+    if isinstance(original, dict):
+        return {k: flat[i] for i, k in enumerate(sorted(original))}
+    return dequeued
+
+
+def _shapes(tensor_lists, shapes, enqueue_many):
+    if shapes is not None:
+        return shapes
+    merged = []
+    for i in range(len(tensor_lists[0])):
+        shape_i = None
+        for tensor_list in tensor_lists:
+            s = tensor_list[i].shape
+            if s.ndims is None:
+                raise ValueError(f"Cannot infer Tensor's rank: {tensor_list[i]}")
+            s = s.with_rank_at_least(1)[1:] if enqueue_many else s
+            shape_i = s if shape_i is None else shape_i.merge_with(s)
+        merged.append(shape_i)
+    return merged
+
+
+def _batch_impl(tensor_lists, original, batch_size, queue_fn, threads_per_list, enqueue_many,
+                allow_smaller_final_batch, summary_tag, scope_default, name):
+    """The shared body of batch/batch_join/shuffle_batch/shuffle_batch_join."""
+    with _scopes.name_scope(name, scope_default) as scope:
+        constant(True)   # TF's keep_input; kept so op names match TensorFlow's
+        dtypes = [t.dtype.base_dtype for t in tensor_lists[0]]
+        for tensor_list in tensor_lists[1:]:
+            if [t.dtype.base_dtype for t in tensor_list] != dtypes:
+                raise TypeError("All tensor lists must have the same types")
+        queue = queue_fn(dtypes)
+        enqueue = queue.enqueue_many if enqueue_many else queue.enqueue
+        ops = [enqueue(tensor_list) for tensor_list in tensor_lists]
+        add_queue_runner(QueueRunner(queue, ops * threads_per_list))
+        summary_tag(queue)
+        if allow_smaller_final_batch:
+            dequeued = queue.dequeue_up_to(batch_size, name=scope)
+        else:
+            dequeued = queue.dequeue_many(batch_size, name=scope)
+        return _restore(original, dequeued)
+
+
+def _fifo_batch(tensor_lists, original, batch_size, num_threads, capacity, enqueue_many,
+                shapes, dynamic_pad, allow_smaller_final_batch, shared_name, name, default):
+    shapes = _shapes(tensor_lists, shapes, enqueue_many)
+    queue_class = data_flow_ops.PaddingFIFOQueue if dynamic_pad else data_flow_ops.FIFOQueue
+    return _batch_impl(
+        tensor_lists, original, batch_size,
+        lambda dtypes: queue_class(capacity, dtypes, shapes, shared_name=shared_name),
+        num_threads, enqueue_many, allow_smaller_final_batch,
+        lambda q: _fraction_full_summary(q, capacity, f"fraction_of_{capacity}_full"),
+        default, name)
+
+
+def _shuffle_batch(tensor_lists, original, batch_size, capacity, min_after_dequeue,
+                   num_threads, seed, enqueue_many, shapes, allow_smaller_final_batch,
+                   shared_name, name, default):
+    shapes = _shapes(tensor_lists, shapes, enqueue_many)
+
+    def summary(queue):
+        full = (cast(maximum(0, queue.size() - min_after_dequeue), _dtypes.float32) *
+                (1.0 / (capacity - min_after_dequeue)))
+        summary_ops.scalar(f"fraction_over_{min_after_dequeue}_of_"
+                           f"{capacity - min_after_dequeue}_full", full)
+    return _batch_impl(
+        tensor_lists, original, batch_size,
+        lambda dtypes: data_flow_ops.RandomShuffleQueue(
+            capacity, min_after_dequeue, dtypes, shapes, seed=seed, shared_name=shared_name),
+        num_threads, enqueue_many, allow_smaller_final_batch, summary, default, name)
+
+
+def batch(tensors, batch_size, num_threads=1, capacity=32, enqueue_many=False, shapes=None,
+          dynamic_pad=False, allow_smaller_final_batch=False, shared_name=None, name=None):
+    """Creates batches of tensors in `tensors` through a queue filled by `num_threads` threads.
+
+    Args:
+      tensors: a list, tuple or dict of tensors (one example, or a batch if `enqueue_many`).
+      batch_size: the batch size.
+      num_threads: number of enqueuing threads.
+      capacity: maximum number of elements in the queue.
+      enqueue_many: whether each tensor in `tensors` is a batch of examples.
+      shapes: the shape of each example (default: inferred).
+      dynamic_pad: pad None dimensions to the batch maximum (PaddingFIFOQueue).
+      allow_smaller_final_batch: the last batch may be smaller; the batch dimension is then
+        unknown.
+      shared_name, name: for the queue and the scope.
+
+    Returns:
+      Tensors in the structure of `tensors`, with a leading batch dimension.
+    """
+    return _fifo_batch([_flatten(tensors)], tensors, batch_size, num_threads, capacity,
+                       enqueue_many, shapes, dynamic_pad, allow_smaller_final_batch,
+                       shared_name, name, "batch")
+
+
+def batch_join(tensors_list, batch_size, capacity=32, enqueue_many=False, shapes=None,
+               dynamic_pad=False, allow_smaller_final_batch=False, shared_name=None,
+               name=None):
+    """Like `batch`, with one enqueuing thread per element of `tensors_list`."""
+    return _fifo_batch([_flatten(t) for t in tensors_list], tensors_list[0], batch_size, 1,
+                       capacity, enqueue_many, shapes, dynamic_pad, allow_smaller_final_batch,
+                       shared_name, name, "batch_join")
+
+
+def shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, num_threads=1, seed=None,
+                  enqueue_many=False, shapes=None, allow_smaller_final_batch=False,
+                  shared_name=None, name=None):
+    """Creates batches by randomly shuffling tensors through a RandomShuffleQueue.
+
+    Args:
+      tensors, batch_size, capacity, num_threads, enqueue_many, shapes,
+        allow_smaller_final_batch, shared_name, name: as for `batch`.
+      min_after_dequeue: elements kept in the queue after a dequeue, for mixing.
+      seed: seed for the shuffling.
+
+    Returns:
+      Tensors in the structure of `tensors`, with a leading batch dimension.
+    """
+    return _shuffle_batch([_flatten(tensors)], tensors, batch_size, capacity,
+                          min_after_dequeue, num_threads, seed, enqueue_many, shapes,
+                          allow_smaller_final_batch, shared_name, name, "shuffle_batch")
+
+
+def shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue, seed=None,
+                       enqueue_many=False, shapes=None, allow_smaller_final_batch=False,
+                       shared_name=None, name=None):
+    """Like `shuffle_batch`, with one enqueuing thread per element of `tensors_list`."""
+    return _shuffle_batch([_flatten(t) for t in tensors_list], tensors_list[0], batch_size,
+                          capacity, min_after_dequeue, 1, seed, enqueue_many, shapes,
+                          allow_smaller_final_batch, shared_name, name, "shuffle_batch_join")

@@ -1,0 +1,126 @@
+"""Readers: WholeFileReaderV2, TFRecordReaderV2, IdentityReaderV2, ReaderReadV2,
+ReaderReadUpToV2, ReaderNumRecordsProducedV2, ReaderNumWorkUnitsCompletedV2, ReaderResetV2 fed
+by a queue of file names, and ReadFile.
+"""
+import os
+import threading
+
+import pytest
+
+import tensorweave as tf
+
+BOUNDED = tf.RunOptions(timeout_in_ms=5000)
+
+
+@pytest.fixture
+def files(tmp_path):
+    texts, records = [], []
+    for i in range(3):
+        path = tmp_path / f"f{i}.txt"
+        path.write_bytes(b"content%d" % i)
+        texts.append(str(path))
+        rec = str(tmp_path / f"r{i}.tfrecord")
+        with tf.python_io.TFRecordWriter(rec) as w:
+            for j in range(i + 1):
+                w.write(b"rec%d_%d" % (i, j))
+        records.append(rec)
+    return texts, records
+
+
+def _filled_queue(names):
+    q = tf.FIFOQueue(10, [tf.string], shapes=[[]])
+    return q, q.enqueue_many([names]), q.close()
+
+
+def test_whole_file_reader_reads_each_file_then_out_of_range(files):
+    texts, _ = files
+    with tf.Graph().as_default() as g:
+        q, fill, close = _filled_queue(texts)
+        reader = tf.WholeFileReader()
+        key, value = reader.read(q)
+        produced, completed = reader.num_records_produced(), reader.num_work_units_completed()
+        reset = reader.reset()
+    assert reader.reader_ref.op.type == "WholeFileReaderV2" and key.op.type == "ReaderReadV2"
+    assert key.shape.as_list() == [] and produced.op.type == "ReaderNumRecordsProducedV2"
+    with tf.Session(graph=g) as sess:
+        sess.run(fill)
+        sess.run(close)
+        got = [sess.run([key, value], options=BOUNDED) for _ in range(3)]
+        assert got == [[t.encode(), b"content%d" % i] for i, t in enumerate(texts)]
+        with pytest.raises(tf.errors.OutOfRangeError, match="is closed"):
+            sess.run(key, options=BOUNDED)
+        assert sess.run([produced, completed]) == [3, 3]
+        sess.run(reset)
+        assert sess.run(produced) == 0
+
+
+def test_tf_record_reader_read_up_to_spans_files(files):
+    _, records = files
+    with tf.Graph().as_default():
+        q, fill, close = _filled_queue(records)
+        reader = tf.TFRecordReader()
+        keys, values = reader.read_up_to(q, 4)
+        assert keys.shape.as_list() == [None] and keys.op.type == "ReaderReadUpToV2"
+        with tf.Session() as sess:
+            sess.run(fill)
+            sess.run(close)
+            k, v = sess.run([keys, values], options=BOUNDED)
+            assert v.tolist() == [b"rec0_0", b"rec1_0", b"rec1_1", b"rec2_0"]
+            assert k[2] == records[1].encode() + b":22"   # byte offset of the record
+            _, v = sess.run([keys, values], options=BOUNDED)
+            assert v.tolist() == [b"rec2_1", b"rec2_2"]   # fewer at the end
+            with pytest.raises(tf.errors.OutOfRangeError):
+                sess.run(values, options=BOUNDED)
+
+
+def test_compressed_tf_records_and_identity_reader(tmp_path):
+    path = str(tmp_path / "z.tfrecord")
+    options = tf.python_io.TFRecordOptions(tf.python_io.TFRecordCompressionType.GZIP)
+    with tf.python_io.TFRecordWriter(path, options) as w:
+        w.write(b"zipped")
+    with tf.Graph().as_default():
+        q, fill, _ = _filled_queue([path, "unit"])
+        zipped = tf.TFRecordReader(options=options)
+        assert zipped.reader_ref.op.get_attr("compression_type") == "GZIP"
+        _, value = zipped.read(q)
+        ident_key, ident_value = tf.IdentityReader().read(q)
+        with tf.Session() as sess:
+            sess.run(fill)
+            assert sess.run(value, options=BOUNDED) == b"zipped"
+            assert sess.run([ident_key, ident_value], options=BOUNDED) == [b"unit", b"unit"]
+
+
+def test_read_waits_for_file_names_without_holding_a_thread(files):
+    texts, _ = files
+    with tf.Graph().as_default():
+        q = tf.FIFOQueue(10, [tf.string], shapes=[[]])
+        name = tf.placeholder(tf.string, [])
+        push = q.enqueue(name)
+        _, value = tf.WholeFileReader().read(q)
+        with tf.Session() as sess:
+            got = []
+            reader = threading.Thread(
+                target=lambda: got.append(sess.run(value, options=BOUNDED)), daemon=True)
+            reader.start()
+            reader.join(0.2)
+            assert reader.is_alive()
+            sess.run(push, {name: texts[1]})
+            reader.join(10)
+            assert got == [b"content1"]
+
+
+def test_missing_file_and_read_file(files, tmp_path):
+    texts, _ = files
+    with tf.Graph().as_default():
+        q, fill, _ = _filled_queue([str(tmp_path / "missing.txt")])
+        _, value = tf.WholeFileReader().read(q)
+        contents = tf.read_file(texts[2])
+        fed = tf.placeholder(tf.string, [])
+        assert contents.op.type == "ReadFile" and contents.shape.as_list() == []
+        with tf.Session() as sess:
+            sess.run(fill)
+            with pytest.raises(tf.errors.NotFoundError, match="missing.txt"):
+                sess.run(value, options=BOUNDED)
+            assert sess.run(contents) == b"content2"
+            with pytest.raises(tf.errors.NotFoundError):
+                sess.run(tf.read_file(fed), {fed: os.fspath(tmp_path / "nope")})

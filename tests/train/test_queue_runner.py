@@ -1,0 +1,84 @@
+"""tf.train.QueueRunner, add_queue_runner and start_queue_runners."""
+import logging
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+
+BOUNDED = tf.RunOptions(timeout_in_ms=5000)
+
+
+def _drain(sess, tensor):
+    out = []
+    while True:
+        try:
+            out.append(sess.run(tensor, options=BOUNDED))
+        except tf.errors.OutOfRangeError:
+            return out
+
+
+def test_runner_threads_move_every_element_then_close_the_queue():
+    with tf.Graph().as_default():
+        source = tf.FIFOQueue(64, [tf.int32], shapes=[[]])
+        fill, close_source = source.enqueue_many([np.arange(40, dtype=np.int32)]), \
+            source.close()
+        q = tf.FIFOQueue(4, [tf.int32], shapes=[[]])
+        runner = tf.train.QueueRunner(q, [q.enqueue([source.dequeue()])] * 3)
+        tf.train.add_queue_runner(runner)
+        assert tf.get_collection(tf.GraphKeys.QUEUE_RUNNERS) == [runner]
+        assert runner.name == q.name and runner.close_op.type == "QueueCloseV2"
+        assert runner.cancel_op.get_attr("cancel_pending_enqueues")
+        assert runner.queue_closed_exception_types == (tf.errors.OutOfRangeError,)
+        item = q.dequeue()
+        with tf.Session() as sess:
+            sess.run(fill)
+            sess.run(close_source)
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(sess, coord)
+            assert len(threads) == 4   # three enqueue threads and the close-on-stop thread
+            assert runner.create_threads(sess, coord) == []   # already running
+            assert sorted(_drain(sess, item)) == list(range(40))
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=5)
+
+
+def test_stop_request_cancels_a_blocked_enqueue():
+    with tf.Graph().as_default():
+        q = tf.FIFOQueue(2, [tf.int32], shapes=[[]])
+        runner = tf.train.QueueRunner(q, [q.enqueue([1])])
+        with tf.Session() as sess:
+            coord = tf.train.Coordinator()
+            threads = runner.create_threads(sess, coord, daemon=True, start=True)
+            while sess.run(q.size()) < 2:
+                pass
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=5)
+            assert sess.run(q.is_closed())
+
+
+def test_errors_go_to_the_coordinator_or_exceptions_raised():
+    with tf.Graph().as_default():
+        q = tf.FIFOQueue(2, [tf.float32], shapes=[[]])
+        bad = tf.placeholder(tf.float32, [])   # never fed: the enqueue fails
+        runner = tf.train.QueueRunner(q, [q.enqueue([bad])])
+        with tf.Session() as sess:
+            coord = tf.train.Coordinator()
+            threads = runner.create_threads(sess, coord, start=True)
+            with pytest.raises(tf.errors.InvalidArgumentError):
+                coord.join(threads, stop_grace_period_secs=5)
+            (thread,) = runner.create_threads(sess)   # no coordinator: the thread re-raises
+            with pytest.raises(tf.errors.InvalidArgumentError):
+                thread.run()
+            assert len(runner.exceptions_raised) == 1
+
+
+def test_start_queue_runners_needs_a_session_and_warns_without_runners(caplog):
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match="No default session"):
+            tf.train.start_queue_runners()
+        with pytest.raises(TypeError, match="tf.Session"):
+            tf.train.start_queue_runners(sess=object())
+        with tf.Session() as sess, caplog.at_level(logging.WARNING, "tensorweave"):
+            assert tf.train.start_queue_runners(sess) == []
+    assert any("no queue runners" in r.getMessage() for r in caplog.records)
