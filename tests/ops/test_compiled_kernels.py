@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from tensorweave.kernels import pool, training
+from tensorweave.kernels import nn, pool, training
 
 
 class _Ctx:
@@ -58,3 +58,17 @@ def test_gradient_descent_loop_matches_formula():
     training.compiled(training._gradient_descent_loop)(
         *training._gradient_descent_args({}, got, np.float32(0.01), delta))
     np.testing.assert_array_equal(expected, got)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_grad_loop_matches_numpy(dtype):
+    rng = np.random.RandomState(3)
+    g, x = rng.randn(2, 6, 50).astype(dtype)
+    g.flat[::7] = np.nan                      # NaN * 0 stays NaN; negative g * 0 is -0.0
+    x.flat[::5] = 0
+    expected = g * (x > 0).astype(dtype)
+    for got in (nn.relu_grad_into(g, x), nn.relu_grad_into(g.copy(), x, out=g.copy())):
+        np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(expected))
+    strided = nn.relu_grad_into(g[:, ::2], x[:, ::2])   # NumPy's path
+    np.testing.assert_array_equal(strided, expected[:, ::2])
