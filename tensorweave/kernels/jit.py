@@ -18,3 +18,9 @@ def compiled(fn):
     import numba
 
     return numba.njit(cache=True, nogil=True)(fn)
+
+
+def load_runtime() -> None:
+    """Imports numba now rather than at the first compiled kernel (a host program that wants
+    its start-up cost paid up front, like the benchmarks' framework load)."""
+    import numba  # noqa: F401
