@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from tensorweave.kernels import nn, pool, training
+from tensorweave.kernels import nn, pool, reduction, training
 
 
 class _Ctx:
@@ -72,3 +72,21 @@ def test_relu_grad_loop_matches_numpy(dtype):
         np.testing.assert_array_equal(np.signbit(got), np.signbit(expected))
     strided = nn.relu_grad_into(g[:, ::2], x[:, ::2])   # NumPy's path
     np.testing.assert_array_equal(strided, expected[:, ::2])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,axes,keep", [((64, 28, 28, 32), [0, 1, 2], False),
+                                             ((1024, 64), [0], True),
+                                             ((8, 128, 9, 8), [1, 0], False)])
+def test_leading_sum_loop_matches_numpy(dtype, shape, axes, keep):
+    x = np.random.RandomState(4).randn(*shape).astype(dtype)
+
+    class Ctx:
+        op_type, attrs, xp = "Sum", {"keep_dims": keep}, np
+
+    kernel = reduction.ReductionKernel(Ctx)
+    assert kernel.sum_rows is not None
+    got = kernel.compute(None, x, np.array(axes, np.int32))
+    expected = np.add.reduce(x, axis=tuple(axes), keepdims=keep)
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
