@@ -196,19 +196,23 @@ def _max_pool_grad_nhwc(x, dy, dx, kh, kw, sh, sw, pad_top, pad_left):
                     r, col = r0 + k // kw, c0 + k % kw
                     if 0 <= r < h and 0 <= col < w:
                         xs = x[b, r, col]
-                        for ch in range(c):
-                            v = xs[ch]
-                            better = v > best[ch] or (k == 0 and v == best[ch])
-                            best[ch] = v if better else best[ch]
-                            arg[ch] = k if better else arg[ch]
-                            nan[ch] |= v != v
+                        if k == 0:   # (a NaN here is caught by `nan`)
+                            for ch in range(c):
+                                best[ch], arg[ch], nan[ch] = xs[ch], 0, xs[ch] != xs[ch]
+                        else:        # branch-free, so LLVM vectorizes over channels
+                            for ch in range(c):
+                                v = xs[ch]
+                                better = v > best[ch]
+                                best[ch] = v if better else best[ch]
+                                arg[ch] = k if better else arg[ch]
+                                nan[ch] |= v != v
                 g = dy[b, i, j]
                 for k in range(kh * kw):
                     r, col = r0 + k // kw, c0 + k % kw
                     if 0 <= r < h and 0 <= col < w:
                         out = dx[b, r, col]
                         for ch in range(c):
-                            out[ch] = g[ch] if arg[ch] == k and not nan[ch] else 0
+                            out[ch] = g[ch] if (arg[ch] == k) & ~nan[ch] else 0
 
 
 @kernel(("MaxPoolGrad", "MaxPool3DGrad"), expensive=True)

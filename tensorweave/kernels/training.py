@@ -111,15 +111,20 @@ def _gradient_descent_loop(var, delta, alpha):
 
 def _adam_loop(var, m, v, grad, alpha, beta1, one_minus_beta1, one_minus_beta2, epsilon,
                nesterov):
-    for i in range(var.size):
-        g = grad[i]
-        m[i] += (g - m[i]) * one_minus_beta1
-        v[i] += (g * g - v[i]) * one_minus_beta2
-        if nesterov:
-            step = (g * one_minus_beta1 + beta1 * m[i]) * alpha
-        else:
-            step = m[i] * alpha
-        var[i] -= step / (np.sqrt(v[i]) + epsilon)
+    if nesterov:   # one loop per variant: a branch inside would keep LLVM from vectorizing
+        for i in range(var.size):
+            g = grad[i]
+            m_i = m[i] + (g - m[i]) * one_minus_beta1
+            v_i = v[i] + (g * g - v[i]) * one_minus_beta2
+            m[i], v[i] = m_i, v_i
+            var[i] -= (g * one_minus_beta1 + beta1 * m_i) * alpha / (np.sqrt(v_i) + epsilon)
+    else:
+        for i in range(var.size):
+            g = grad[i]
+            m_i = m[i] + (g - m[i]) * one_minus_beta1
+            v_i = v[i] + (g * g - v[i]) * one_minus_beta2
+            m[i], v[i] = m_i, v_i
+            var[i] -= m_i * alpha / (np.sqrt(v_i) + epsilon)
 
 
 def _gradient_descent_args(attrs, var, alpha, delta):
