@@ -8,7 +8,8 @@ only on the shapes and are computed once per plan). When stride == ksize without
 (the common 2x2 / 2 case) this touches each input once, like a reshape trick, but also serves
 every other geometry. Gradients loop over the same slices: MaxPoolGrad routes each window's
 gradient to its first maximum in scan order (TF's tie rule) by keeping a per-window
-"not yet routed" mask; AvgPoolGrad adds grad / count to every slice. No layout transposes:
+"not yet routed" mask (non-overlapping float NHWC windows take one compiled pass instead);
+AvgPoolGrad adds grad / count to every slice. No layout transposes:
 the slices index the spatial axes where the data format puts them.
 """
 from __future__ import annotations

@@ -8,8 +8,10 @@ cache) with reused scratch buffers; the sparse kernel gathers the rows named by 
 updates those copies and scatters them back (rows one at a time, in order, when indices
 repeat, as TensorFlow's loop does). The order of operations follows TensorFlow's kernels, so
 results agree with TensorFlow to rounding (dense GradientDescent, Momentum, Adam, RMSProp and
-FTRL with lr_power -0.5 bit for bit). Refs arrive as VariableRefs; `use_locking` holds every
-ref's lock while updating.
+FTRL with lr_power -0.5 bit for bit). Dense Adam and GradientDescent on contiguous float32 /
+float64 storage run instead as one compiled loop (kernels/jit.py) doing the same operations per
+element: one pass over memory instead of a dozen, same bits. Refs arrive as VariableRefs;
+`use_locking` holds every ref's lock while updating.
 """
 from __future__ import annotations
 
