@@ -84,9 +84,14 @@ def test_leading_sum_loop_matches_numpy(dtype, shape, axes, keep):
     class Ctx:
         op_type, attrs, xp = "Sum", {"keep_dims": keep}, np
 
-    kernel = reduction.ReductionKernel(Ctx)
-    assert kernel.sum_rows is not None
-    got = kernel.compute(None, x, np.array(axes, np.int32))
+    got = reduction.ReductionKernel(Ctx).compute(None, x, np.array(axes, np.int32))
     expected = np.add.reduce(x, axis=tuple(axes), keepdims=keep)
     assert got.shape == expected.shape and got.dtype == expected.dtype
     np.testing.assert_array_equal(got, expected)
+
+
+def test_sum_rows_loop_adds_row_after_row():
+    x = np.array([[1e8, 1.0], [1.0, 2.0], [-1e8, 3.0]], np.float32)
+    out = np.empty(2, np.float32)
+    reduction.compiled(reduction._sum_rows_loop)(x, out)
+    np.testing.assert_array_equal(out, [(np.float32(1e8) + 1) - np.float32(1e8), 6.0])
