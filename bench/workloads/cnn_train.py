@@ -7,14 +7,19 @@ the check before timing is that a few steps lower the loss on that batch.
 """
 import numpy as np
 
+from bench import memory
 from bench.metrics import Metric
-from bench.timing import per_call_us
+from bench.timing import elapsed_ms, per_call_us
 
 BATCH = 64
 STEPS_TO_CHECK = 5
 
 METRICS = {
     "ms_per_step": Metric("ms", f"one training step (forward, backward, Adam), batch {BATCH}"),
+    "peak_mb": Metric("MB", "peak resident-set growth over the session's init and steps "
+                      "(bench/memory.py)"),
+    "first_step_ms": Metric("ms", "the first step of the process (with executor build and any "
+                            "JIT compilation)"),
 }
 
 
@@ -67,10 +72,14 @@ def run_tf1(tf):
                                                                          logits=logits))
         train = tf.train.AdamOptimizer(1e-4).minimize(loss)
         feed = {x: images, y: labels}
+        start = memory.start_phase()
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
+            first_ms = elapsed_ms(lambda: sess.run(train, feed))
             _check_learns([sess.run([loss, train], feed)[0] for _ in range(STEPS_TO_CHECK)])
-            return {"ms_per_step": _timed_ms(lambda: sess.run(train, feed))}
+            ms = _timed_ms(lambda: sess.run(train, feed))
+            return {"ms_per_step": ms, "peak_mb": memory.peak_growth_mb(start),
+                    "first_step_ms": first_ms}
 
 
 def run_torch(torch):

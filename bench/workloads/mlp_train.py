@@ -7,8 +7,9 @@ check before timing is that a few steps lower the loss on that batch.
 """
 import numpy as np
 
+from bench import memory
 from bench.metrics import Metric
-from bench.timing import per_call_us
+from bench.timing import elapsed_ms, per_call_us
 
 BATCH = 128
 SIZES = (784, 512, 512, 10)
@@ -18,6 +19,11 @@ METRICS = {
     "sgd_ms_per_step": Metric("ms", f"one training step (forward, backward, SGD), batch {BATCH}"),
     "adam_ms_per_step": Metric("ms",
                                f"one training step (forward, backward, Adam), batch {BATCH}"),
+    "sgd_peak_mb": Metric("MB", "peak resident-set growth over the SGD session's init and "
+                          "steps (bench/memory.py)"),
+    "adam_peak_mb": Metric("MB", "the same for the Adam graph"),
+    "first_step_ms": Metric("ms", "the SGD graph's first step, the process's first (with "
+                            "executor build and any JIT compilation)"),
 }
 
 
@@ -40,7 +46,8 @@ def _check_learns(losses) -> None:
         raise AssertionError(f"loss did not decrease over {len(losses)} steps: {losses}")
 
 
-def _tf1_step_ms(tf, make_optimizer) -> float:
+def _tf1_step_ms(tf, make_optimizer) -> tuple[float, float, float]:
+    """(ms per step, peak MB, ms of the first step)."""
     inputs, labels, _ = _batch()
     with tf.Graph().as_default():
         tf.set_random_seed(0)
@@ -56,18 +63,22 @@ def _tf1_step_ms(tf, make_optimizer) -> float:
         loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits_v2(labels=y, logits=h))
         train = make_optimizer(tf).minimize(loss)
         feed = {x: inputs, y: labels}
+        start = memory.start_phase()
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
+            first_ms = elapsed_ms(lambda: sess.run(train, feed))
             _check_learns([sess.run([loss, train], feed)[0] for _ in range(STEPS_TO_CHECK)])
-            return _timed_ms(lambda: sess.run(train, feed))
+            ms = _timed_ms(lambda: sess.run(train, feed))
+            return ms, memory.peak_growth_mb(start), first_ms
 
 
 def run_tf1(tf):
     """Time `sess.run(train_op, feed)` of the MLP written against the TF1 API."""
-    return {
-        "sgd_ms_per_step": _tf1_step_ms(tf, lambda t: t.train.GradientDescentOptimizer(0.01)),
-        "adam_ms_per_step": _tf1_step_ms(tf, lambda t: t.train.AdamOptimizer(1e-3)),
-    }
+    sgd_ms, sgd_mb, first_ms = _tf1_step_ms(tf,
+                                            lambda t: t.train.GradientDescentOptimizer(0.01))
+    adam_ms, adam_mb, _ = _tf1_step_ms(tf, lambda t: t.train.AdamOptimizer(1e-3))
+    return {"sgd_ms_per_step": sgd_ms, "adam_ms_per_step": adam_ms, "sgd_peak_mb": sgd_mb,
+            "adam_peak_mb": adam_mb, "first_step_ms": first_ms}
 
 
 def _torch_step_ms(torch, make_optimizer) -> float:

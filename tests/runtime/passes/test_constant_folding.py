@@ -96,6 +96,20 @@ def test_size_cap_keeps_huge_constants_unmaterialized(pt):
     assert pt.run(big, cfg=cfg).sum() == 1e6
 
 
+def test_large_fill_read_only_by_an_assign_is_not_kept_as_a_constant(pt):
+    big = tf.Variable(tf.zeros([300, 300]))            # 360 KB: Assign keeps its own copy
+    small = tf.Variable(tf.zeros([10]))
+    graph, opts = pt.apply(fold_constants, [], targets=[big.initializer, small.initializer])
+    assert "skip_fold_stored_fill" in opts.log.kinds()
+    assert pt.ops(graph)["Fill"] == 1                  # only the large one stays a Fill
+    both = tf.zeros([300, 300]) + 1.0                  # read by a pure op: folded as before
+    graph, _ = pt.apply(fold_constants, both)
+    assert pt.ops(graph) == {"Const": 1, "_Retval": 1}
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert not sess.run(big).any() and sess.run(big).shape == (300, 300)
+
+
 def test_kernel_errors_are_left_for_the_run(pt):
     y = tf.constant(3) // tf.constant(0)
     graph, opts = pt.apply(fold_constants, y)

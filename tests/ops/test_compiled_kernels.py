@@ -1,0 +1,97 @@
+"""The compiled loops (kernels/jit.py) give bit for bit what the NumPy formulations give."""
+import numpy as np
+import pytest
+
+from tensorweave.kernels import nn, pool, reduction, training
+
+
+class _Ctx:
+    op_type = "MaxPoolGrad"
+
+    def __init__(self, k, s, padding):
+        self.attrs = {"ksize": [1, k, k, 1], "strides": [1, s, s, 1], "padding": padding,
+                      "data_format": "NHWC", "explicit_paddings": []}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(2, 7, 7, 3), (1, 5, 6, 9)])
+@pytest.mark.parametrize("k,s,padding", [(2, 2, "SAME"), (3, 3, "SAME"), (2, 3, "VALID"),
+                                         (2, 2, "VALID")])
+def test_max_pool_grad_loop_matches_slices(dtype, shape, k, s, padding):
+    rng = np.random.RandomState(0)
+    x = rng.randint(-3, 3, shape).astype(dtype)   # many ties: the first maximum must win
+    x.flat[::7] = np.nan                          # a NaN window routes nowhere
+    x.flat[::5] = -np.inf                         # -inf ties with SAME padding
+    ctx = _Ctx(k, s, padding)
+    y = pool.MaxPoolKernel(ctx).compute(None, x)
+    dy = rng.randn(*y.shape).astype(dtype)
+    grad = pool.MaxPoolGradKernel(ctx)
+    assert grad.loop is not None
+    compiled = grad.compute(None, x, y, dy)
+    grad.loop = None
+    sliced = grad.compute(None, x, y, dy)
+    np.testing.assert_array_equal(compiled, sliced)
+    assert compiled.dtype == sliced.dtype == dtype
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("nesterov", [False, True])
+def test_adam_loop_matches_formula(dtype, nesterov):
+    rng = np.random.RandomState(1)
+    var, m, v, grad = (rng.randn(1000).astype(dtype) for _ in range(4))
+    v = np.abs(v)
+    scalars = [dtype(s) for s in (0.9 ** 3, 0.999 ** 3, 1e-3, 0.9, 0.999, 1e-8)]
+    attrs = {"use_nesterov": nesterov}
+    expected = [a.copy() for a in (var, m, v)]
+    training._adam(attrs, np.empty_like, *expected, *scalars, grad)
+    got = [a.copy() for a in (var, m, v)]
+    training.compiled(training._adam_loop)(*training._adam_args(attrs, *got, *scalars, grad))
+    for e, g in zip(expected, got):
+        np.testing.assert_array_equal(e, g)
+
+
+def test_gradient_descent_loop_matches_formula():
+    rng = np.random.RandomState(2)
+    var, delta = rng.randn(2, 1000).astype(np.float32)
+    expected, got = var.copy(), var.copy()
+    training._gradient_descent({}, np.empty_like, expected, np.float32(0.01), delta)
+    training.compiled(training._gradient_descent_loop)(
+        *training._gradient_descent_args({}, got, np.float32(0.01), delta))
+    np.testing.assert_array_equal(expected, got)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_grad_loop_matches_numpy(dtype):
+    rng = np.random.RandomState(3)
+    g, x = rng.randn(2, 6, 50).astype(dtype)
+    g.flat[::7] = np.nan                      # NaN * 0 stays NaN; negative g * 0 is -0.0
+    x.flat[::5] = 0
+    expected = g * (x > 0).astype(dtype)
+    for got in (nn.relu_grad_into(g, x), nn.relu_grad_into(g.copy(), x, out=g.copy())):
+        np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(expected))
+    strided = nn.relu_grad_into(g[:, ::2], x[:, ::2])   # NumPy's path
+    np.testing.assert_array_equal(strided, expected[:, ::2])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,axes,keep", [((64, 28, 28, 32), [0, 1, 2], False),
+                                             ((1024, 64), [0], True),
+                                             ((8, 128, 9, 8), [1, 0], False)])
+def test_leading_sum_loop_matches_numpy(dtype, shape, axes, keep):
+    x = np.random.RandomState(4).randn(*shape).astype(dtype)
+
+    class Ctx:
+        op_type, attrs, xp = "Sum", {"keep_dims": keep}, np
+
+    got = reduction.ReductionKernel(Ctx).compute(None, x, np.array(axes, np.int32))
+    expected = np.add.reduce(x, axis=tuple(axes), keepdims=keep)
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_sum_rows_loop_adds_row_after_row():
+    x = np.array([[1e8, 1.0], [1.0, 2.0], [-1e8, 3.0]], np.float32)
+    out = np.empty(2, np.float32)
+    reduction.compiled(reduction._sum_rows_loop)(x, out)
+    np.testing.assert_array_equal(out, [(np.float32(1e8) + 1) - np.float32(1e8), 6.0])
