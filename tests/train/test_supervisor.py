@@ -17,8 +17,10 @@ def _model():
 def test_managed_session_initializes_then_restores(tmp_path):
     with tf.Graph().as_default() as g:
         step, w, train = _model()
+        # No checkpoint thread here (its first save races the training steps under load; the
+        # thread is covered by test_standard_services_save_checkpoints_and_summaries).
         sv = tf.train.Supervisor(logdir=str(tmp_path), save_summaries_secs=0.05,
-                                 save_model_secs=600)
+                                 save_model_secs=None)
         assert g.finalized and sv.is_chief and sv.global_step is step
         assert sv.save_path == str(tmp_path / "model.ckpt")
         with sv.managed_session() as sess:

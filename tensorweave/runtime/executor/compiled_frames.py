@@ -44,7 +44,6 @@ class _Loop:
         self.vars: list[tuple] = []      # (enter, merge, switch, next) item ids per variable
         self.constant_enters: list = []  # Enter item ids (ofid == this frame, is_constant)
         self.exits: list = []            # Exit item ids
-        self.children: list[str] = []    # child frame names
 
 
 class _Compiler:
@@ -60,6 +59,8 @@ class _Compiler:
         for it in items:
             for k in range(it.num_outputs):
                 self.producer[it.out_start + k] = it.id
+        self._names = {it.node.name: it.id for it in items}
+        self._ctrl_sources = {self._names[c] for it in items for c in it.node.control_inputs}
         self.may_dead: set[int] = set()      # slots
         self.dead_nodes: set[int] = set()    # items whose deadness control consumers read
         self._analyse_loops()
@@ -80,8 +81,6 @@ class _Compiler:
                 child = self.loops[fg.ofid[it.id]]
                 if fg.constant_enter[it.id]:
                     child.constant_enters.append(it.id)
-                if child.name not in self.loops.get(frame, _Loop("")).children and frame:
-                    self.loops[frame].children.append(child.name)
             elif kind == EXIT:
                 self.loops[frame].exits.append(it.id)
         for loop in self.loops.values():
@@ -171,8 +170,6 @@ class _Compiler:
         return order
 
     def _by_name(self, name):
-        if not hasattr(self, "_names"):
-            self._names = {it.node.name: it.id for it in self.items}
         return self._names[name]
 
     def _split_at_break(self, loop: _Loop, units: list) -> tuple[list, list]:
@@ -304,9 +301,6 @@ class _Compiler:
             raise _Unsupported(f"{item.node.op} outside loop plumbing")
 
     def _control_sources(self) -> set:
-        if not hasattr(self, "_ctrl_sources"):
-            self._ctrl_sources = {self._by_name(c) for it in self.items
-                                  for c in it.node.control_inputs}
         return self._ctrl_sources
 
     def _guard(self, item) -> list[str]:
