@@ -239,3 +239,20 @@ def test_global_step_waiter_hook_waits_for_the_step():
             assert sess.run(train) == 3  # ran only after the "chief" reached step 2
             assert 0.1 <= time.monotonic() - start < 5.0
             chief.join(5.0)
+
+
+def test_profiler_hook_writes_chrome_traces(tmp_path):
+    import json
+    with tf.Graph().as_default():
+        step = tf.train.get_or_create_global_step()
+        x = tf.Variable(1.0)
+        train = tf.group(tf.assign_add(step, 1), tf.assign(x, x * 1.5))
+        hook = tf.train.ProfilerHook(save_steps=2, output_dir=str(tmp_path))
+        with tf.train.MonitoredSession(hooks=[hook]) as sess:
+            for _ in range(5):
+                sess.run(train)
+    written = sorted(p.name for p in tmp_path.glob("timeline-*.json"))
+    assert written == ["timeline-2.json", "timeline-4.json"]
+    trace = json.loads((tmp_path / "timeline-2.json").read_text())
+    names = {e.get("args", {}).get("name") for e in trace["traceEvents"]}
+    assert any(n and "Assign" in n for n in names)
