@@ -77,6 +77,7 @@ def test_names_time_major_errors_and_bidirectional():
 
 def test_gradient_of_dynamic_rnn_against_numerical_differentiation():
     with tf.Graph().as_default():
+        tf.set_random_seed(3)
         x = tf.placeholder(tf.float64, [2, 4, 2])
         cell = tf.nn.rnn_cell.GRUCell(3)
         out, _ = tf.nn.dynamic_rnn(cell, x, dtype=tf.float64,

@@ -91,6 +91,16 @@ def wait_for(done: queue.SimpleQueue, step):
                 step.cancel(step.deadline_error())
 
 
+def fail_step(step, executor, item, exc):
+    """Cancels the step with the error of `item`'s failure and returns that error; a
+    cancellation caused by an earlier failure reports that earlier (root) error instead."""
+    if step.cancelled and isinstance(exc, errors.CancelledError) and step.error is not None:
+        exc = step.error
+    error = executor.wrap_error(exc, item)
+    step.cancel(error)
+    return error
+
+
 class DataflowRun:
     """One step of one partition under the dataflow executor."""
 
@@ -174,11 +184,7 @@ class DataflowRun:
 
     def _fail(self, item, exc) -> None:
         if self.error is None:
-            if self.step.cancelled and isinstance(exc, errors.CancelledError) and \
-                    self.step.error is not None:
-                exc = self.step.error
-            self.error = self.ex.wrap_error(exc, item)
-            self.step.cancel(self.error)
+            self.error = fail_step(self.step, self.ex, item, exc)
 
     def _propagate(self, item, outputs) -> None:
         vals = self.vals

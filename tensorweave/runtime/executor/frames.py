@@ -23,7 +23,13 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.runtime.executor import values
-from tensorweave.runtime.executor.dataflow import compute, start_async, submit_pooled, wait_for
+from tensorweave.runtime.executor.dataflow import (
+    compute,
+    fail_step,
+    start_async,
+    submit_pooled,
+    wait_for,
+)
 from tensorweave.runtime.step_stats import now_micros
 
 SWITCH_OPS = frozenset({"Switch", "RefSwitch"})
@@ -361,11 +367,7 @@ class FrameRun:
 
     def _fail(self, item, exc) -> None:
         if self.error is None:
-            if self.step.cancelled and isinstance(exc, errors.CancelledError) and \
-                    self.step.error is not None:
-                exc = self.step.error
-            self.error = self.ex.wrap_error(exc, item)
-            self.step.cancel(self.error)
+            self.error = fail_step(self.step, self.ex, item, exc)
 
     # --- propagation ------------------------------------------------------------------------
     def _complete(self, item, frame, it, outputs, dead) -> None:
