@@ -47,6 +47,23 @@ def spec_of(tensor: Tensor) -> TensorSpec:
     return TensorSpec(tensor.shape, tensor.dtype)
 
 
+class StructuredOutputs:
+    """TF1's output_types / output_shapes / output_classes, read from `self._structure` (a
+    nest of TensorSpecs); shared by datasets and iterators."""
+
+    @property
+    def output_types(self):
+        return nest.map_structure(lambda s: s.dtype, self._structure)
+
+    @property
+    def output_shapes(self):
+        return nest.map_structure(lambda s: s.shape, self._structure)
+
+    @property
+    def output_classes(self):
+        return nest.map_structure(lambda s: Tensor, self._structure)
+
+
 class PipelineBuilder:
     """Numbers the tensors a pipeline reads and collects its function records."""
 
@@ -86,7 +103,7 @@ def _merge_specs(a, b):
                          for x, y in zip(flat_a, flat_b)])
 
 
-class Dataset:
+class Dataset(StructuredOutputs):
     """A sequence of elements, each a nested structure of tensors (TF1's tf.data.Dataset)."""
 
     _structure = None   # nested TensorSpecs
@@ -98,18 +115,6 @@ class Dataset:
     @property
     def element_spec(self):
         return self._structure
-
-    @property
-    def output_types(self):
-        return nest.map_structure(lambda s: s.dtype, self._structure)
-
-    @property
-    def output_shapes(self):
-        return nest.map_structure(lambda s: s.shape, self._structure)
-
-    @property
-    def output_classes(self):
-        return nest.map_structure(lambda s: Tensor, self._structure)
 
     def __repr__(self):
         return f"<{type(self).__name__} element_spec={self._structure}>"

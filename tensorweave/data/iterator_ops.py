@@ -8,7 +8,7 @@ through the string handle of another.
 from __future__ import annotations
 
 from tensorweave.data import nest
-from tensorweave.data.dataset_ops import Dataset, TensorSpec, pipeline_tensor
+from tensorweave.data.dataset_ops import Dataset, StructuredOutputs, TensorSpec, pipeline_tensor
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.operation import Tensor
@@ -34,7 +34,7 @@ def _structure_of(output_types, output_shapes):
     return nest.pack(types, [TensorSpec(s, t) for t, s in zip(nest.flatten(types), shapes)])
 
 
-class Iterator:
+class Iterator(StructuredOutputs):
     """Elements of a dataset, one `get_next()` run at a time (TF1's tf.data.Iterator)."""
 
     def __init__(self, iterator_resource: Tensor, initializer, structure):
@@ -94,18 +94,6 @@ class Iterator:
     def string_handle(self, name=None):
         """A scalar string tensor naming this iterator, for `from_string_handle`."""
         return data_ops.iterator_to_string_handle(self._resource, name=name)
-
-    @property
-    def output_types(self):
-        return nest.map_structure(lambda s: s.dtype, self._structure)
-
-    @property
-    def output_shapes(self):
-        return nest.map_structure(lambda s: s.shape, self._structure)
-
-    @property
-    def output_classes(self):
-        return nest.map_structure(lambda s: Tensor, self._structure)
 
     @property
     def element_spec(self):
