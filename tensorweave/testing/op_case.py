@@ -146,6 +146,30 @@ def parametrize(cases: Sequence[OpCase]):
                        for d in c.dtypes])
 
 
+def case_tests(cases: Sequence[OpCase], gradients: bool = False) -> tuple:
+    """An op family's standard tests over its OpCase table: forward against NumPy, shape
+    function against the kernel and, with `gradients`, every differentiable row against
+    central differences. Bind them at module level so pytest collects them:
+    `test_forward, test_shapes, test_gradient = case_tests(CASES, gradients=True)`."""
+    import pytest
+
+    @parametrize(cases)
+    def test_forward(case, dtype):
+        check_forward(case, dtype)
+
+    @parametrize(cases)
+    def test_shapes(case, dtype):
+        check_shapes(case, dtype)
+
+    if not gradients:
+        return test_forward, test_shapes
+
+    @pytest.mark.parametrize("case", [c for c in cases if c.grad], ids=str)
+    def test_gradient(case):
+        check_gradient(case)
+    return test_forward, test_shapes, test_gradient
+
+
 def check_gradient(case: OpCase, tolerance: float = 1e-5) -> None:
     """Gradient of sum_k <w_k, output_k> w.r.t. every floating input vs central differences.
 

@@ -4,7 +4,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.ops.broadcast_grad_ops import broadcast_gradient_args, reduction_axes
-from tensorweave.testing.op_case import OpCase, check_forward, check_shapes, parametrize
+from tensorweave.testing.op_case import OpCase, case_tests
 
 
 def _axes(a, b):
@@ -21,14 +21,7 @@ CASES = [
 ]
 
 
-@parametrize(CASES)
-def test_forward(case, dtype):
-    check_forward(case, dtype)
-
-
-@parametrize(CASES)
-def test_shapes(case, dtype):
-    check_shapes(case, dtype)
+test_forward, test_shapes = case_tests(CASES)
 
 
 def test_constant_dtype_inference_and_errors():

@@ -9,10 +9,7 @@ from tensorweave.framework import errors
 from tensorweave.ops.partition_ops import parallel_dynamic_stitch
 from tensorweave.testing.op_case import (
     OpCase,
-    check_forward,
-    check_gradient,
-    check_shapes,
-    parametrize,
+    case_tests,
 )
 
 F32_64 = (tf.float32, tf.float64)
@@ -127,19 +124,7 @@ ROUTING_CASES = [
 CASES = EMBEDDING_CASES + ROUTING_CASES
 
 
-@parametrize(CASES)
-def test_forward(case, dtype):
-    check_forward(case, dtype)
-
-
-@parametrize(CASES)
-def test_shapes(case, dtype):
-    check_shapes(case, dtype)
-
-
-@pytest.mark.parametrize("case", [c for c in CASES if c.grad], ids=str)
-def test_gradient(case):
-    check_gradient(case)
+test_forward, test_shapes, test_gradient = case_tests(CASES, gradients=True)
 
 
 def test_single_table_graph_and_sparse_gradient():

@@ -4,7 +4,7 @@ import numpy as np
 
 import tensorweave as tf
 from tensorweave.ops import io_ops
-from tensorweave.testing.op_case import OpCase, check_forward, check_shapes, parametrize
+from tensorweave.testing.op_case import OpCase, case_tests
 
 
 def _strings(value):
@@ -26,14 +26,7 @@ CASES = [
 ]
 
 
-@parametrize(CASES)
-def test_forward(case, dtype):
-    check_forward(case, dtype)
-
-
-@parametrize(CASES)
-def test_shapes(case, dtype):
-    check_shapes(case, dtype)
+test_forward, test_shapes = case_tests(CASES)
 
 
 def test_sharded_filename_default_name_and_static_shape():

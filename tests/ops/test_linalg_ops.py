@@ -7,6 +7,7 @@ import tensorweave as tf
 from tensorweave.framework.op_def import OP_REGISTRY
 from tensorweave.testing.op_case import (
     OpCase,
+    case_tests,
     check_forward,
     check_gradient,
     check_shapes,
@@ -105,14 +106,7 @@ CONJ_CASES = _transposing_cases((tf.complex64, tf.complex128))
 _needs_conj = pytest.mark.skipif("Conj" not in OP_REGISTRY, reason="the Conj op is not defined")
 
 
-@parametrize(CASES)
-def test_forward(case, dtype):
-    check_forward(case, dtype)
-
-
-@parametrize(CASES)
-def test_shapes(case, dtype):
-    check_shapes(case, dtype)
+test_forward, test_shapes = case_tests(CASES)
 
 
 # Rows of floating dtypes whose op is differentiable: central differences in float64.

@@ -10,7 +10,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.kernels.logging import summarize_v1, summarize_v2
-from tensorweave.testing.op_case import OpCase, check_forward, check_shapes, parametrize
+from tensorweave.testing.op_case import OpCase, case_tests
 
 
 def _randn(*shape):
@@ -36,14 +36,7 @@ CASES = [
 ]
 
 
-@parametrize(CASES)
-def test_forward(case, dtype):
-    check_forward(case, dtype)
-
-
-@parametrize(CASES)
-def test_shapes(case, dtype):
-    check_shapes(case, dtype)
+test_forward, test_shapes = case_tests(CASES)
 
 
 # --- text formats -------------------------------------------------------------------------

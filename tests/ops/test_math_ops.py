@@ -13,10 +13,7 @@ from tensorweave.kernels.math_unary import erf as erf_kernel
 from tensorweave.ops import math_ops, math_unary_ops
 from tensorweave.testing.op_case import (
     OpCase,
-    check_forward,
-    check_gradient,
-    check_shapes,
-    parametrize,
+    case_tests,
 )
 
 FLOATS = (tf.float16, tf.float32, tf.float64)
@@ -367,19 +364,7 @@ for _name, _op_type, _deriv, (_low, _high) in _GRAD_HELPERS:
                grad=False),
     ]
 
-@parametrize(CASES)
-def test_forward(case, dtype):
-    check_forward(case, dtype)
-
-
-@parametrize(CASES)
-def test_shapes(case, dtype):
-    check_shapes(case, dtype)
-
-
-@pytest.mark.parametrize("case", [c for c in CASES if c.grad], ids=str)
-def test_gradient(case):
-    check_gradient(case)
+test_forward, test_shapes, test_gradient = case_tests(CASES, gradients=True)
 
 
 # --- values where TensorFlow and NumPy differ, and numerics --------------------------------------

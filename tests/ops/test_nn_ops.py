@@ -10,10 +10,7 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.ops import nn_ops
 from tensorweave.testing.op_case import (
     OpCase,
-    check_forward,
-    check_gradient,
-    check_shapes,
-    parametrize,
+    case_tests,
 )
 
 FLOATS = (tf.float16, tf.float32, tf.float64)
@@ -283,19 +280,7 @@ CASES += [
 ]
 
 
-@parametrize(CASES)
-def test_forward(case, dtype):
-    check_forward(case, dtype)
-
-
-@parametrize(CASES)
-def test_shapes(case, dtype):
-    check_shapes(case, dtype)
-
-
-@pytest.mark.parametrize("case", [c for c in CASES if c.grad], ids=str)
-def test_gradient(case):
-    check_gradient(case)
+test_forward, test_shapes, test_gradient = case_tests(CASES, gradients=True)
 
 
 def _run(fetches, feed=None):

@@ -7,7 +7,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.framework import errors
-from tensorweave.testing.op_case import OpCase, check_forward, check_shapes, parametrize
+from tensorweave.testing.op_case import OpCase, case_tests
 
 LABELS = np.array([[1, 3], [2, 7], [9, 0]], np.int64)
 
@@ -41,14 +41,7 @@ CASES = [
 ]
 
 
-@parametrize(CASES)
-def test_forward(case, dtype):
-    check_forward(case, dtype)
-
-
-@parametrize(CASES)
-def test_shapes(case, dtype):
-    check_shapes(case, dtype)
+test_forward, test_shapes = case_tests(CASES)
 
 
 def _draw(sampler, unique, num_sampled=6, range_max=10, runs=1, seed=5):

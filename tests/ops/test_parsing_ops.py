@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.testing.op_case import OpCase, check_forward, check_shapes, parametrize
+from tensorweave.testing.op_case import OpCase, case_tests
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                         "fixtures")
@@ -80,14 +80,7 @@ CASES = [
 ]
 
 
-@parametrize(CASES)
-def test_forward(case, dtype):
-    check_forward(case, dtype)
-
-
-@parametrize(CASES)
-def test_shapes(case, dtype):
-    check_shapes(case, dtype)
+test_forward, test_shapes = case_tests(CASES)
 
 
 def test_graph_matches_tensorflow():

@@ -9,7 +9,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.framework import random_seed
-from tensorweave.testing.op_case import OpCase, check_forward, check_shapes, parametrize
+from tensorweave.testing.op_case import OpCase, case_tests
 
 SHAPE = np.array([2, 3])
 INF = np.inf
@@ -54,14 +54,7 @@ CASES = [
 ]
 
 
-@parametrize(CASES)
-def test_forward(case, dtype):
-    check_forward(case, dtype)
-
-
-@parametrize(CASES)
-def test_shapes(case, dtype):
-    check_shapes(case, dtype)
+test_forward, test_shapes = case_tests(CASES)
 
 
 # --- seeds ----------------------------------------------------------------------------------

@@ -9,10 +9,8 @@ from tensorweave.framework.static_value import static_value
 from tensorweave.ops.reduction_ops import top_k
 from tensorweave.testing.op_case import (
     OpCase,
-    check_forward,
+    case_tests,
     check_gradient,
-    check_shapes,
-    parametrize,
 )
 
 FLOATS = (tf.float32, tf.float64)
@@ -146,14 +144,7 @@ CASES = [
 ]
 
 
-@parametrize(CASES)
-def test_forward(case, dtype):
-    check_forward(case, dtype)
-
-
-@parametrize(CASES)
-def test_shapes(case, dtype):
-    check_shapes(case, dtype)
+test_forward, test_shapes = case_tests(CASES)
 
 
 # Rows of floating dtypes whose op is differentiable: central differences in float64.

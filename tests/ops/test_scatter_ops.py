@@ -6,7 +6,7 @@ import pytest
 import tensorweave as tf
 from tensorweave.framework import errors
 from tensorweave.ops import state_ops
-from tensorweave.testing.op_case import OpCase, check_forward, check_shapes, parametrize
+from tensorweave.testing.op_case import OpCase, case_tests
 
 NUMERIC = (tf.float32, tf.float64, tf.int32, tf.int64)
 I32 = tf.int32
@@ -74,14 +74,7 @@ for _name, _fn, _ufunc in OPS:
     ]
 
 
-@parametrize(CASES)
-def test_forward(case, dtype):
-    check_forward(case, dtype)
-
-
-@parametrize(CASES)
-def test_shapes(case, dtype):
-    check_shapes(case, dtype)
+test_forward, test_shapes = case_tests(CASES)
 
 
 def test_names_attrs_and_result():

@@ -6,10 +6,7 @@ import pytest
 import tensorweave as tf
 from tensorweave.testing.op_case import (
     OpCase,
-    check_forward,
-    check_gradient,
-    check_shapes,
-    parametrize,
+    case_tests,
 )
 
 INDICES = np.array([[0, 1], [1, 0], [2, 3]], np.int64)
@@ -40,19 +37,7 @@ CASES = [
 ]
 
 
-@parametrize(CASES)
-def test_forward(case, dtype):
-    check_forward(case, dtype)
-
-
-@parametrize(CASES)
-def test_shapes(case, dtype):
-    check_shapes(case, dtype)
-
-
-@pytest.mark.parametrize("case", [c for c in CASES if c.grad], ids=str)
-def test_gradient(case):
-    check_gradient(case)
+test_forward, test_shapes, test_gradient = case_tests(CASES, gradients=True)
 
 
 def test_graph_matches_tensorflow():

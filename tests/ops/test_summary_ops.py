@@ -18,7 +18,7 @@ import tensorweave as tf
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.kernels.summary import encode_png
 from tensorweave.ops import summary_ops as S
-from tensorweave.testing.op_case import OpCase, check_forward, check_shapes, parametrize
+from tensorweave.testing.op_case import OpCase, case_tests
 
 STR = tf.string
 
@@ -223,14 +223,7 @@ CASES = [
 ]
 
 
-@parametrize(CASES)
-def test_forward(case, dtype):
-    check_forward(case, dtype)
-
-
-@parametrize(CASES)
-def test_shapes(case, dtype):
-    check_shapes(case, dtype)
+test_forward, test_shapes = case_tests(CASES)
 
 
 def _run(summary_tensor, feed=None):

@@ -8,10 +8,7 @@ import tensorweave as tf
 from tensorweave.framework import errors
 from tensorweave.testing.op_case import (
     OpCase,
-    check_forward,
-    check_gradient,
-    check_shapes,
-    parametrize,
+    case_tests,
 )
 
 TA = tf.TensorArray
@@ -67,19 +64,7 @@ CASES = [
 ]
 
 
-@parametrize(CASES)
-def test_forward(case, dtype):
-    check_forward(case, dtype)
-
-
-@parametrize(CASES)
-def test_shapes(case, dtype):
-    check_shapes(case, dtype)
-
-
-@pytest.mark.parametrize("case", [c for c in CASES if c.grad], ids=str)
-def test_gradient(case):
-    check_gradient(case)
+test_forward, test_shapes, test_gradient = case_tests(CASES, gradients=True)
 
 
 def _op_summary(g):

@@ -8,7 +8,7 @@ import tensorweave as tf
 from tensorweave.framework import errors
 from tensorweave.ops import state_ops
 from tensorweave.ops import training_ops as T
-from tensorweave.testing.op_case import OpCase, check_forward, check_shapes, parametrize
+from tensorweave.testing.op_case import OpCase, case_tests
 
 F32_64 = (tf.float32, tf.float64)
 
@@ -236,14 +236,7 @@ CASES = [
 ]
 
 
-@parametrize(CASES)
-def test_forward(case, dtype):
-    check_forward(case, dtype)
-
-
-@parametrize(CASES)
-def test_shapes(case, dtype):
-    check_shapes(case, dtype)
+test_forward, test_shapes = case_tests(CASES)
 
 
 # --- graph construction -----------------------------------------------------------------------
