@@ -12,9 +12,9 @@ import numpy as np
 
 from bench.metrics import Metric
 from bench.timing import per_call_us
+from bench.workloads.mlp_train import SIZES, mlp_loss
 
 BATCH = 128
-SIZES = (784, 512, 512, 10)
 SAMPLES = 4096
 CHUNK = 512            # rows per enqueue_many of the queue runner
 STEPS_TO_CHECK = 30
@@ -41,14 +41,7 @@ def _timed_ms(step) -> float:
 
 def _train_op(tf, x, y):
     """The mlp_train model and its SGD step on inputs `x` and one-hot labels `y`."""
-    h = x
-    for i, (fan_in, fan_out) in enumerate(zip(SIZES[:-1], SIZES[1:])):
-        w = tf.Variable(tf.truncated_normal([fan_in, fan_out], stddev=0.05), name=f"w{i}")
-        b = tf.Variable(tf.zeros([fan_out]), name=f"b{i}")
-        h = tf.matmul(h, w) + b
-        if i < len(SIZES) - 2:
-            h = tf.nn.relu(h)
-    loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits_v2(labels=y, logits=h))
+    loss = mlp_loss(tf, x, y)
     return loss, tf.train.GradientDescentOptimizer(0.1).minimize(loss)
 
 

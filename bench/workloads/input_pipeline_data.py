@@ -8,7 +8,7 @@ import numpy as np
 
 from bench.metrics import Metric
 from bench.timing import per_call_us
-from bench.workloads.mlp_train import SIZES, _check_learns
+from bench.workloads.mlp_train import SIZES, _check_learns, mlp_loss
 
 SAMPLES = 60_000
 BATCH = 128
@@ -31,14 +31,7 @@ def run_tf1(tf):
         ds = (tf.data.Dataset.from_tensor_slices((images, labels)).shuffle(10_000).repeat()
               .batch(BATCH).prefetch(1))
         x, y = tf.data.make_one_shot_iterator(ds).get_next()
-        h = x
-        for i, (fan_in, fan_out) in enumerate(zip(SIZES[:-1], SIZES[1:])):
-            w = tf.Variable(tf.truncated_normal([fan_in, fan_out], stddev=0.05), name=f"w{i}")
-            b = tf.Variable(tf.zeros([fan_out]), name=f"b{i}")
-            h = tf.matmul(h, w) + b
-            if i < len(SIZES) - 2:
-                h = tf.nn.relu(h)
-        loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits_v2(labels=y, logits=h))
+        loss = mlp_loss(tf, x, y)
         train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())

@@ -41,6 +41,19 @@ def _timed_ms(step) -> float:
                        min_calls=100) / 1e3
 
 
+def mlp_loss(tf, x, y):
+    """The workload's model: mean softmax cross entropy of the 784-512-512-10 ReLU MLP on
+    inputs `x` and one-hot labels `y` (the input-pipeline workloads train it too)."""
+    h = x
+    for i, (fan_in, fan_out) in enumerate(zip(SIZES[:-1], SIZES[1:])):
+        w = tf.Variable(tf.truncated_normal([fan_in, fan_out], stddev=0.05), name=f"w{i}")
+        b = tf.Variable(tf.zeros([fan_out]), name=f"b{i}")
+        h = tf.matmul(h, w) + b
+        if i < len(SIZES) - 2:
+            h = tf.nn.relu(h)
+    return tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits_v2(labels=y, logits=h))
+
+
 def _check_learns(losses) -> None:
     if not all(np.isfinite(losses)) or not losses[-1] < losses[0]:
         raise AssertionError(f"loss did not decrease over {len(losses)} steps: {losses}")
@@ -53,14 +66,7 @@ def _tf1_step_ms(tf, make_optimizer) -> tuple[float, float, float]:
         tf.set_random_seed(0)
         x = tf.placeholder(tf.float32, [BATCH, SIZES[0]], name="x")
         y = tf.placeholder(tf.float32, [BATCH, SIZES[-1]], name="y")
-        h = x
-        for i, (fan_in, fan_out) in enumerate(zip(SIZES[:-1], SIZES[1:])):
-            w = tf.Variable(tf.truncated_normal([fan_in, fan_out], stddev=0.05), name=f"w{i}")
-            b = tf.Variable(tf.zeros([fan_out]), name=f"b{i}")
-            h = tf.matmul(h, w) + b
-            if i < len(SIZES) - 2:
-                h = tf.nn.relu(h)
-        loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits_v2(labels=y, logits=h))
+        loss = mlp_loss(tf, x, y)
         train = make_optimizer(tf).minimize(loss)
         feed = {x: inputs, y: labels}
         start = memory.start_phase()

@@ -21,3 +21,14 @@ def run_bounded(fn, seconds: float = 20.0):
     if "error" in result:
         raise result["error"]
     return result["value"]
+
+
+def drain(sess, tensor, options=None) -> list:
+    """Every value `sess.run(tensor)` yields until OutOfRangeError (a closed, empty input)."""
+    from tensorweave.framework import errors
+    out = []
+    while True:
+        try:
+            out.append(sess.run(tensor, options=options))
+        except errors.OutOfRangeError:
+            return out

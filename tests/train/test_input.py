@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.testing.bounded import drain
 
 BOUNDED = tf.RunOptions(timeout_in_ms=5000)
 
@@ -28,12 +29,7 @@ class Running:
 
 
 def _drain(sess, tensor):
-    out = []
-    while True:
-        try:
-            out.append(sess.run(tensor, options=BOUNDED))
-        except tf.errors.OutOfRangeError:
-            return out
+    return drain(sess, tensor, options=BOUNDED)
 
 
 def test_count_up_to_and_limit_epochs():

@@ -5,17 +5,13 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.testing.bounded import drain
 
 BOUNDED = tf.RunOptions(timeout_in_ms=5000)
 
 
 def _drain(sess, tensor):
-    out = []
-    while True:
-        try:
-            out.append(sess.run(tensor, options=BOUNDED))
-        except tf.errors.OutOfRangeError:
-            return out
+    return drain(sess, tensor, options=BOUNDED)
 
 
 def test_runner_threads_move_every_element_then_close_the_queue():
