@@ -13,6 +13,7 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.framework.device_spec import DeviceSpec
+from tensorweave.runtime import host_allocator
 
 LOCAL_JOB = "localhost"
 
@@ -99,6 +100,7 @@ def device_types() -> list[str]:
 
 
 def _make_cpu(name: str, index: int) -> Device:
+    host_allocator.retain_freed_memory()
     return Device(name, "CPU", np)
 
 
