@@ -156,7 +156,7 @@ class FusedMatMulKernel:
         return self.epilogue.finish(self.matmul.compute(ctx, a, b), bias)
 
 
-class _InnerNode:
+class InnerNode:
     """What a KernelContext reads of a node: lets a fused kernel build the Conv2D kernel."""
 
     def __init__(self, ctx, op: str):
@@ -181,7 +181,7 @@ class FusedConv2DKernel:
         conv_def = find_kernel("Conv2D", ctx.device.device_type, ctx.attrs)
         if conv_def is None:
             raise _invalid("_FusedConv2D: no Conv2D kernel for these attrs")
-        self.inner_ctx = KernelContext(_InnerNode(ctx, "Conv2D"), ctx.device, ctx.session)
+        self.inner_ctx = KernelContext(InnerNode(ctx, "Conv2D"), ctx.device, ctx.session)
         self.conv = conv_def.impl(self.inner_ctx)
         self.epilogue = _Epilogue(ctx, ("BiasAdd", "FusedBatchNorm"))
         self.epsilon = float(ctx.attrs.get("epsilon", 1e-4))

@@ -14,6 +14,8 @@ over memory and without the intermediate arrays.
   applies `ops[i]` to the running value and, when `operands[i] >= 0`, to input
   `operands[i]` (as the first argument when `value_first[i]`, else the second); the running
   value starts as input 0.
+* `_FusedMatMulApplyGradientDescent(var, alpha, a, b)`: ApplyGradientDescent whose delta is
+  MatMul(a, b): one GEMM that accumulates `-alpha * a @ b` into the variable.
 """
 from __future__ import annotations
 
@@ -76,3 +78,11 @@ FusedElementwise = define_op(
            Attr("value_first", "list(bool)")],
     shape_fn=_fused_elementwise_shape, not_differentiable=True,
     doc="A chain of elementwise ops computed into one buffer.")
+
+FusedMatMulApplyGradientDescent = define_op(
+    "_FusedMatMulApplyGradientDescent", inputs=["var: Ref(T)", "alpha: T", "a: T", "b: T"],
+    outputs=["out: Ref(T)"],
+    attrs=[TypeAttr("T", (_dtypes.float32, _dtypes.float64)), Attr("transpose_a", "bool", False),
+           Attr("transpose_b", "bool", False), Attr("use_locking", "bool", False)],
+    shape_fn=lambda ctx: ctx.input_shape(0), is_stateful=True, not_differentiable=True,
+    doc="var -= alpha * MatMul(a, b), the product accumulated into var by one GEMM.")

@@ -33,17 +33,20 @@ def estimate_flops(node) -> float | None:
 
 # Ops whose work is output size × the size of the contracted input dimensions.
 _CONTRACTIONS = frozenset({"MatMul", "BatchMatMul", "BatchMatMulV2", "Conv2D", "_FusedMatMul",
-                           "_FusedConv2D",
+                           "_FusedConv2D", "_FusedMatMulApplyGradientDescent",
                            "Conv2DBackpropInput", "DepthwiseConv2dNative"})
+# Contractions whose matrices follow other inputs: op -> index of the first matrix.
+_MATRICES_AT = {"_FusedMatMulApplyGradientDescent": 2}
 
 
 def _contracted_size(node) -> int | None:
     """The length of the dot product behind each output element, from input shapes."""
-    shapes = node.input_shapes
+    shapes = node.input_shapes[_MATRICES_AT.get(node.op, 0):]
     if len(shapes) < 2 or any(s.ndims is None for s in shapes[:2]):
         return None
     a, b = shapes[0].as_list(), shapes[1].as_list()
-    if node.op in ("MatMul", "_FusedMatMul", "BatchMatMul", "BatchMatMulV2"):
+    if node.op in ("MatMul", "_FusedMatMul", "BatchMatMul", "BatchMatMulV2",
+                   "_FusedMatMulApplyGradientDescent"):
         transpose = node.attrs.get("transpose_a") or node.attrs.get("adj_x")
         inner = a[-2] if transpose else a[-1]
         return inner

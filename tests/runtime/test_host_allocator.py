@@ -15,8 +15,8 @@ _STEPS = textwrap.dedent("""
     h = x
     for fan_in, fan_out in ((784, 512), (512, 512), (512, 10)):
         h = tf.nn.relu(tf.matmul(h, tf.Variable(tf.ones([fan_in, fan_out]) * 0.01)))
-    # An MLP's SGD step: its weight gradients (1.6 MB and 1 MB) are fresh every step.
-    step = tf.train.GradientDescentOptimizer(0.01).minimize(tf.reduce_sum(h))
+    # An MLP's Adam step: its weight gradients (1.6 MB and 1 MB) are fresh every step.
+    step = tf.train.AdamOptimizer(0.01).minimize(tf.reduce_sum(h))
     feed = {x: np.ones([128, 784], np.float32)}
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())

@@ -349,7 +349,7 @@ class Editor:
         In a graph with control flow the constant waits on `like`'s first input, so it lives in
         the same frame (and cond branch) as the node it serves.
         """
-        if not control_inputs and like.inputs and self._has_control_flow():
+        if not control_inputs and like.inputs and self.has_control_flow():
             control_inputs = [like.inputs[0][0]]
         value = np.asarray(value)
         dtype = _dtypes.from_numpy(value.dtype) if value.dtype != object else _dtypes.string
@@ -357,7 +357,8 @@ class Editor:
                          [], like, self.graph, [dtype], [_ts.TensorShape(value.shape)],
                          control_inputs)
 
-    def _has_control_flow(self) -> bool:
+    def has_control_flow(self) -> bool:
+        """Whether the graph has frames or conds (computed once per Editor)."""
         if self._control_flow is None:
             self._control_flow = any(n.op in CONTROL_FLOW_OPS for n in self.graph)
         return self._control_flow

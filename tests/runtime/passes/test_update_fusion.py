@@ -1,0 +1,117 @@
+"""Update fusion: ApplyGradientDescent of a MatMul gradient becomes one accumulating GEMM."""
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.kernels import blas, fused_update
+from tensorweave.runtime.passes.update_fusion import fuse_matmul_updates
+
+FUSED = "_FusedMatMulApplyGradientDescent"
+
+
+def _data(*shape, seed=0, dtype=np.float32):
+    return np.random.RandomState(seed).randn(*shape).astype(dtype)
+
+
+def _dense_sgd(dtype=tf.float32, lr=0.1):
+    """A two-layer net trained by SGD: (x, train op, variables)."""
+    np_dtype = dtype.as_numpy_dtype
+    x = tf.placeholder(dtype, [8, 6])
+    w0 = tf.Variable(_data(6, 5, seed=1, dtype=np_dtype), name="w0")
+    w1 = tf.Variable(_data(5, 3, seed=2, dtype=np_dtype), name="w1")
+    loss = tf.reduce_sum(tf.square(tf.matmul(tf.nn.relu(tf.matmul(x, w0)), w1)))
+    return x, tf.train.GradientDescentOptimizer(lr).minimize(loss), [w0, w1]
+
+
+def _train(x, train, variables, cfg, steps=3):
+    with tf.Session(config=cfg) as sess:
+        sess.run(tf.global_variables_initializer())
+        for i in range(steps):
+            sess.run(train, {x: _data(8, 6, seed=10 + i, dtype=x.dtype.as_numpy_dtype)})
+        return sess.run(variables)
+
+
+@pytest.mark.parametrize("dtype", [tf.float32, tf.float64])
+def test_sgd_weight_updates_fuse_and_match_the_unfused_steps(pt, dtype):
+    x, train, variables = _dense_sgd(dtype)
+    graph, _ = pt.apply(fuse_matmul_updates, [], feeds=[x], targets=[train])
+    fused = [n for n in graph if n.op == FUSED]
+    assert sorted(n.inputs[0][0] for n in fused) == ["w0", "w1"]
+    assert all(n.attrs["transpose_a"] and not n.attrs["transpose_b"] for n in fused)
+    assert all(n.name.endswith("ApplyGradientDescent") for n in fused)   # the update's name
+    # The input-gradient GEMM of layer 1 reads w1 and must see it before the update.
+    (w1_update,) = [n for n in fused if n.inputs[0][0] == "w1"]
+    assert any("MatMul_1_grad/MatMul" in c for c in w1_update.control_inputs)
+    fused_weights = _train(x, train, variables, None)
+    plain_weights = _train(x, train, variables, pt.OFF)
+    for a, b in zip(fused_weights, plain_weights):
+        # One rounding of the weights per step (BLAS's multiply-add) separates the two.
+        np.testing.assert_allclose(a, b, rtol=8 * np.finfo(a.dtype).eps, atol=0)
+
+
+def test_gradient_that_is_fetched_or_read_twice_is_not_fused(pt):
+    x = tf.placeholder(tf.float32, [4, 3])
+    w = tf.Variable(_data(3, 2, seed=1))
+    grad = tf.matmul(x, tf.ones([4, 2]), transpose_a=True, name="grad")
+    update = tf.train.GradientDescentOptimizer(0.5).apply_gradients([(grad, w)])
+    graph, _ = pt.apply(fuse_matmul_updates, [grad], feeds=[x], targets=[update])
+    assert FUSED not in pt.ops(graph)
+    norm = tf.reduce_sum(grad)
+    graph, _ = pt.apply(fuse_matmul_updates, [norm], feeds=[x], targets=[update])
+    assert FUSED not in pt.ops(graph)
+
+
+def test_graph_with_control_flow_is_left_alone(pt):
+    x = tf.placeholder(tf.float32, [4, 3])
+    w = tf.Variable(_data(3, 2, seed=1))
+    y = tf.cond(tf.reduce_sum(x) > 0, lambda: tf.matmul(x, w), lambda: tf.matmul(x, w) * 2.0)
+    train = tf.train.GradientDescentOptimizer(0.5).minimize(tf.reduce_sum(y))
+    graph, _ = pt.apply(fuse_matmul_updates, [], feeds=[x], targets=[train])
+    assert FUSED not in pt.ops(graph)
+
+
+def test_disabled_by_the_remapping_switch(pt):
+    x, train, variables = _dense_sgd()
+    cfg = pt.config(remapping=pt.RewriterConfig.OFF)
+    with tf.Session(config=cfg) as sess:
+        sess.run(tf.global_variables_initializer())
+        _, graphs = pt.partition_graphs(sess, train, {x: _data(8, 6)})
+    assert FUSED not in {n.op for g in graphs for n in g.node}
+
+
+def test_kernel_falls_back_to_matmul_and_update_without_blas(pt, monkeypatch):
+    x, train, variables = _dense_sgd()
+    expected = _train(x, train, variables, None)
+    monkeypatch.setattr(fused_update, "gemm_accumulate", None)
+    fallback = _train(x, train, variables, None)
+    plain = _train(x, train, variables, pt.OFF)
+    for a, b, c in zip(expected, fallback, plain):
+        np.testing.assert_array_equal(b, c)          # the unfused kernels, bit for bit
+        np.testing.assert_allclose(a, b, rtol=8 * np.finfo(a.dtype).eps)
+
+
+@pytest.mark.skipif(blas.gemm_accumulate is None, reason="NumPy's BLAS has no CBLAS gemm here")
+@pytest.mark.parametrize("transpose_a", [False, True])
+@pytest.mark.parametrize("transpose_b", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gemm_accumulate_matches_numpy(transpose_a, transpose_b, dtype):
+    a = _data(*((7, 5) if transpose_a else (5, 7)), seed=1, dtype=dtype)
+    b = _data(*((4, 7) if transpose_b else (7, 4)), seed=2, dtype=dtype)
+    c = _data(5, 4, seed=3, dtype=dtype)
+    expected = c + 0.25 * ((a.T if transpose_a else a) @ (b.T if transpose_b else b))
+    assert blas.gemm_accumulate(c, a, b, 0.25, transpose_a, transpose_b)
+    np.testing.assert_allclose(c, expected, rtol=4 * np.finfo(dtype).eps, atol=0)
+
+
+@pytest.mark.skipif(blas.gemm_accumulate is None, reason="NumPy's BLAS has no CBLAS gemm here")
+def test_gemm_accumulate_declines_what_blas_cannot_take():
+    c = np.zeros((3, 2), np.float32)
+    a, b = np.ones((3, 4), np.float32), np.ones((4, 2), np.float32)
+    assert not blas.gemm_accumulate(c, a.astype(np.float64), b, 1.0, False, False)  # dtype
+    assert not blas.gemm_accumulate(c, a, np.ones((5, 2), np.float32), 1.0, False, False)
+    assert not blas.gemm_accumulate(np.zeros((2, 3), np.float32).T, a, b, 1.0, False, False)
+    assert not blas.gemm_accumulate(c.astype(np.int32), a, b, 1.0, False, False)
+    assert not c.any()
+    strided = _data(4, 4, seed=5)[:, ::2]                # a non-contiguous operand is copied
+    assert blas.gemm_accumulate(c, a, strided, 1.0, False, False)
+    np.testing.assert_allclose(c, a @ strided, rtol=1e-6)
