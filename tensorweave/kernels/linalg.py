@@ -1,12 +1,14 @@
 """Kernels of MatMul, BatchMatMulV2 and Einsum, on NumPy's BLAS-backed matmul.
 
 Transposes are views (`a.T`, `swapaxes`), never copies; only complex adjoints conjugate. All
-three are registered `expensive`, so large products run on the inter-op pool.
+three are registered `expensive`, so large products run on the inter-op pool. Small matrix
+products run on one BLAS thread (runtime/blas_threads.py).
 """
 from __future__ import annotations
 
 from tensorweave.framework import errors
 from tensorweave.kernels.registry import kernel
+from tensorweave.runtime.blas_threads import matmul
 
 
 def _bad(message: str):
@@ -37,7 +39,7 @@ class MatMulKernel:
         if a.shape[1] != b.shape[0]:
             raise _bad(f"Matrix size-incompatible: In[0]: {_shape_str(a.shape)}, In[1]: "
                        f"{_shape_str(b.shape)}")
-        return a @ b
+        return matmul(a, b)
 
 
 @kernel("BatchMatMulV2", expensive=True)
