@@ -8,12 +8,12 @@ of the loop variables, and sums the gradients of captured values across iteratio
 
 Forward values the body's gradient needs are saved per iteration on a stack, as TensorFlow
 does: the first time the gradient loop asks for a forward tensor, a StackPushV2 is added to the
-forward body and a StackPopV2 to the gradient body. The forward loop also gets an iteration
-counter (added once, when a gradient is first built) whose NextIteration waits for that
-iteration's pushes, so pushes happen in iteration order; the pops wait on the gradient loop's
-counter likewise. Loops nested in the body get their own gradient loops inside this one; a
-stack for a nested loop is created per outer iteration, and its handle is itself saved on the
-outer loop's stack.
+forward body and a StackPopV2 to the gradient body (a constant is copied instead). The forward
+loop also gets an iteration counter (added once, when a gradient is first built) whose
+NextIteration waits for that iteration's pushes, so pushes happen in iteration order; the
+pops wait on the gradient loop's counter likewise. Loops nested in the body get their own
+gradient loops inside this one; a stack for a nested loop is created per outer iteration, and
+its handle is itself saved on the outer loop's stack.
 """
 from __future__ import annotations
 
@@ -103,9 +103,23 @@ class GradWhileContext(WhileContext):
         if is_inside(context_of(op), self.forward):
             popped = self._popped.get(t)
             if popped is None:
-                popped = self._popped[t] = self._saved_value(t)
+                popped = self._constant_copy(t)
+                if popped is None:
+                    popped = self._saved_value(t)
+                self._popped[t] = popped
             return popped
         return super().capture(t)
+
+    def _constant_copy(self, t):
+        """A Const of the forward body (outside its conds) is the same in every iteration: the
+        gradient loop gets its own copy instead of a stack of it; None for other tensors."""
+        op = t.op
+        if op.type != "Const" or _enclosing_branch(t, self.forward) is not None:
+            return None
+        from tensorweave.ops.constant_op import constant
+        with building_in(self):
+            return constant(op._attrs["value"], dtype=op._attrs["dtype"],
+                            name=op.name.rsplit("/", 1)[-1])
 
     def _saved_value(self, t):
         """Pushes `t` in every forward iteration; pops it in the matching gradient one."""

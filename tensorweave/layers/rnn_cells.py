@@ -4,6 +4,11 @@ Weights and math are TensorFlow's, so checkpoints and results line up: every cel
 the concatenation [inputs, h] by one kernel (`kernel`, or `gates/kernel` + `candidate/kernel`
 for the GRU) and adds `bias`. LSTM gates come in the order i, j, f, o, with `forget_bias`
 added to f; the GRU computes its r, u gates first, then the candidate from [inputs, r * h].
+
+The LSTM cells run a step as one LSTMBlockCell op (TensorFlow's fused cell, whose gate layout
+i, ci, f, o is this i, j, f, o) whenever it computes the same thing: tanh activation, no cell
+clipping (the fused gradient treats the clip as the identity) and a float type; the outputs are
+the unfused formula's bit for bit (kernels/lstm.py), and the variables are the same.
 """
 from __future__ import annotations
 
@@ -11,12 +16,14 @@ from tensorweave.framework import nest
 from tensorweave.layers.rnn_cell_base import LSTMStateTuple, RNNCell
 from tensorweave.ops import init_ops
 from tensorweave.ops import variable_scope as vs
+from tensorweave.ops.array_creation_ops import zeros
 from tensorweave.ops.array_join_ops import concat, split
 from tensorweave.ops.array_slicing_ops import slice as _slice
 from tensorweave.ops.linalg_ops import matmul
 from tensorweave.ops.math_ops import clip_by_value
 from tensorweave.ops.math_unary_ops import sigmoid, tanh
 from tensorweave.ops.nn_ops import bias_add, relu
+from tensorweave.ops.rnn_lstm_ops import BLOCK_CELL_TYPES, lstm_block_cell
 
 __all__ = ["BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell", "MultiRNNCell"]
 
@@ -32,6 +39,21 @@ def _activation(activation):
             raise ValueError(f"Unknown activation function: {activation}")
         return _ACTIVATIONS[activation]
     return activation
+
+
+def _fusable(activation, state) -> bool:
+    """Whether an LSTM step can be one LSTMBlockCell op (see the module docstring)."""
+    return activation is tanh and state.dtype.base_dtype in BLOCK_CELL_TYPES
+
+
+def _block_step(inputs, c, h, kernel, bias, forget_bias, peepholes=None):
+    """(new_c, new_h) of one LSTMBlockCell op; `peepholes` = (w_i_diag, w_f_diag, w_o_diag)."""
+    use_peephole = peepholes is not None
+    if not use_peephole:
+        peepholes = (zeros([c.shape[-1]], dtype=c.dtype.base_dtype),) * 3
+    outputs = lstm_block_cell(inputs, c, h, kernel, *peepholes, bias, forget_bias=forget_bias,
+                              cell_clip=-1.0, use_peephole=use_peephole)
+    return outputs[1], outputs[6]
 
 
 def _linear(inputs, h, kernel, bias):
@@ -98,9 +120,13 @@ class BasicLSTMCell(RNNCell):
 
     def call(self, inputs, state):
         c, h = state if self._state_is_tuple else split(state, 2, axis=1)
-        i, j, f, o = split(_linear(inputs, h, self._kernel, self._bias), 4, axis=1)
-        new_c = c * sigmoid(f + self._forget_bias) + sigmoid(i) * self._activation(j)
-        new_h = self._activation(new_c) * sigmoid(o)
+        if _fusable(self._activation, c):
+            new_c, new_h = _block_step(inputs, c, h, self._kernel, self._bias,
+                                       self._forget_bias)
+        else:
+            i, j, f, o = split(_linear(inputs, h, self._kernel, self._bias), 4, axis=1)
+            new_c = c * sigmoid(f + self._forget_bias) + sigmoid(i) * self._activation(j)
+            new_h = self._activation(new_c) * sigmoid(o)
         new_state = (LSTMStateTuple(new_c, new_h) if self._state_is_tuple
                      else concat([new_c, new_h], 1))
         return new_h, new_state
@@ -168,6 +194,19 @@ class LSTMCell(RNNCell):
         else:
             c_prev = _slice(state, [0, 0], [-1, self._num_units])
             m_prev = _slice(state, [0, self._num_units], [-1, self._h_depth])
+        if self._cell_clip is None and self._num_proj is None and \
+                _fusable(self._activation, c_prev):
+            peepholes = (self._w_i_diag, self._w_f_diag, self._w_o_diag) \
+                if self._use_peepholes else None
+            c, m = _block_step(inputs, c_prev, m_prev, self._kernel, self._bias,
+                               self._forget_bias, peepholes)
+        else:
+            c, m = self._unfused_step(inputs, c_prev, m_prev)
+        new_state = LSTMStateTuple(c, m) if self._state_is_tuple else concat([c, m], 1)
+        return m, new_state
+
+    def _unfused_step(self, inputs, c_prev, m_prev):
+        """(c, m) of the formula op by op: other activations, cell clipping, projections."""
         i, j, f, o = split(_linear(inputs, m_prev, self._kernel, self._bias), 4, axis=1)
         f = f + self._forget_bias
         if self._use_peepholes:
@@ -183,8 +222,7 @@ class LSTMCell(RNNCell):
             m = matmul(m, self._proj_kernel)
             if self._proj_clip is not None:
                 m = clip_by_value(m, -self._proj_clip, self._proj_clip)
-        new_state = LSTMStateTuple(c, m) if self._state_is_tuple else concat([c, m], 1)
-        return m, new_state
+        return c, m
 
 
 class GRUCell(RNNCell):

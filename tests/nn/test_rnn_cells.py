@@ -62,6 +62,10 @@ CELLS = [
      [("basic_lstm_cell/kernel", [7, 16]), ("basic_lstm_cell/bias", [16])]),
     ("lstm", lambda: rc.LSTMCell(4), _np_lstm,
      [("lstm_cell/kernel", [7, 16]), ("lstm_cell/bias", [16])]),
+    ("lstm_peepholes", lambda: rc.LSTMCell(4, use_peepholes=True, forget_bias=0.0),
+     lambda x, s, w: _np_lstm(x, s, w, 0.0, True),
+     [("lstm_cell/kernel", [7, 16]), ("lstm_cell/bias", [16]), ("lstm_cell/w_f_diag", [4]),
+      ("lstm_cell/w_i_diag", [4]), ("lstm_cell/w_o_diag", [4])]),
     ("lstm_full", lambda: rc.LSTMCell(4, use_peepholes=True, cell_clip=0.3, num_proj=2,
                                       proj_clip=0.2, forget_bias=0.0),
      lambda x, s, w: _np_lstm(x, s, w, 0.0, True, 0.3, True, 0.2),
@@ -116,6 +120,48 @@ def test_cell_step_matches_numpy(name, make, reference, expected_vars):
     np.testing.assert_allclose(out, ref_out, rtol=1e-5, atol=1e-6)
     for got_part, want_part in zip(nest.flatten(st), nest.flatten(ref_state)):
         np.testing.assert_allclose(got_part, want_part, rtol=1e-5, atol=1e-6)
+
+
+# --- the fused step: one LSTMBlockCell op where it computes the same thing -------------------
+FUSED = [
+    ("basic_lstm", lambda act: rc.BasicLSTMCell(4, forget_bias=0.5, activation=act), True),
+    ("basic_lstm_concat_state",
+     lambda act: rc.BasicLSTMCell(4, state_is_tuple=False, activation=act), True),
+    ("lstm", lambda act: rc.LSTMCell(4, activation=act), True),
+    ("lstm_peepholes", lambda act: rc.LSTMCell(4, use_peepholes=True, activation=act), True),
+    ("lstm_clip", lambda act: rc.LSTMCell(4, cell_clip=0.5, activation=act), False),
+    ("lstm_proj", lambda act: rc.LSTMCell(4, num_proj=3, activation=act), False),
+]
+
+
+@pytest.mark.parametrize("make,fused", [f[1:] for f in FUSED], ids=[f[0] for f in FUSED])
+def test_lstm_cells_use_the_fused_op_with_the_unfused_results(make, fused):
+    """Fusable configurations build one LSTMBlockCell per step whose state, output and
+    variables are the op-by-op formula's (forced by an activation that is not `tanh` itself
+    but computes it) bit for bit; gradients agree to float32 rounding."""
+    rng = np.random.RandomState(2)
+    xv = rng.uniform(-1, 1, (3, 5, 3)).astype(np.float32)
+    results = []
+    for act in (None, lambda z: tf.tanh(z)):
+        with tf.Graph().as_default() as g:
+            tf.set_random_seed(3)
+            x = tf.constant(xv)
+            cell = make(act)
+            outputs, state = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
+            grads = tf.gradients(tf.reduce_sum(outputs * outputs), cell.trainable_variables)
+            types = {op.type for op in g.get_operations()}
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                results.append(([v.op.name for v in cell.variables], types,
+                                sess.run([outputs, nest.flatten(state), grads])))
+    (names, types, (out, state, grads)), (names_u, types_u, (out_u, state_u, grads_u)) = results
+    assert ("LSTMBlockCell" in types) == fused and "LSTMBlockCell" not in types_u
+    assert names == names_u
+    np.testing.assert_array_equal(out, out_u)
+    for a, b in zip(state, state_u):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(grads, grads_u):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
 
 # --- names: what TensorFlow 2.21 (compat.v1, tf_keras) creates for the same programs ----------
@@ -349,8 +395,9 @@ def test_static_bidirectional_rnn_matches_numpy():
 @pytest.mark.parametrize("make", [
     lambda: rc.GRUCell(2),
     lambda: rc.LSTMCell(2, use_peepholes=True, num_proj=2, cell_clip=5.0),
+    lambda: rc.LSTMCell(2, use_peepholes=True, forget_bias=0.5),
     lambda: rc.MultiRNNCell([rc.BasicLSTMCell(2), rc.ResidualWrapper(rc.BasicRNNCell(2))]),
-], ids=["gru", "lstm_full", "multi_residual"])
+], ids=["gru", "lstm_full", "lstm_peepholes_fused", "multi_residual"])
 def test_gradients_match_central_differences(make):
     rng = np.random.RandomState(7)
     with tf.Graph().as_default():

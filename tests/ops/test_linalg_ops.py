@@ -271,3 +271,19 @@ def test_kernels_are_expensive():
     attrs = {"T": tf.float32}
     for op_type in ("MatMul", "BatchMatMulV2", "Einsum"):
         assert find_kernel(op_type, "CPU", attrs).expensive
+
+
+@pytest.mark.parametrize("shape", [(32, 512, 192), (16, 2048, 512), (128, 10, 784)],
+                         ids=["rnn_input_grad", "long_sums", "short_sums"])
+def test_transposed_right_operand_gives_numpys_product_exactly(shape):
+    """a @ B^T, also where the kernel computes it as (B @ a^T)^T: the same values, C order."""
+    m, k, n = shape
+    rng = np.random.RandomState(0)
+    a = rng.randn(m, k).astype(np.float32)
+    b = rng.randn(n, k).astype(np.float32)
+    with tf.Graph().as_default():
+        product = tf.matmul(tf.constant(a), tf.constant(b), transpose_b=True)
+        with tf.Session() as sess:
+            got = sess.run(product)
+    np.testing.assert_array_equal(got, a @ b.T)
+    assert got.flags.c_contiguous

@@ -169,6 +169,20 @@ def test_gradients_of_nested_loops_and_captured_values():
             assert sess.run(g, {x: 1.3, n: 0}) == 0.0
 
 
+def test_gradient_loop_copies_body_constants_instead_of_saving_them():
+    """A constant the body's gradient reads is rebuilt in the gradient loop: no stack."""
+    with tf.Graph().as_default() as g:
+        x = tf.placeholder(tf.float64, [])
+        y = tf.while_loop(lambda i, v: i < 3,
+                          lambda i, v: (i + 1, v * tf.constant(3.0, tf.float64, name="three")),
+                          [0, x])[1]
+        (dx,) = tf.gradients(y, [x])
+        saved = [op.inputs[1].op.type for op in g.get_operations() if op.type == "StackPushV2"]
+        assert "Const" not in saved and saved
+        with tf.Session() as sess:
+            assert sess.run(dx, {x: 2.0}) == 27.0
+
+
 def test_gradient_through_cond_inside_loop_and_back_prop_false():
     with tf.Graph().as_default():
         x = tf.placeholder(tf.float64, [])
