@@ -9,8 +9,9 @@ complete from other threads report through a thread-safe queue polled with the s
 deadline. A failing kernel cancels the step and the first error is raised once nothing is
 outstanding. Untraced steps whose only asynchronous kernels are linked receives run as one
 generated straight-line function instead (runtime/merged_line.py). The session uses this module
-unless the config asks for parallel partitions (intra-op threads set and inter-op threads > 1),
-and never for partitions with loop frames.
+unless partitions run at once (runtime/parallel_lines.py: two or more with BLAS work, or the
+config asks for it with intra-op threads set; never with one inter-op thread), and never for
+partitions with loop frames.
 """
 from __future__ import annotations
 
