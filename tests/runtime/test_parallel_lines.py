@@ -125,3 +125,16 @@ def test_a_failure_aborts_the_other_partitions_and_its_error_reaches_the_user():
             run_bounded(lambda: sess.run(both, {x: np.ones([512, 256], np.float32)}))
         ok = np.ones([448, 256], np.float32)   # splits in two and reshapes to 7 rows
         assert run_bounded(lambda: sess.run(both, {x: ok})) == 448 * 256 * 1.5
+
+
+def test_traced_towers_run_each_partition_on_its_thread_and_record_both_devices():
+    g, x, w, total, _ = _towers(2)
+    feed = {x: np.ones([512, 256], np.float32)}
+    with _session(g, 2) as sess:
+        sess.run(w.initializer)
+        meta = tf.RunMetadata()
+        traced = run_bounded(lambda: sess.run(total, feed, run_metadata=meta, options=tf.RunOptions(
+            trace_level=tf.RunOptions.FULL_TRACE)))
+        assert traced == sess.run(total, feed) == 512 * 256 * 0.5
+        devices = {d.device for d in meta.step_stats.dev_stats}
+        assert devices == {f"/job:localhost/replica:0/task:0/device:CPU:{k}" for k in (0, 1)}
