@@ -138,3 +138,20 @@ def test_traced_towers_run_each_partition_on_its_thread_and_record_both_devices(
         assert traced == sess.run(total, feed) == 512 * 256 * 0.5
         devices = {d.device for d in meta.step_stats.dev_stats}
         assert devices == {f"/job:localhost/replica:0/task:0/device:CPU:{k}" for k in (0, 1)}
+
+
+def test_the_deadline_ends_a_wait_and_is_the_error_reported():
+    with tf.Graph().as_default() as g:
+        x = tf.placeholder(tf.float32, [3], name="x")
+        with tf.device("/device:MEETDEV:0"):
+            alone = tf.square(x, name="alone")   # waits at a barrier nobody else reaches
+        with tf.device("/cpu:0"):
+            out = tf.add(alone, 1.0, name="out")
+    config = tf.ConfigProto(device_count={"CPU": 1, "MEETDEV": 1}, allow_soft_placement=True,
+                            intra_op_parallelism_threads=1, inter_op_parallelism_threads=2)
+    with tf.Session(graph=g, config=config) as sess:
+        assert sess._core.plan((x,), (out,), ()).parallel is not None
+        _meeting.update(barrier=threading.Barrier(2, timeout=1.5), threads=set())
+        options = tf.RunOptions(timeout_in_ms=100)
+        with pytest.raises(tf.errors.DeadlineExceededError):   # not the barrier's later error
+            run_bounded(lambda: sess.run(out, {x: [1.0, 2.0, 3.0]}, options=options))
