@@ -9,8 +9,9 @@ complete from other threads report through a thread-safe queue polled with the s
 deadline. A failing kernel cancels the step and the first error is raised once nothing is
 outstanding. Untraced steps whose only asynchronous kernels are linked receives run as one
 generated straight-line function instead (runtime/merged_line.py). The session uses this module
-unless the config asks for parallel partitions (intra-op threads set and inter-op threads > 1),
-and never for partitions with loop frames.
+unless partitions run at once (runtime/parallel_lines.py: two or more with BLAS work, or the
+config asks for it with intra-op threads set; never with one inter-op thread), and never for
+partitions with loop frames.
 """
 from __future__ import annotations
 
@@ -27,21 +28,26 @@ from tensorweave.runtime.step_stats import now_micros
 _POLL_SECONDS = 0.5
 
 
+def link_sends(executors) -> list[list]:
+    """Per executor and item id: the (executor index, _Recv item) a `_Send` feeds, else None."""
+    recv_of = {it.node.attrs["tensor_name"]: (e, it) for e, ex in enumerate(executors)
+               for it in ex.items if it.node.op == "_Recv"}
+    links = [[None] * len(ex.items) for ex in executors]
+    for e, ex in enumerate(executors):
+        for it in ex.items:
+            if it.node.op == "_Send" and it.node.attrs["tensor_name"] in recv_of:
+                links[e][it.id] = recv_of[it.node.attrs["tensor_name"]]
+    return links
+
+
 class CooperativeSchedule:
     """Built once per plan: each send's receive, and the roots that are not linked receives."""
 
     def __init__(self, executors):
         self.executors = executors
-        recv_of = {it.node.attrs["tensor_name"]: (e, it) for e, ex in enumerate(executors)
-                   for it in ex.items if it.node.op == "_Recv"}
-        self.links = [[None] * len(ex.items) for ex in executors]
-        linked = set()
-        for e, ex in enumerate(executors):
-            for it in ex.items:
-                if it.node.op == "_Send" and it.node.attrs["tensor_name"] in recv_of:
-                    target = recv_of[it.node.attrs["tensor_name"]]
-                    self.links[e][it.id] = target
-                    linked.add((target[0], target[1].id))
+        self.links = link_sends(executors)
+        linked = {(link[0], link[1].id) for per in self.links for link in per
+                  if link is not None}
         self.roots = [(e, ex.items[i]) for e, ex in enumerate(executors) for i in ex.roots
                       if (e, i) not in linked]
         self.line = MergedLine(executors, self.links) if mergeable(executors, self.links) \

@@ -62,6 +62,14 @@ _MULTITHREADED = _CONTRACTIONS | {"Einsum", "_FusedMatMul", "_FusedConv2D",
                                   "DepthwiseConv2dNativeBackpropFilter"}
 
 
+def blas_flops(node) -> float:
+    """Estimated work of `node` in BLAS calls: 0 for other kernels, inf when shapes are unknown."""
+    if node.op not in _MULTITHREADED:
+        return 0.0
+    flops = estimate_flops(node)
+    return float("inf") if flops is None else flops
+
+
 # Ops that hand out existing storage rather than compute.
 _FREE = frozenset({"VariableV2", "Identity", "IdentityN", "StopGradient", "Snapshot",
                    "PlaceholderWithDefault"})

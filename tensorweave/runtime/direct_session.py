@@ -17,13 +17,15 @@ import numpy as np
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
 from tensorweave.framework.tensor_util import to_numpy
-from tensorweave.runtime import blas_threads, placement, prune
+from tensorweave.runtime import blas_threads, cost_model, placement, prune
 from tensorweave.runtime import partition as _partition
 from tensorweave.runtime import passes as _passes
-from tensorweave.runtime.cooperative import CooperativeSchedule
+from tensorweave.runtime.cooperative import CooperativeSchedule, link_sends
 from tensorweave.runtime.devices import DeviceMgr
 from tensorweave.runtime.executor.executor import Executor
 from tensorweave.runtime.executor.frames import CONTROL_FLOW_OPS
+from tensorweave.runtime.merged_line import mergeable
+from tensorweave.runtime.parallel_lines import ParallelLines
 from tensorweave.runtime.rendezvous import LocalRendezvous
 from tensorweave.runtime.step import StepState
 
@@ -35,6 +37,9 @@ _WRITES_OR_PROBES = frozenset({"Assign", "IsVariableInitialized", "RefSwitch", "
                                "RefEnter", "RefExit", "RefNextIteration"})
 _GROWTH_RUNS_BEFORE_WARNING = 10
 _PARTITION_THREADS = 256
+# BLAS work (estimated flops) that makes a partition worth a thread of its own: about 0.2 ms,
+# several times what handing a partition to another thread costs.
+_PARALLEL_PARTITION_FLOPS = 1e7
 
 
 class FeedSpec:
@@ -73,13 +78,15 @@ class RunPlan:
     """Everything one run signature needs, computed once."""
 
     __slots__ = ("feed_specs", "n_fetches", "executors", "var_checks", "partitions",
-                 "_partition_graph_defs", "placement", "blas_limit", "cooperative")
+                 "_partition_graph_defs", "placement", "blas_limit", "cooperative",
+                 "parallel")
 
     def __init__(self, feed_specs, n_fetches, executors, var_checks, partitions=(),
                  placement=None):
         self.placement = placement or {}   # node name -> why it landed on its device
         self.blas_limit = 0                  # BLAS threads while a step runs (0: no limit)
         self.cooperative = None              # a CooperativeSchedule: one thread for all
+        self.parallel = None                 # ParallelLines: a thread per partition
         self.feed_specs = feed_specs
         self.n_fetches = n_fetches
         self.executors = executors
@@ -179,9 +186,12 @@ class DirectSessionCore:
     def _choose_threads(self, plan: RunPlan) -> None:
         """How the plan's partitions share threads, and the BLAS threads while a step runs.
 
-        Several partitions run together on the calling thread (cooperative) unless the config
-        asks for parallel partitions (intra-op threads set, inter-op threads other than 1) or
-        a partition has control flow; parallel partitions share the cores' BLAS threads.
+        Partitions run at once, each on a thread of its own, when the config asks for it
+        (intra-op threads set, inter-op threads other than 1) or, unless inter-op threads are
+        1, when two or more of them have BLAS work to share out (towers); untraced steps whose
+        only asynchronous kernels are linked receives then run as parallel straight lines.
+        Otherwise they run together on the calling thread (cooperative), except partitions with
+        control flow. Parallel partitions share the cores' BLAS threads;
         `intra_op_parallelism_threads`, when set, limits BLAS in every step.
         """
         config = self.config
@@ -191,10 +201,17 @@ class DirectSessionCore:
         plan.blas_limit = max(intra, 0)
         if len(executors) < 2:
             return
-        if intra <= 0 or inter == 1:
-            if not any(ex.frame_graph is not None for ex in executors):
-                plan.cooperative = CooperativeSchedule(executors)
-                return
+        frames = any(ex.frame_graph is not None for ex in executors)
+        busy = sum(1 for ex in executors if sum(cost_model.blas_flops(it.node)
+                                                for it in ex.items) >= _PARALLEL_PARTITION_FLOPS)
+        parallel = inter != 1 and (intra > 0 or busy >= 2)
+        if not parallel and not frames:
+            plan.cooperative = CooperativeSchedule(executors)
+            return
+        if parallel and not frames:
+            links = link_sends(executors)
+            if mergeable(executors, links):
+                plan.parallel = ParallelLines(executors, links)
         if intra <= 0:
             plan.blas_limit = max(1, (os.cpu_count() or 1) // len(executors))
 
@@ -263,9 +280,14 @@ class DirectSessionCore:
         rets = [None] * plan.n_fetches
         executors = plan.executors
         cooperative = plan.cooperative
-        step = StepState(timeout_ms or self._op_timeout_ms,
-                         LocalRendezvous() if len(executors) > 1 and cooperative is None
-                         else None, stats)
+        parallel = plan.parallel if stats is None else None
+        if parallel is not None:
+            rendezvous = parallel.mailbox()
+        elif len(executors) > 1 and cooperative is None:
+            rendezvous = LocalRendezvous()
+        else:
+            rendezvous = None
+        step = StepState(timeout_ms or self._op_timeout_ms, rendezvous, stats)
         live = self._live_steps
         live.add(step)
         limit = plan.blas_limit
@@ -278,6 +300,8 @@ class DirectSessionCore:
                 executors[0].run(args, rets, step)
             elif cooperative is not None:
                 cooperative.run(args, rets, step)
+            elif parallel is not None:
+                parallel.run(args, rets, step, self._partition_threads())
             else:
                 self._run_concurrently(executors, args, rets, step)
         except KeyboardInterrupt:
@@ -294,10 +318,7 @@ class DirectSessionCore:
         for its receives while holding its thread, so partitions must not share one with
         each other or with the kernels they wait for (the inter-op pool). The pool reuses
         idle threads and its bound only matters past that many concurrent steps."""
-        pool = self._partition_pool
-        if pool is None:
-            pool = self._partition_pool = concurrent.futures.ThreadPoolExecutor(
-                max_workers=_PARTITION_THREADS, thread_name_prefix="tw-partition")
+        pool = self._partition_threads()
         futures = [pool.submit(ex.run, args, rets, step) for ex in executors[1:]]
         first_error = None
         try:
@@ -314,6 +335,14 @@ class DirectSessionCore:
                     step.cancel(e)
         if first_error is not None:
             raise first_error
+
+    def _partition_threads(self):
+        """The pool whose threads run partitions other than the first, one each."""
+        pool = self._partition_pool
+        if pool is None:
+            pool = self._partition_pool = concurrent.futures.ThreadPoolExecutor(
+                max_workers=_PARTITION_THREADS, thread_name_prefix="tw-partition")
+        return pool
 
     def note_graph_growth(self) -> None:
         """Warns once when the graph keeps growing between runs (ops built in a loop)."""

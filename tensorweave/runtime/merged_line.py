@@ -98,12 +98,7 @@ class MergedLine:
             try:
                 self._fn(args, rets, step)
             except Exception as exc:  # noqa: BLE001 - mapped to the failing node below
-                tb, line = exc.__traceback__, None
-                while tb is not None:
-                    if tb.tb_frame.f_code is self._code:
-                        line = tb.tb_lineno
-                    tb = tb.tb_next
-                item = self._line_items.get(line)
+                item = straight_line.failing_item(exc, self._code, self._line_items)
                 if item is None:
                     raise
                 raise node_error(exc, item.node, self.user_graph) from None

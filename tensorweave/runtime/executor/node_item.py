@@ -104,8 +104,9 @@ def compile_items(graph, device, session) -> tuple[list[NodeItem], int]:
     return items, n_slots
 
 
-def _mark_variable_aliases(items) -> None:
-    """Flags fetches whose value may share memory with a variable's storage.
+def _mark_variable_aliases(items) -> set[int]:
+    """Flags fetches whose value may share memory with a variable's storage; returns the value
+    slots that may (idempotent: a second call finds and flags the same).
 
     A dereferenced ref input is the storage itself; kernels declared `returns_view` (Identity,
     Reshape, ...) pass that aliasing on. Such fetches are copied, so a later in-place update
@@ -125,6 +126,7 @@ def _mark_variable_aliases(items) -> None:
             item.copy_out = reads_storage
         elif reads_storage and item.returns_view:
             aliased.update(range(item.out_start, item.out_start + item.num_outputs))
+    return aliased
 
 
 def _is_deref(graph, node, j, src, k) -> bool:

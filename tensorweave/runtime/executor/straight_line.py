@@ -54,6 +54,16 @@ def generate(items, name: str = "partition"):
     return fn, line_items
 
 
+def failing_item(exc, code, line_items):
+    """The item whose line of the generated function `code` raised `exc`, or None."""
+    tb, line = exc.__traceback__, None
+    while tb is not None:
+        if tb.tb_frame.f_code is code:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line_items.get(line)
+
+
 def _inputs(item, env) -> str:
     parts = []
     for slot, deref in zip(item.in_slots, item.deref):
