@@ -104,9 +104,19 @@ class _Tensors(Node):
         yield self.values
 
 
-class _Slices(Node):
+class _Rows(Node):
+    """A source whose elements are its rows 0..size-1: the `source` of reordering nodes above."""
+
+    @property
+    def source(self):
+        return self
+
+    def positions(self):
+        return iter(range(self.size))
+
+
+class _Slices(_Rows):
     def __init__(self, spec, args, functions):
-        self.source = self
         self.arrays = [np.asarray(args[i]) for i in spec["args"]]
         sizes = {a.shape[0] if a.ndim else None for a in self.arrays}
         if len(sizes) != 1 or None in sizes:
@@ -130,20 +140,16 @@ class _Slices(Node):
         for i in range(0, end, n):
             yield tuple(a[i:i + n] for a in self.arrays)
 
-    def positions(self):
-        return iter(range(self.size))
-
     def gather(self, rows):
         return tuple(a[rows] for a in self.arrays)
 
 
-class _Range(Node):
+class _Range(_Rows):
     def __init__(self, spec, args, functions):
         start, stop, step = (int(args[i]) for i in spec["args"])
         if step == 0:
             raise errors.InvalidArgumentError(None, None, "step must be a non-zero integer.")
         self.start, self.step, self.size = start, step, len(range(start, stop, step))
-        self.source = self
 
     def __iter__(self):
         int64 = np.int64
@@ -154,8 +160,6 @@ class _Range(Node):
         end = self.size - self.size % n if drop else self.size
         for i in range(0, end, n):
             yield self.gather(np.arange(i, min(i + n, self.size), dtype=np.int64))
-
-    positions = _Slices.positions
 
     def gather(self, rows):
         return (self.start + self.step * rows,)
@@ -315,7 +319,7 @@ class _Reorder(_Unary):
         self.source = self.child.source
 
     def __iter__(self):
-        return self._order(self.child.__iter__)
+        return self._order(lambda: iter(self.child))
 
     def positions(self):
         return self._order(self.child.positions)
@@ -340,6 +344,7 @@ class _Shuffle(_Reorder):
 
 
 def _shuffled(items, size, rng):
+    """The items through a buffer of `size`: each new item replaces the one a slot emits."""
     slots = _slots(rng, size)
     buf = list(itertools.islice(items, size))
     for e, j in zip(items, slots):
