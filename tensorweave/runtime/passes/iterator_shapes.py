@@ -22,7 +22,7 @@ from tensorweave.runtime.passes.constant_folding import fold_constants
 from tensorweave.runtime.passes.options import CONSTANT_FOLDING, PassOptions
 from tensorweave.runtime.passes.rewrite import CONTROL_FLOW_OPS, Editor
 
-# Transformations that keep an endless input endless, or keep batches whole, in `_batch_rows`.
+# Transformations that keep batches whole, or an endless input endless (`_guaranteed_rows`).
 _KEEP_BATCHES = frozenset({"prefetch", "take", "skip", "shuffle", "repeat"})
 _KEEP_ENDLESS = frozenset({"prefetch", "shuffle", "map"})
 MAX_ROUNDS = 8   # refine, fold, refine again: each round reaches one more step of shape math
@@ -32,7 +32,8 @@ MAX_ROUNDS = 8   # refine, fold, refine again: each round reaches one more step 
 def refine_iterator_shapes(graph, options: PassOptions | None = None):
     """Exact batch sizes for one-shot iterators' outputs; see the module docstring."""
     options = options or PassOptions.defaults(graph)
-    if any(n.op in CONTROL_FLOW_OPS for n in graph):
+    ops = {n.op for n in graph}
+    if "IteratorGetNext" not in ops or ops & CONTROL_FLOW_OPS:
         return graph
     for _ in range(MAX_ROUNDS):
         if not _refine(Editor(graph, options)):
@@ -49,6 +50,8 @@ def _refine(ed: Editor) -> bool:
             rows = _guaranteed_rows(ed, node)
             if rows is not None:
                 seeds[node.name] = [_with_rows(s, rows) for s in node.output_shapes]
+    if not seeds:
+        return False
     affected, changed = set(seeds), False
     for node in ed.topological():
         if node.name in seeds:
@@ -79,9 +82,9 @@ def _guaranteed_rows(ed: Editor, get_next) -> int | None:
         return None
     spec = json.loads(pipeline.attrs["pipeline"])["root"]
 
-    def arg(node_spec, i=0):
-        const = ed.producer(pipeline.inputs[node_spec["args"][i]])
-        return int(const.attrs["value"]) if const.op == "Const" else None
+    def arg(node_spec):
+        value = ed.const_value(pipeline.inputs[node_spec["args"][0]])
+        return int(value) if value is not None and value.size == 1 else None
 
     while spec["kind"] in _KEEP_BATCHES:
         spec = spec["input"]
