@@ -116,3 +116,12 @@ def test_empty_repeat_and_zero_take_end_at_once():
                  .batch(3)) == [[]]
     assert drain(lambda: D.from_tensor_slices(LABELS).shuffle(4, seed=1).take(0)
                  .batch(3)) == [[]]
+
+
+def test_zero_shuffle_buffer_fails_at_initialization_as_in_tensorflow():
+    with tf.Graph().as_default():
+        it = D.range(3).shuffle(tf.constant(0, tf.int64)).make_initializable_iterator()
+        with tf.Session() as sess:
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match="buffer_size must be greater than zero"):
+                sess.run(it.initializer)
