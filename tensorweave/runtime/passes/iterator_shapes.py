@@ -7,9 +7,12 @@ BroadcastGradientArgs, Sum, Reshape, ...) in every step; a fed batch of static s
 folded away. This pass reads the pipeline of each `IteratorGetNext` fed by an unshared
 `OneShotIterator` (whose dataset the graph fixes), sets the batch dimension its pipeline proves,
 and re-runs the shape functions of the nodes downstream, each refined shape merged with the
-old one (a node whose shape function fails or disagrees keeps its shape). Constant folding,
-which runs next, then treats the step like a fed one. Only the runtime graph changes: the
-user's tensors keep TensorFlow's static shapes.
+old one (a node whose shape function fails or disagrees keeps its shape). Then it folds
+constants and refines again, in rounds: a folded Shape makes the next Sum's axes, and that
+Sum's shape the next Reshape's, known. The step ends up like a fed one (the arithmetic pass
+drops the reductions over no axes that remain). In: a placed runtime graph; out: the same
+graph with more specific output shapes and folded constants. Only the runtime graph changes:
+the user's tensors keep TensorFlow's static shapes. Graphs with control flow are left alone.
 """
 from __future__ import annotations
 
