@@ -7,6 +7,12 @@ over. An element is a flat tuple of NumPy values. Every node iterates its elemen
 `__iter__` (called once per epoch) and may produce whole batches with `batches(n, drop)`:
 sources slice their arrays, and a map whose function is elementwise runs it once per batch
 (map-and-batch fusion); other nodes fall back to grouping elements and stacking them.
+
+Row positions: the sources whose elements are rows of arrays (from_tensor_slices, range) are a
+node's `source` with `gather(rows)`; shuffle, repeat, take, skip and prefetch only select and
+order elements (`_Reorder`), so over such a source they run the same algorithm on row
+positions (`positions()`) instead of element tuples, and a batch is one `gather` of the
+positions per component: the same elements in the same order as iterating and stacking.
 """
 from __future__ import annotations
 
@@ -66,8 +72,18 @@ def stack(elements):
 class Node:
     """A dataset node; subclasses define `__iter__` and may define a faster `batches`."""
 
+    source = None   # the indexable source node whose rows this node's elements are, if any
+
     def batches(self, n, drop):
-        return map(stack, chunks(self, n, drop))
+        source = self.source
+        if source is None:
+            return map(stack, chunks(self, n, drop))
+        gather = source.gather
+        return (gather(np.array(rows, np.int64)) for rows in chunks(self.positions(), n, drop))
+
+    def positions(self):
+        """One epoch of the rows of `self.source` that are this node's elements, in order."""
+        raise NotImplementedError(type(self).__name__)
 
 
 def chunks(elements, n, drop):
@@ -88,7 +104,18 @@ class _Tensors(Node):
         yield self.values
 
 
-class _Slices(Node):
+class _Rows(Node):
+    """A source whose elements are its rows 0..size-1: the `source` of reordering nodes above."""
+
+    @property
+    def source(self):
+        return self
+
+    def positions(self):
+        return iter(range(self.size))
+
+
+class _Slices(_Rows):
     def __init__(self, spec, args, functions):
         self.arrays = [np.asarray(args[i]) for i in spec["args"]]
         sizes = {a.shape[0] if a.ndim else None for a in self.arrays}
@@ -113,8 +140,11 @@ class _Slices(Node):
         for i in range(0, end, n):
             yield tuple(a[i:i + n] for a in self.arrays)
 
+    def gather(self, rows):
+        return tuple(a[rows] for a in self.arrays)
 
-class _Range(Node):
+
+class _Range(_Rows):
     def __init__(self, spec, args, functions):
         start, stop, step = (int(args[i]) for i in spec["args"])
         if step == 0:
@@ -129,8 +159,10 @@ class _Range(Node):
     def batches(self, n, drop):
         end = self.size - self.size % n if drop else self.size
         for i in range(0, end, n):
-            idx = np.arange(i, min(i + n, self.size), dtype=np.int64)
-            yield (self.start + self.step * idx,)
+            yield self.gather(np.arange(i, min(i + n, self.size), dtype=np.int64))
+
+    def gather(self, rows):
+        return (self.start + self.step * rows,)
 
 
 class _Generator(Node):
@@ -275,7 +307,25 @@ class _Unbatch(_Unary):
                 yield tuple(c[i] for c in e)
 
 
-class _Shuffle(_Unary):
+class _Reorder(_Unary):
+    """A transformation that only selects and orders its input's elements.
+
+    `_order(epoch)` is its algorithm over the items of `epoch()`, a fresh pass over the input:
+    elements when iterated, row positions of an indexable source for `positions()`.
+    """
+
+    def __init__(self, spec, args, functions):
+        super().__init__(spec, args, functions)
+        self.source = self.child.source
+
+    def __iter__(self):
+        return self._order(lambda: iter(self.child))
+
+    def positions(self):
+        return self._order(self.child.positions)
+
+
+class _Shuffle(_Reorder):
     def __init__(self, spec, args, functions):
         super().__init__(spec, args, functions)
         seeds = spec["seeds"]
@@ -283,61 +333,72 @@ class _Shuffle(_Unary):
             [int(s) for s in np.random.SeedSequence().generate_state(2)]
         self.rng = np.random.default_rng(self.seeds)
 
-    def __iter__(self):
+    def _order(self, epoch):
+        """TF's shuffle buffer: fill it, then emit a uniform slot and refill it from the input."""
         size = int(self.params[0])
         if size < 1:
             raise errors.InvalidArgumentError(None, None, "buffer_size must be greater than "
                                               "zero.")
         rng = self.rng if self.spec["reshuffle"] else np.random.default_rng(self.seeds)
-        buf, draws, k = [], rng.random(1024), 0
-        for e in self.child:
-            if len(buf) < size:
-                buf.append(e)
-                continue
-            if k == len(draws):
-                draws, k = rng.random(1024), 0
-            j = int(draws[k] * size)
-            k += 1
-            yield buf[j]
-            buf[j] = e
-        for j in rng.permutation(len(buf)):
-            yield buf[j]
+        return _shuffled(epoch(), size, rng)
 
 
-class _Repeat(_Unary):
-    def __iter__(self):
-        count, epoch = int(self.params[0]), 0
-        while count < 0 or epoch < count:
-            produced = False
-            for e in self.child:
-                produced = True
-                yield e
-            if not produced:
+def _shuffled(items, size, rng):
+    """The items through a buffer of `size`: each new item replaces the one a slot emits."""
+    slots = _slots(rng, size)
+    buf = list(itertools.islice(items, size))
+    for e, j in zip(items, slots):
+        yield buf[j]
+        buf[j] = e
+    for j in rng.permutation(len(buf)).tolist():
+        yield buf[j]
+
+
+def _slots(rng, size):
+    """Uniform buffer slots, drawn 1024 at a time (the first block at once)."""
+    block = rng.random(1024)
+
+    def draw(block):
+        while True:
+            yield from (block * size).astype(np.int64).tolist()
+            block = rng.random(1024)
+    return draw(block)
+
+
+class _Repeat(_Reorder):
+    def _order(self, epoch):
+        count, done = int(self.params[0]), 0
+        while count < 0 or done < count:
+            items = epoch()
+            first = next(items, _END)
+            if first is _END:
                 return  # repeating an empty dataset would never end
-            epoch += 1
+            yield first
+            yield from items
+            done += 1
 
 
-class _Take(_Unary):
-    def __iter__(self):
+class _Take(_Reorder):
+    def _order(self, epoch):
         count = int(self.params[0])
-        return iter(self.child) if count < 0 else itertools.islice(self.child, count)
+        return epoch() if count < 0 else itertools.islice(epoch(), count)
 
 
-class _Skip(_Unary):
-    def __iter__(self):
+class _Skip(_Reorder):
+    def _order(self, epoch):
         count = int(self.params[0])
-        it = iter(self.child)
         if count < 0:
             return iter(())
+        it = epoch()
         next(itertools.islice(it, count, count), None)
         return it
 
 
-class _Prefetch(_Unary):
+class _Prefetch(_Reorder):
     """Runs inline: elements are produced when asked for (see ARCHITECTURE.md, tf.data)."""
 
-    def __iter__(self):
-        return iter(self.child)
+    def _order(self, epoch):
+        return epoch()
 
     def batches(self, n, drop):
         return self.child.batches(n, drop)

@@ -3,10 +3,13 @@
 A queue lives in a device's ResourceMgr. Enqueue and dequeue never hold a thread: an attempt
 that cannot finish at once is parked with its `done` callback and makes progress whenever the
 queue changes (enqueue, dequeue, close). Cancelling its step (Session.close, a deadline, another
-node's failure) removes it and fails it with CancelledError. An element is a (chunk, row) pair:
-row `row` of every component array of `chunk`, a private copy made at enqueue, so no step's
-buffers are shared and a batch of consecutive rows leaves as slices, not a stack of rows.
-Callbacks run outside the queue's lock.
+node's failure) removes it and fails it with CancelledError. Elements move in runs: a run
+(chunk, start, stop) is rows start..stop-1 of every component array of `chunk`, a private copy
+made at enqueue, so no step's buffers are shared. An enqueue_many is one run; the FIFO queue
+keeps runs and splits only the ones a dequeue cuts through, so a batch leaves as slices of one
+chunk or one concatenation per component, never a stack of rows. The queues that order single
+elements (random-shuffle, priority) keep runs of one row. Callbacks run outside the queue's
+lock.
 """
 from __future__ import annotations
 
@@ -29,15 +32,20 @@ _DEQUEUE_CANCELLED = "Dequeue operation was cancelled"
 
 
 class Attempt:
-    """One parked enqueue (elements to put) or dequeue (n to take) with its callback."""
+    """One parked enqueue (runs to put) or dequeue (n to take) with its callback.
 
-    __slots__ = ("elements", "n", "taken", "allow_smaller", "single", "done", "step", "token",
-                 "since")
+    `n` counts the elements still to put (enqueue) or wanted in all (dequeue); a dequeue's
+    `taken` runs hold `count` elements.
+    """
 
-    def __init__(self, done, step, elements=None, n=0, allow_smaller=False, single=False):
-        self.elements = deque(elements) if elements is not None else None
-        self.n = n
+    __slots__ = ("runs", "n", "taken", "count", "allow_smaller", "single", "done", "step",
+                 "token", "since")
+
+    def __init__(self, done, step, runs=None, n=0, allow_smaller=False, single=False):
+        self.runs = deque(runs) if runs is not None else None
+        self.n = n if runs is None else run_length(runs)
         self.taken: list = []
+        self.count = 0
         self.allow_smaller = allow_smaller
         self.single = single
         self.done = done
@@ -66,34 +74,33 @@ class QueueResource:
 
     # --- storage (overridden by subclasses) ---------------------------------------------------
     def _init_storage(self) -> None:
-        self._items: deque = deque()
+        self._runs: deque = deque()
+        self._count = 0
 
     def _size(self) -> int:
-        return len(self._items)
+        return self._count
 
-    def _put_many(self, elements) -> None:
-        self._items.extend(elements)
+    def _put_many(self, runs) -> None:
+        self._runs.extend(runs)
+        self._count += run_length(runs)
 
     def _available(self) -> int:
         """How many elements a dequeue may take now."""
-        return len(self._items)
+        return self._count
 
     def _take_many(self, k: int) -> list:
-        popleft = self._items.popleft
-        return [popleft() for _ in range(k)]
+        self._count -= k
+        return split_runs(self._runs, k)
 
-    def _put_back(self, elements) -> None:
-        self._items.extendleft(reversed(elements))
+    def _put_back(self, runs) -> None:
+        self._runs.extendleft(reversed(runs))
+        self._count += run_length(runs)
 
-    def _batch(self, elements) -> list:
-        """Stacks elements per component, slicing runs of consecutive rows of one chunk."""
-        if not elements:
+    def _batch(self, runs) -> list:
+        """The components of `runs` along a new dimension 0: slices of one chunk, or joined."""
+        if not runs:
             return [np.zeros((0,) + self._component_dims(k), dtype.as_numpy_dtype)
                     for k, dtype in enumerate(self.dtypes)]
-        runs = _runs(elements)
-        if len(runs) * 4 > len(elements):   # mostly scattered rows: gather them one by one
-            return [np.stack([chunk[k][i] for chunk, i in elements])
-                    for k in range(len(self.dtypes))]
         if len(runs) == 1:
             chunk, start, stop = runs[0]
             return [c[start:stop] for c in chunk]
@@ -113,13 +120,13 @@ class QueueResource:
     def is_closed(self) -> bool:
         return self._closed
 
-    def enqueue(self, elements, step, done) -> None:
-        """Puts `elements` (tuples of arrays) in order; `done(())` once all are in."""
+    def enqueue(self, runs, step, done) -> None:
+        """Puts the elements of `runs` in order; `done(())` once all are in."""
         if self._closed:
             done(error=errors.CancelledError(None, None, f"{self.kind} '{self.name}' is "
                                              "closed."))
             return
-        self._park(Attempt(done, step, elements=elements), self._enqueues, _ENQUEUE_CANCELLED)
+        self._park(Attempt(done, step, runs=runs), self._enqueues, _ENQUEUE_CANCELLED)
 
     def dequeue(self, n: int | None, step, done, allow_smaller: bool = False) -> None:
         """Takes one element (n None) or a batch of n; `done(components)` when available."""
@@ -188,24 +195,24 @@ class QueueResource:
             progress = False
             while self._enqueues:
                 attempt = self._enqueues[0]
-                pending = attempt.elements
-                room = len(pending) if capacity is None else \
-                    min(len(pending), capacity - self._size())
+                room = attempt.n if capacity is None else \
+                    min(attempt.n, capacity - self._size())
                 if room > 0:
-                    self._put_many([pending.popleft() for _ in range(room)])
+                    self._put_many(split_runs(attempt.runs, room))
+                    attempt.n -= room
                     progress = True
-                if pending:
+                if attempt.n:
                     break
                 self._enqueues.popleft()
                 finished.append((attempt, (), None))
             while self._dequeues:
                 attempt = self._dequeues[0]
-                taken = attempt.taken
-                k = min(attempt.n - len(taken), self._available())
+                k = min(attempt.n - attempt.count, self._available())
                 if k > 0:
-                    taken.extend(self._take_many(k))
+                    attempt.taken.extend(self._take_many(k))
+                    attempt.count += k
                     progress = True
-                if len(taken) < attempt.n and not self._closed:
+                if attempt.count < attempt.n and not self._closed:
                     break
                 self._dequeues.popleft()
                 finished.append(self._finish_dequeue(attempt))
@@ -213,9 +220,9 @@ class QueueResource:
 
     def _finish_dequeue(self, attempt):
         taken = attempt.taken
-        if len(taken) == attempt.n or (attempt.allow_smaller and taken):
+        if attempt.count == attempt.n or (attempt.allow_smaller and taken):
             if attempt.single:
-                chunk, i = taken[0]
+                chunk, i, _ = taken[0]
                 return attempt, [c[i] for c in chunk], None
             return attempt, self._batch(taken), None
         self._put_back(taken)
@@ -255,7 +262,13 @@ class RandomShuffleQueueResource(QueueResource):
         super().__init__(name, dtypes, shapes, capacity, on_starved)
 
     def _init_storage(self) -> None:
-        self._items: list = []
+        self._items: list = []   # runs of one row
+
+    def _size(self) -> int:
+        return len(self._items)
+
+    def _put_many(self, runs) -> None:
+        self._items.extend(unit_runs(runs))
 
     def _available(self) -> int:
         return max(0, len(self._items) - (0 if self._closed else self.min_after_dequeue))
@@ -269,8 +282,7 @@ class RandomShuffleQueueResource(QueueResource):
             out.append(items.pop())
         return out
 
-    def _put_back(self, elements) -> None:
-        self._items.extend(elements)
+    _put_back = _put_many
 
 
 class PaddingFIFOQueueResource(QueueResource):
@@ -278,10 +290,10 @@ class PaddingFIFOQueueResource(QueueResource):
 
     kind = "PaddingFIFOQueue"
 
-    def _batch(self, elements) -> list:
+    def _batch(self, runs) -> list:
         out = []
         for k, dtype in enumerate(self.dtypes):
-            parts = [chunk[k][i] for chunk, i in elements]
+            parts = [chunk[k][i] for chunk, i, _ in unit_runs(runs)]
             dims = tuple(max(p.shape[i] for p in parts) for i in range(parts[0].ndim)) \
                 if parts else self._component_dims(k)
             np_dtype = dtype.as_numpy_dtype
@@ -299,33 +311,47 @@ class PriorityQueueResource(QueueResource):
     kind = "PriorityQueue"
 
     def _init_storage(self) -> None:
-        self._items: list = []
+        self._items: list = []   # (priority, arrival, run of one row)
         self._order = itertools.count()   # ties leave in arrival order
 
-    def _put_many(self, elements) -> None:
-        for e in elements:
-            heapq.heappush(self._items, (int(e[0][0][e[1]]), next(self._order), e))
+    def _size(self) -> int:
+        return len(self._items)
+
+    _available = _size
+
+    def _put_many(self, runs) -> None:
+        for run in unit_runs(runs):
+            heapq.heappush(self._items, (int(run[0][0][run[1]]), next(self._order), run))
 
     def _take_many(self, k: int) -> list:
         return [heapq.heappop(self._items)[2] for _ in range(k)]
 
-    def _put_back(self, elements) -> None:
-        self._put_many(elements)
+    _put_back = _put_many
 
 
-def _runs(elements) -> list:
-    """(chunk, start, stop) for each run of consecutive rows of one chunk, in order."""
-    runs = []
-    chunk, start = elements[0]
-    stop = start + 1
-    for c, i in elements[1:]:
-        if c is chunk and i == stop:
-            stop += 1
+def run_length(runs) -> int:
+    """How many elements the runs (chunk, start, stop) hold."""
+    return sum(stop - start for _, start, stop in runs)
+
+
+def split_runs(runs: deque, k: int) -> list:
+    """Removes the first `k` elements from the deque of runs, splitting a run if needed."""
+    out = []
+    while k > 0:
+        chunk, start, stop = runs[0]
+        if stop - start <= k:
+            out.append(runs.popleft())
+            k -= stop - start
         else:
-            runs.append((chunk, start, stop))
-            chunk, start, stop = c, i, i + 1
-    runs.append((chunk, start, stop))
-    return runs
+            out.append((chunk, start, start + k))
+            runs[0] = (chunk, start + k, stop)
+            k = 0
+    return out
+
+
+def unit_runs(runs) -> list:
+    """The runs split into runs of one row each, in order."""
+    return [(chunk, i, i + 1) for chunk, start, stop in runs for i in range(start, stop)]
 
 
 def complete(finished) -> None:

@@ -127,8 +127,8 @@ def _check_types(queue, dtypes) -> None:
                 f"{want.base_dtype.name}, got {got.base_dtype.name}")
 
 
-def _elements(queue, components, many: bool) -> list:
-    """Enqueue inputs as queue elements (chunk, row) over private copies, checking shapes."""
+def _runs(queue, components, many: bool) -> list:
+    """Enqueue inputs as queue runs (chunk, start, stop) over private copies, checking shapes."""
     arrays = [np.array(c, copy=True) for c in components]
     shapes = queue.shapes
     if many:
@@ -145,9 +145,9 @@ def _elements(queue, components, many: bool) -> list:
                 None, None, f"Shape mismatch in tuple component {k}. Expected {expected}, got "
                 f"{_shape_str(dims)}")
     if not many:
-        return [(tuple(a[None] for a in arrays), 0)]
-    chunk = tuple(arrays)
-    return [(chunk, i) for i in range(arrays[0].shape[0])]
+        return [(tuple(a[None] for a in arrays), 0, 1)]
+    size = arrays[0].shape[0]
+    return [(tuple(arrays), 0, size)] if size else []
 
 
 class _EnqueueKernel:
@@ -161,7 +161,7 @@ class _EnqueueKernel:
     def compute_async(self, ctx, step, inputs, done):
         queue = resource_of(inputs[0])
         _check_types(queue, self.dtypes)
-        queue.enqueue(_elements(queue, inputs[1:], self.many), step, done)
+        queue.enqueue(_runs(queue, inputs[1:], self.many), step, done)
 
 
 @kernel("QueueEnqueueV2")

@@ -220,6 +220,85 @@ def test_priority_queue_dequeues_lowest_priority_first():
             assert p.tolist() == [1, 3, 5] and v.tolist() == [b"one", b"three", b"five"]
 
 
+def test_batches_cut_across_enqueue_many_chunks_in_order():
+    with tf.Graph().as_default():
+        q = tf.FIFOQueue(100, [tf.int32, tf.float32], shapes=[[], [2]])
+        values = tf.placeholder(tf.int32, [None])
+        push_many = q.enqueue_many([values, tf.stack([tf.cast(values, tf.float32)] * 2, 1)])
+        push_one = q.enqueue([values[0], tf.cast(tf.stack([values[0]] * 2), tf.float32)])
+        many, up_to, one = q.dequeue_many(4), q.dequeue_up_to(4), q.dequeue()
+        with tf.Session() as sess:
+            for chunk in ([0, 1, 2], [3, 4, 5, 6, 7], [8], [9, 10, 11, 12], []):
+                sess.run(push_many, {values: chunk})
+            sess.run(push_one, {values: [13]})
+            sess.run(push_many, {values: [14, 15, 16]})
+            got = [sess.run(many) for _ in range(3)] + [sess.run(up_to)]
+            for (ints, floats), want in zip(got, ([0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11],
+                                                  [12, 13, 14, 15])):
+                assert ints.tolist() == want and floats.tolist() == [[w, w] for w in want]
+            assert floats.dtype == np.float32 and ints.dtype == np.int32
+            sess.run(push_many, {values: [17, 18]})
+            sess.run(q.close())
+            with pytest.raises(tf.errors.OutOfRangeError, match="requested 4, current size 3"):
+                sess.run(many)
+            assert sess.run(one)[0] == 16   # the failed dequeue_many put its elements back
+            assert sess.run(up_to)[0].tolist() == [17, 18]
+            with pytest.raises(tf.errors.OutOfRangeError):
+                sess.run(up_to)
+
+
+def test_cancelled_dequeue_many_puts_back_a_partial_take_in_order():
+    with tf.Graph().as_default():
+        q = tf.FIFOQueue(10, [tf.int32], shapes=[[]])
+        values = tf.placeholder(tf.int32, [None])
+        push, many, size = q.enqueue_many([values]), q.dequeue_many(5), q.size()
+        with tf.Session() as sess:
+            sess.run(push, {values: [1, 2]})
+            sess.run(push, {values: [3]})
+            with pytest.raises(tf.errors.DeadlineExceededError):
+                sess.run(many, options=tf.RunOptions(timeout_in_ms=50))
+            assert sess.run(size) == 3
+            sess.run(push, {values: [4, 5, 6]})
+            assert sess.run(many).tolist() == [1, 2, 3, 4, 5]
+
+
+def test_enqueue_many_into_a_small_queue_arrives_whole_and_in_order():
+    with tf.Graph().as_default():
+        q = tf.FIFOQueue(3, [tf.int32], shapes=[[]])
+        push, many = q.enqueue_many([np.arange(10, dtype=np.int32)]), q.dequeue_many(4)
+        with tf.Session() as sess:
+            filler = Background(lambda: sess.run(push))
+            got = [sess.run(many).tolist() for _ in range(2)]
+            filler.result()
+            assert got == [[0, 1, 2, 3], [4, 5, 6, 7]]
+            assert sess.run(q.dequeue_many(2)).tolist() == [8, 9]
+
+
+def test_element_queues_take_single_rows_of_chunks():
+    with tf.Graph().as_default():
+        shuffled = tf.RandomShuffleQueue(20, 0, [tf.int32], shapes=[[]], seed=5)
+        values = tf.placeholder(tf.int32, [None])
+        fill = shuffled.enqueue_many([values])
+        prio = tf.PriorityQueue(20, [tf.int32], shapes=[[]])
+        prio_fill = prio.enqueue_many([tf.cast(values, tf.int64) % 4, values])
+        padded = tf.PaddingFIFOQueue(10, [tf.int32], shapes=[[None]])
+        rows = tf.placeholder(tf.int32, [None, None])
+        pad_fill = padded.enqueue_many([rows])
+        with tf.Session() as sess:
+            for chunk in ([0, 1, 2, 3, 4], [5, 6], [7, 8, 9]):
+                sess.run([fill, prio_fill], {values: chunk})
+            out = sess.run(shuffled.dequeue_many(10)).tolist()
+            assert sorted(out) == list(range(10)) and out != list(range(10))
+            keys, got = sess.run(prio.dequeue_many(10))
+            assert keys.tolist() == sorted(v % 4 for v in range(10))
+            assert sorted(got.tolist()) == list(range(10))
+            assert all(k == v % 4 for k, v in zip(keys, got))
+            sess.run(pad_fill, {rows: [[1, 2], [3, 4]]})
+            sess.run(pad_fill, {rows: [[5, 6, 7]]})
+            assert sess.run(padded.dequeue_many(3)).tolist() == [[1, 2, 0], [3, 4, 0],
+                                                                  [5, 6, 7]]
+
+
 def test_blocked_dequeue_holds_no_thread_other_steps_proceed():
     with tf.Graph().as_default():
         q = tf.FIFOQueue(5, [tf.int32], shapes=[[]])

@@ -57,8 +57,8 @@ class PassInfo:
 _PASSES: list[PassInfo] = []
 _LOADED = False
 # The modules that register the built-in passes (imported on first use, after the ops).
-_BUILTIN = ("dependency", "constant_folding", "arithmetic", "cse", "layout", "remapper",
-            "update_fusion", "elementwise_fusion", "memory")
+_BUILTIN = ("dependency", "iterator_shapes", "constant_folding", "arithmetic", "cse", "layout",
+            "remapper", "update_fusion", "elementwise_fusion", "memory")
 
 
 def register_pass(name: str, phase: str = POST_PLACEMENT, order: int = 100, toggle: str = "",

@@ -6,8 +6,9 @@ for infinite parts, and bool/string have no arithmetic. Each rule says whether i
   exact      x * 1 -> x, x / 1 -> x, x - 0 -> x, -(-x) -> x, x / 2^k -> x * 2^-k,
              transpose∘transpose,
              reshape∘reshape, reshape to the own static shape, exact cast round trips, casts to
-             the own dtype, not(not(x)), x - x -> 0 for integers, add_n(a, a) -> a * 2, and
-             every reassociation of integers (wrap-around arithmetic is a ring).
+             the own dtype, not(not(x)), x - x -> 0 for integers, add_n(a, a) -> a * 2,
+             a reduction over no axes -> x, and every reassociation of integers
+             (wrap-around arithmetic is a ring).
   sign of 0  x + 0 -> x: -0.0 + 0.0 is +0.0, the rewrite keeps -0.0 (equal under ==).
   tolerance  float reassociation: hoisting constants in add/sub chains, (x + c1) + c2 ->
              x + (c1 + c2). Each step of the original rounds once and the hoisted form once,
@@ -321,6 +322,15 @@ def _reshape(ed: Editor, node) -> bool:
     return False
 
 
+def _reduce(ed: Editor, node) -> bool:
+    x, axes = node.inputs
+    value = ed.const_value(axes)
+    if value is not None and value.size == 0:
+        # sum(x, axes=[]) -> x  (exact: nothing is reduced; a broadcast gradient's other side)
+        return _forward(ed, node, x, "reduce_no_axes", node.op)
+    return False
+
+
 def _cast(ed: Editor, node) -> bool:
     src, dst = node.attrs["SrcT"].base_dtype, node.attrs["DstT"].base_dtype
     x = node.inputs[0]
@@ -376,5 +386,6 @@ def _add_n(ed: Editor, node) -> bool:
 _RULES = {
     "Mul": _mul, "Add": _add, "AddV2": _add, "Sub": _sub, "RealDiv": _div, "Div": _div,
     "Neg": _neg, "LogicalNot": _logical_not, "Transpose": _transpose, "Reshape": _reshape,
-    "Cast": _cast, "AddN": _add_n,
+    "Cast": _cast, "AddN": _add_n, "Sum": _reduce, "Prod": _reduce, "Max": _reduce,
+    "Min": _reduce, "Mean": _reduce,
 }
