@@ -1,12 +1,23 @@
 """Kernels of MatMul, BatchMatMulV2 and Einsum, on NumPy's BLAS-backed matmul.
 
 Transposes are views (`a.T`, `swapaxes`), never copies; only complex adjoints conjugate. All
-three are registered `expensive`, so large products run on the inter-op pool.
+three are registered `expensive`, so large products run on the inter-op pool. Large real
+MatMuls are split into blocks of output columns (or rows) that run on `intra_op`'s threads,
+each with single-threaded BLAS: every output element is still one dot product over the whole
+inner dimension, so the split does not change results.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from tensorweave.framework import errors
+from tensorweave.kernels import intra_op
 from tensorweave.kernels.registry import kernel
+
+# Products of at least this many multiply-adds are split, into blocks of BLOCK output columns
+# (or rows, when there are more rows than columns).
+PARALLEL_MACS = 1 << 22
+BLOCK = 256
 
 
 def _bad(message: str):
@@ -37,7 +48,24 @@ class MatMulKernel:
         if a.shape[1] != b.shape[0]:
             raise _bad(f"Matrix size-incompatible: In[0]: {_shape_str(a.shape)}, In[1]: "
                        f"{_shape_str(b.shape)}")
+        return matmul(a, b)
+
+
+def matmul(a, b):
+    """a @ b of matrices; a large real product runs as blocks of the output in parallel."""
+    m, n = a.shape[0], b.shape[1]
+    if m * n * a.shape[1] < PARALLEL_MACS or a.dtype != b.dtype or a.dtype.kind != "f" or \
+            max(m, n) < 2 * BLOCK or intra_op.threads() == 1:
         return a @ b
+    out = np.empty((m, n), a.dtype)
+    if n >= m:
+        def block(i):
+            np.matmul(a, b[:, i * BLOCK:(i + 1) * BLOCK], out=out[:, i * BLOCK:(i + 1) * BLOCK])
+    else:
+        def block(i):
+            np.matmul(a[i * BLOCK:(i + 1) * BLOCK], b, out=out[i * BLOCK:(i + 1) * BLOCK])
+    intra_op.parallel_for(-(-max(m, n) // BLOCK), block)
+    return out
 
 
 @kernel("BatchMatMulV2", expensive=True)

@@ -40,6 +40,13 @@ class _BlasLimiter:
                 lib.set_num_threads(want)
             self._current = want
 
+    def threads(self) -> int:
+        """The BLAS thread count in force (0 when no BLAS library could be found)."""
+        with self._lock:
+            if self._libs is None:
+                self._libs = self._find()
+            return self._current
+
     def acquire(self, limit: int) -> None:
         with self._lock:
             if self._libs is None:
