@@ -93,6 +93,19 @@ def threads() -> int:
     return max(1, blas_threads.limiter.threads())
 
 
+def single_blas(fn, *args):
+    """fn(*args) with BLAS single-threaded: for products too small to split but large enough
+    that BLAS would wake its own threads, which then spin for a while after the call and take
+    the cores the intra-op workers need."""
+    if threads() == 1:
+        return fn(*args)
+    blas_threads.limiter.acquire(1)
+    try:
+        return fn(*args)
+    finally:
+        blas_threads.limiter.release(1)
+
+
 def parallel_for(n: int, task) -> None:
     """task(i) for every i in range(n), in any order and on several threads; each task must
     write only its own outputs. BLAS is single-threaded meanwhile. The first exception a task

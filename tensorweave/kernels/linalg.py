@@ -15,9 +15,11 @@ from tensorweave.kernels import intra_op
 from tensorweave.kernels.registry import kernel
 
 # Products of at least this many multiply-adds are split, into blocks of BLOCK output columns
-# (or rows, when there are more rows than columns).
+# (or rows, when there are more rows than columns); smaller ones from SINGLE_MACS up (where
+# OpenBLAS would start its threads: 4 * 65536) run with single-threaded BLAS.
 PARALLEL_MACS = 1 << 22
 BLOCK = 256
+SINGLE_MACS = 1 << 18
 
 
 def _bad(message: str):
@@ -54,9 +56,12 @@ class MatMulKernel:
 def matmul(a, b):
     """a @ b of matrices; a large real product runs as blocks of the output in parallel."""
     m, n = a.shape[0], b.shape[1]
-    if m * n * a.shape[1] < PARALLEL_MACS or a.dtype != b.dtype or a.dtype.kind != "f" or \
-            max(m, n) < 2 * BLOCK or intra_op.threads() == 1:
+    macs = m * n * a.shape[1]
+    if macs < SINGLE_MACS:
         return a @ b
+    if macs < PARALLEL_MACS or a.dtype != b.dtype or a.dtype.kind != "f" or \
+            max(m, n) < 2 * BLOCK or intra_op.threads() == 1:
+        return intra_op.single_blas(np.matmul, a, b)
     out = np.empty((m, n), a.dtype)
     if n >= m:
         def block(i):
