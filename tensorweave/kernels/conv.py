@@ -31,7 +31,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from tensorweave.framework import errors
-from tensorweave.kernels import conv_winograd, intra_op
+from tensorweave.kernels import conv_winograd, intra_op, linalg
 from tensorweave.kernels.registry import kernel
 from tensorweave.ops.nn_conv_ops import window_spec
 
@@ -207,7 +207,7 @@ def conv2d_nhwc(x, w, strides, dilations, out_hw, pads):
     k = kh * kw * c
     if kh == kw == 1 and _no_padding(pads):
         xs = x[:, :(oh - 1) * strides[0] + 1:strides[0], :(ow - 1) * strides[1] + 1:strides[1]]
-        return np.matmul(xs.reshape(-1, c), w.reshape(c, oc)).reshape(n, oh, ow, oc)
+        return linalg.matmul(xs.reshape(-1, c), w.reshape(c, oc)).reshape(n, oh, ow, oc)
     if conv_winograd.applies(x.shape, w.shape, strides, dilations, out_hw, x.dtype):
         return conv_winograd.conv3x3(x, w, out_hw, pads)
     view = patches(pad_spatial(x, pads), out_hw, (kh, kw), strides, dilations)
@@ -233,7 +233,7 @@ def conv2d_backprop_filter_nhwc(x, dy, k_hw, strides, dilations, pads):
     k = kh * kw * c
     if kh == kw == 1 and _no_padding(pads):
         xs = x[:, :(oh - 1) * strides[0] + 1:strides[0], :(ow - 1) * strides[1] + 1:strides[1]]
-        return np.matmul(xs.reshape(-1, c).T, dy.reshape(-1, oc)).reshape(1, 1, c, oc)
+        return linalg.matmul(xs.reshape(-1, c).T, dy.reshape(-1, oc)).reshape(1, 1, c, oc)
     view = patches(pad_spatial(x, pads), (oh, ow), k_hw, strides, dilations)
     blocks, size = _block_plan(n, oh, ow, k, x.dtype)
     parts = np.empty((len(blocks), k, oc), x.dtype)

@@ -14,11 +14,13 @@ from tensorweave.framework import errors
 from tensorweave.kernels import intra_op
 from tensorweave.kernels.registry import kernel
 
-# Products of at least this many multiply-adds are split, into blocks of BLOCK output columns
-# (or rows, when there are more rows than columns); smaller ones from SINGLE_MACS up (where
-# OpenBLAS would start its threads: 4 * 65536) run with single-threaded BLAS.
+# Products of at least this many multiply-adds are split, into at most MAX_BLOCKS blocks of at
+# least BLOCK output columns (or rows, when there are more rows than columns); smaller ones
+# from SINGLE_MACS up (where OpenBLAS would start its threads: 4 * 65536) run with
+# single-threaded BLAS.
 PARALLEL_MACS = 1 << 22
 BLOCK = 256
+MAX_BLOCKS = 16
 SINGLE_MACS = 1 << 18
 
 
@@ -63,13 +65,14 @@ def matmul(a, b):
             max(m, n) < 2 * BLOCK or intra_op.threads() == 1:
         return intra_op.single_blas(np.matmul, a, b)
     out = np.empty((m, n), a.dtype)
+    size = max(BLOCK, -(-max(m, n) // MAX_BLOCKS))
     if n >= m:
         def block(i):
-            np.matmul(a, b[:, i * BLOCK:(i + 1) * BLOCK], out=out[:, i * BLOCK:(i + 1) * BLOCK])
+            np.matmul(a, b[:, i * size:(i + 1) * size], out=out[:, i * size:(i + 1) * size])
     else:
         def block(i):
-            np.matmul(a[i * BLOCK:(i + 1) * BLOCK], b, out=out[i * BLOCK:(i + 1) * BLOCK])
-    intra_op.parallel_for(-(-max(m, n) // BLOCK), block)
+            np.matmul(a[i * size:(i + 1) * size], b, out=out[i * size:(i + 1) * size])
+    intra_op.parallel_for(-(-max(m, n) // size), block)
     return out
 
 
