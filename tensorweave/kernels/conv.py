@@ -8,11 +8,14 @@ ARCHITECTURE.md):
     reused per-thread scratch buffer and multiply by the filter reshaped [KH*KW*C, OC]
     (`np.matmul` with `out=` straight into the output). Blocks keep the patch matrix in cache
     between the copy and the GEMM and never allocate (and page-fault) one huge patch matrix.
+    The blocks are independent, so they run on `intra_op`'s threads (copy and GEMM both in
+    parallel, BLAS single-threaded).
     With few input channels the patch rows are stored transposed ([K, rows]): the copy then
     moves long runs instead of C-element ones (5x faster for C = 1), and BLAS reads either.
   * 1x1 filters without padding are a plain matmul (strided inputs are subsampled first).
   * Stride-1 3x3 filters with >= 256 channels on >= 28x28 outputs: Winograd F(2x2, 3x3).
-  * BackpropFilter: the same patch blocks, transposed, times the output gradient, summed.
+  * BackpropFilter: the same patch blocks, transposed, times the output gradient: one partial
+    product per block, summed in block order (the same result on any number of threads).
   * BackpropInput, stride 1: a forward convolution of the padded output gradient with the
     flipped, channel-swapped filter (so it gets im2col or Winograd too; no scatter).
     Strided: per block, output gradient times the filter transposed gives patch-shaped

@@ -6,7 +6,7 @@ import threading
 import numpy as np
 import pytest
 
-from tensorweave.kernels import conv, intra_op, linalg
+from tensorweave.kernels import conv, intra_op, linalg, pool
 from tensorweave.runtime import blas_threads
 
 
@@ -98,3 +98,23 @@ def test_convolutions_do_not_depend_on_the_thread_count(monkeypatch, threads):
     view = conv.patches(conv.pad_spatial(x, pads), (9, 9), (3, 3), (1, 1), (1, 1))
     np.testing.assert_allclose(serial[1], np.einsum("nhwijc,nhwo->ijco", view, dy),
                                rtol=1e-5, atol=1e-4)
+
+
+class _PoolCtx:
+    op_type = "MaxPoolGrad"
+    attrs = {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1], "padding": "SAME",
+             "data_format": "NHWC", "explicit_paddings": []}
+
+
+def test_max_pool_grad_chunks_of_the_batch_match_one_pass(monkeypatch):
+    rng = np.random.RandomState(2)
+    x = rng.randint(-3, 3, (13, 9, 9, 64)).astype(np.float32)   # ties: first maximum wins
+    y = pool.MaxPoolKernel(_PoolCtx()).compute(None, x)
+    dy = rng.randn(*y.shape).astype(np.float32)
+    grad = pool.MaxPoolGradKernel(_PoolCtx())
+    monkeypatch.setattr(intra_op, "threads", lambda: 1)
+    monkeypatch.setattr(pool, "PARALLEL_SIZE", x.size + 1)
+    whole = grad.compute(None, x, y, dy)
+    monkeypatch.setattr(intra_op, "threads", lambda: 2)
+    monkeypatch.setattr(pool, "PARALLEL_SIZE", 1)
+    np.testing.assert_array_equal(grad.compute(None, x, y, dy), whole)
