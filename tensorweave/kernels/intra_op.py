@@ -10,7 +10,7 @@ are the parallel work: `parallel_for(n, task)` runs task(0..n-1) on the calling 
 BLAS runs single-threaded for the duration (`runtime/blas_threads.py`), so copies and GEMMs
 both use every core and nothing spins. Waiting is on a lock, never a spin. The calling thread
 works through the blocks too, so a call completes even when the workers are busy with another
-kernel's blocks (or were lost to a fork).
+kernel's blocks.
 
 The thread count is the BLAS thread count in force: a session that lowered it (concurrent
 partitions, `intra_op_parallelism_threads`) gets that many here too, and at 1, or with no
@@ -19,6 +19,7 @@ BLAS library found to control, blocks run one after another on the calling threa
 from __future__ import annotations
 
 import itertools
+import os
 import queue
 import threading
 
@@ -86,6 +87,15 @@ class _Pool:
 
 
 _pool = _Pool()
+
+
+def _after_fork() -> None:
+    """A forked child has none of the workers: start afresh (queued jobs would never run)."""
+    global _pool
+    _pool = _Pool()
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 
 def threads() -> int:

@@ -1,6 +1,7 @@
 """Intra-op parallelism (kernels/intra_op.py): every block runs once, errors reach the caller,
 BLAS is single-threaded during a parallel region and restored after, and the parallel
 convolution and MatMul paths give what their serial forms give."""
+import multiprocessing
 import threading
 
 import numpy as np
@@ -118,3 +119,22 @@ def test_max_pool_grad_chunks_of_the_batch_match_one_pass(monkeypatch):
     monkeypatch.setattr(intra_op, "threads", lambda: 2)
     monkeypatch.setattr(pool, "PARALLEL_SIZE", 1)
     np.testing.assert_array_equal(grad.compute(None, x, y, dy), whole)
+
+
+def _blocks_in_child(conn):
+    ran = []
+    intra_op.parallel_for(6, ran.append)
+    conn.send(sorted(ran))
+
+
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
+def test_a_forked_child_gets_workers_of_its_own(two_threads):
+    intra_op.parallel_for(4, lambda i: None)         # the parent's workers exist
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=_blocks_in_child, args=(child,))
+    proc.start()
+    assert parent.poll(30)
+    assert parent.recv() == list(range(6))
+    proc.join(30)
+    assert intra_op._pool._workers >= 1 and proc.exitcode == 0
