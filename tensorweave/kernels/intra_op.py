@@ -109,11 +109,11 @@ def single_blas(fn, *args):
     the cores the intra-op workers need."""
     if threads() == 1:
         return fn(*args)
-    blas_threads.limiter.acquire(1)
+    blas_threads.limiter.hold_single()
     try:
         return fn(*args)
     finally:
-        blas_threads.limiter.release(1)
+        blas_threads.limiter.release_single()
 
 
 def parallel_for(n: int, task) -> None:
@@ -125,8 +125,8 @@ def parallel_for(n: int, task) -> None:
         for i in range(n):
             task(i)
         return
-    blas_threads.limiter.acquire(1)
+    blas_threads.limiter.hold_single()
     try:
         _pool.run(task, n, count)
     finally:
-        blas_threads.limiter.release(1)
+        blas_threads.limiter.release_single()

@@ -23,7 +23,6 @@ import numpy as np
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
 from tensorweave.framework.op_def import OP_REGISTRY
-from tensorweave.kernels import intra_op
 from tensorweave.kernels.jit import compiled
 from tensorweave.kernels.registry import kernel
 from tensorweave.runtime.executor.values import deref
@@ -35,9 +34,6 @@ from tensorweave.runtime.executor.values import deref
 # update over two threads did not pay: the executor already runs the updates of different
 # variables in parallel.
 BLOCK = 32768
-# Compiled updates of at least PARALLEL_SIZE elements run as PARALLEL_CHUNKS parallel slices.
-PARALLEL_SIZE = 1 << 18
-PARALLEL_CHUNKS = 8
 
 
 def _invalid(message: str) -> errors.InvalidArgumentError:
@@ -361,7 +357,7 @@ class _ApplyKernel:
         flat[g] = np.reshape(values[g], -1)
         if self.compiled is not None and var.dtype in _LOOP_DTYPES:
             flat[g] = flat[g].astype(var.dtype, copy=False)
-            self._run_compiled(self.loop_args(self.attrs, *flat), var.size)
+            self.compiled(*self.loop_args(self.attrs, *flat))
             return
         if var.size < 2 * BLOCK:
             formula(self.attrs, np.empty_like, *values)
@@ -375,22 +371,6 @@ class _ApplyKernel:
             block[g] = flat[g][start:stop]
             scratch.reset()
             formula(self.attrs, scratch, *block)
-
-    def _run_compiled(self, args, size: int) -> None:
-        """The compiled loop; from PARALLEL_SIZE elements up, on PARALLEL_CHUNKS slices of the
-        flat arrays at once (`intra_op`; elements are independent, so the results are the
-        same)."""
-        if size < PARALLEL_SIZE:
-            self.compiled(*args)
-            return
-        step = -(-size // PARALLEL_CHUNKS)
-
-        def chunk(i):
-            part = slice(i * step, (i + 1) * step)
-            self.compiled(*(a[part] if isinstance(a, np.ndarray) and a.ndim == 1 else a
-                            for a in args))
-
-        intra_op.parallel_for(-(-size // step), chunk)
 
     def _scratch(self, dtype) -> _Scratch:
         """This thread's scratch buffers (concurrent steps may run the same kernel)."""

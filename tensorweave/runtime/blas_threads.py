@@ -21,6 +21,7 @@ class _BlasLimiter:
         self._libs = None          # BLAS controllers, found on first use
         self._default = 0
         self._active: dict[int, int] = {}   # limit -> number of steps asking for it
+        self._holds = 0            # intra-op regions running (each wants BLAS single-threaded)
         self._current = 0
 
     def _find(self) -> list:
@@ -33,19 +34,40 @@ class _BlasLimiter:
             self._default = self._current = libs[0].num_threads
         return libs
 
+    def _wanted(self) -> int:
+        return min(self._active) if self._active else self._default
+
     def _apply(self) -> None:
-        want = min(self._active) if self._active else self._default
+        want = 1 if self._holds else self._wanted()
         if want != self._current:
             for lib in self._libs:
                 lib.set_num_threads(want)
             self._current = want
 
     def threads(self) -> int:
-        """The BLAS thread count in force (0 when no BLAS library could be found)."""
+        """The BLAS thread count the running steps allow (0 when no BLAS library could be
+        found), whatever intra-op regions hold meanwhile: how many threads such a region may
+        use."""
         with self._lock:
             if self._libs is None:
                 self._libs = self._find()
-            return self._current
+            return self._wanted() if self._libs else 0
+
+    def hold_single(self) -> None:
+        """BLAS single-threaded until the matching `release_single` (an intra-op region, whose
+        own threads call BLAS), on top of the steps' limits."""
+        with self._lock:
+            if self._libs is None:
+                self._libs = self._find()
+            self._holds += 1
+            if self._libs:
+                self._apply()
+
+    def release_single(self) -> None:
+        with self._lock:
+            self._holds -= 1
+            if self._libs:
+                self._apply()
 
     def acquire(self, limit: int) -> None:
         with self._lock:
