@@ -12,7 +12,8 @@ both use every core and nothing spins. Waiting is on a lock, never a spin. The c
 works through the blocks too, so a call completes even when the workers are busy with another
 kernel's blocks.
 
-The thread count is the BLAS thread count in force: a session that lowered it (concurrent
+The thread count is the BLAS thread count the running steps allow (`limiter.threads()`, which
+ignores the single-threaded holds of other regions): a session that lowered it (concurrent
 partitions, `intra_op_parallelism_threads`) gets that many here too, and at 1, or with no
 BLAS library found to control, blocks run one after another on the calling thread.
 """
