@@ -39,10 +39,12 @@ from tensorweave.kernels.registry import kernel
 from tensorweave.ops.nn_conv_ops import window_spec
 
 # Patch rows per block: about this many bytes of patch matrix per GEMM, at least MIN_ROWS rows,
-# and at least MIN_BLOCKS blocks while they have MIN_ROWS rows (work for every thread).
+# and at least MIN_BLOCKS blocks while they have MIN_SPLIT_ROWS rows (work for every thread;
+# VGG19's 14x14x512 layers as one 196-row block ran on one thread).
 BLOCK_BYTES = 2 << 20
 MIN_ROWS = 512
 MIN_BLOCKS = 8
+MIN_SPLIT_ROWS = 32
 # Below this many input channels, patches are stored transposed (see fill_patches).
 FEW_CHANNELS = 8
 
@@ -168,10 +170,10 @@ def block_rows(k: int, itemsize: int) -> int:
 def _block_plan(n: int, oh: int, ow: int, k: int, dtype) -> tuple[list, int]:
     """(row blocks, scratch elements one block needs): blocks of `block_rows`, smaller when
     that gives fewer than MIN_BLOCKS (so that the threads of `intra_op` share the work
-    evenly), but not below MIN_ROWS. The plan depends only on the shapes, never on the
+    evenly), but not below MIN_SPLIT_ROWS. The plan depends only on the shapes, never on the
     thread count, so results are the same on any machine."""
     total = n * oh * ow
-    rows = min(block_rows(k, dtype.itemsize), max(MIN_ROWS, -(-total // MIN_BLOCKS)))
+    rows = min(block_rows(k, dtype.itemsize), max(MIN_SPLIT_ROWS, -(-total // MIN_BLOCKS)))
     return list(row_blocks(n, oh, ow, rows)), min(rows + ow, total) * k
 
 

@@ -122,7 +122,7 @@ def parallel_for(n: int, task) -> None:
     write only its own outputs. BLAS is single-threaded meanwhile. The first exception a task
     raised is re-raised here after every task has finished."""
     count = threads()
-    if count == 1 or n < 2:
+    if count == 1 or n < 1:
         for i in range(n):
             task(i)
         return

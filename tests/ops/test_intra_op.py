@@ -148,3 +148,7 @@ def test_a_forked_child_gets_workers_of_its_own(two_threads):
     proc.join(30)
     assert intra_op._pool._workers >= 1 and proc.exitcode == 0
 
+
+
+def test_no_blocks_returns_at_once(two_threads):
+    intra_op.parallel_for(0, lambda i: pytest.fail("no block to run"))
