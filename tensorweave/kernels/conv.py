@@ -8,11 +8,14 @@ ARCHITECTURE.md):
     reused per-thread scratch buffer and multiply by the filter reshaped [KH*KW*C, OC]
     (`np.matmul` with `out=` straight into the output). Blocks keep the patch matrix in cache
     between the copy and the GEMM and never allocate (and page-fault) one huge patch matrix.
+    The blocks are independent, so they run on `intra_op`'s threads (copy and GEMM both in
+    parallel, BLAS single-threaded).
     With few input channels the patch rows are stored transposed ([K, rows]): the copy then
     moves long runs instead of C-element ones (5x faster for C = 1), and BLAS reads either.
   * 1x1 filters without padding are a plain matmul (strided inputs are subsampled first).
   * Stride-1 3x3 filters with >= 256 channels on >= 28x28 outputs: Winograd F(2x2, 3x3).
-  * BackpropFilter: the same patch blocks, transposed, times the output gradient, summed.
+  * BackpropFilter: the same patch blocks, transposed, times the output gradient: one partial
+    product per block, summed in block order (the same result on any number of threads).
   * BackpropInput, stride 1: a forward convolution of the padded output gradient with the
     flipped, channel-swapped filter (so it gets im2col or Winograd too; no scatter).
     Strided: per block, output gradient times the filter transposed gives patch-shaped
@@ -31,13 +34,17 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from tensorweave.framework import errors
-from tensorweave.kernels import conv_winograd
+from tensorweave.kernels import conv_winograd, intra_op, linalg
 from tensorweave.kernels.registry import kernel
 from tensorweave.ops.nn_conv_ops import window_spec
 
-# Patch rows per block: about this many bytes of patch matrix per GEMM, at least MIN_ROWS rows.
+# Patch rows per block: about this many bytes of patch matrix per GEMM, at least MIN_ROWS rows,
+# and at least MIN_BLOCKS blocks while they have MIN_SPLIT_ROWS rows (work for every thread;
+# VGG19's 14x14x512 layers as one 196-row block ran on one thread).
 BLOCK_BYTES = 2 << 20
 MIN_ROWS = 512
+MIN_BLOCKS = 8
+MIN_SPLIT_ROWS = 32
 # Below this many input channels, patches are stored transposed (see fill_patches).
 FEW_CHANNELS = 8
 
@@ -160,6 +167,16 @@ def block_rows(k: int, itemsize: int) -> int:
     return max(MIN_ROWS, BLOCK_BYTES // max(k * itemsize, 1))
 
 
+def _block_plan(n: int, oh: int, ow: int, k: int, dtype) -> tuple[list, int]:
+    """(row blocks, scratch elements one block needs): blocks of `block_rows`, smaller when
+    that gives fewer than MIN_BLOCKS (so that the threads of `intra_op` share the work
+    evenly), but not below MIN_SPLIT_ROWS. The plan depends only on the shapes, never on the
+    thread count, so results are the same on any machine."""
+    total = n * oh * ow
+    rows = min(block_rows(k, dtype.itemsize), max(MIN_SPLIT_ROWS, -(-total // MIN_BLOCKS)))
+    return list(row_blocks(n, oh, ow, rows)), min(rows + ow, total) * k
+
+
 def fill_patches(buf: np.ndarray, block: np.ndarray) -> np.ndarray:
     """Copies a [n, h, w, KH, KW, C] patch view into `buf`; returns it as an [n*h*w, K] matrix.
 
@@ -195,39 +212,44 @@ def conv2d_nhwc(x, w, strides, dilations, out_hw, pads):
     k = kh * kw * c
     if kh == kw == 1 and _no_padding(pads):
         xs = x[:, :(oh - 1) * strides[0] + 1:strides[0], :(ow - 1) * strides[1] + 1:strides[1]]
-        return np.matmul(xs.reshape(-1, c), w.reshape(c, oc)).reshape(n, oh, ow, oc)
+        return linalg.matmul(xs.reshape(-1, c), w.reshape(c, oc)).reshape(n, oh, ow, oc)
     if conv_winograd.applies(x.shape, w.shape, strides, dilations, out_hw, x.dtype):
         return conv_winograd.conv3x3(x, w, out_hw, pads)
     view = patches(pad_spatial(x, pads), out_hw, (kh, kw), strides, dilations)
     wmat = w.reshape(k, oc)
     out = np.empty((n, oh, ow, oc), x.dtype)
-    rows = block_rows(k, x.itemsize)
-    buf = scratch(min(rows + ow, n * oh * ow) * k, x.dtype)
-    for n0, n1, h0, h1 in row_blocks(n, oh, ow, rows):
-        cols = fill_patches(buf, view[n0:n1, h0:h1])
+    blocks, size = _block_plan(n, oh, ow, k, x.dtype)
+
+    def block(i):
+        n0, n1, h0, h1 = blocks[i]
+        cols = fill_patches(scratch(size, x.dtype), view[n0:n1, h0:h1])
         np.matmul(cols, wmat, out=out[n0:n1, h0:h1].reshape(-1, oc))
+
+    intra_op.parallel_for(len(blocks), block)
     return out
 
 
 def conv2d_backprop_filter_nhwc(x, dy, k_hw, strides, dilations, pads):
-    """d filter [KH, KW, C, OC] = patches(x)^T @ dy, accumulated over row blocks."""
+    """d filter [KH, KW, C, OC] = patches(x)^T @ dy: one partial product per row block, summed
+    in block order (so the result does not depend on which thread ran which block)."""
     n, oh, ow, oc = dy.shape
     c = x.shape[3]
     kh, kw = k_hw
     k = kh * kw * c
     if kh == kw == 1 and _no_padding(pads):
         xs = x[:, :(oh - 1) * strides[0] + 1:strides[0], :(ow - 1) * strides[1] + 1:strides[1]]
-        return np.matmul(xs.reshape(-1, c).T, dy.reshape(-1, oc)).reshape(1, 1, c, oc)
+        return linalg.matmul(xs.reshape(-1, c).T, dy.reshape(-1, oc)).reshape(1, 1, c, oc)
     view = patches(pad_spatial(x, pads), (oh, ow), k_hw, strides, dilations)
-    rows = block_rows(k, x.itemsize)
-    buf = scratch(min(rows + ow, n * oh * ow) * k, x.dtype)
-    total = np.zeros((k, oc), x.dtype)
-    part = np.empty((k, oc), x.dtype)
-    for n0, n1, h0, h1 in row_blocks(n, oh, ow, rows):
-        cols = fill_patches(buf, view[n0:n1, h0:h1])
-        np.matmul(cols.T, dy[n0:n1, h0:h1].reshape(-1, oc), out=part)
-        total += part
-    return total.reshape(kh, kw, c, oc)
+    blocks, size = _block_plan(n, oh, ow, k, x.dtype)
+    parts = np.empty((len(blocks), k, oc), x.dtype)
+
+    def block(i):
+        n0, n1, h0, h1 = blocks[i]
+        cols = fill_patches(scratch(size, x.dtype), view[n0:n1, h0:h1])
+        np.matmul(cols.T, dy[n0:n1, h0:h1].reshape(-1, oc), out=parts[i])
+
+    intra_op.parallel_for(len(blocks), block)
+    return np.add.reduce(parts, axis=0).reshape(kh, kw, c, oc)
 
 
 def conv2d_backprop_input_nhwc(dy, w, in_shape, strides, dilations, pads):

@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.kernels import linalg
 from tensorweave.kernels.jit import compiled
 from tensorweave.kernels.registry import kernel
-from tensorweave.runtime.blas_threads import matmul
 
 
 def _bad(message: str) -> errors.InvalidArgumentError:
@@ -61,7 +61,7 @@ class LSTMBlockCellKernel:
 
     def compute(self, ctx, x, cs_prev, h_prev, w, wci, wcf, wco, b):
         n = _check_shapes(x, cs_prev, h_prev, w, wci, wcf, wco, b)
-        gates = matmul(np.concatenate((x, h_prev), axis=1), w)
+        gates = linalg.matmul(np.concatenate((x, h_prev), axis=1), w)
         gates += b
         gi, gci, gf, go = (gates[:, k * n:(k + 1) * n] for k in range(4))
         if self.peephole:

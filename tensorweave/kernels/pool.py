@@ -19,6 +19,7 @@ import itertools
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.kernels import intra_op
 from tensorweave.kernels.conv import invalid
 from tensorweave.kernels.jit import compiled
 from tensorweave.kernels.registry import kernel
@@ -109,6 +110,10 @@ class _PoolKernel:
 
 
 _LOOP_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+# The compiled MaxPoolGrad splits inputs of at least PARALLEL_SIZE elements into POOL_CHUNKS
+# chunks of the batch.
+PARALLEL_SIZE = 1 << 16
+POOL_CHUNKS = 8
 
 
 def _lowest(dtype):
@@ -235,8 +240,17 @@ class MaxPoolGradKernel(_PoolKernel):
         if self.loop is not None and plan.disjoint and x.dtype in _LOOP_DTYPES \
                 and dy.dtype == x.dtype:
             dx = (np.empty if plan.covered else np.zeros)(x.shape, x.dtype)
-            self.loop(np.ascontiguousarray(x), np.ascontiguousarray(dy), dx, *self.spec.ksize,
-                      *self.spec.strides, *plan.pads_before)
+            x, dy = np.ascontiguousarray(x), np.ascontiguousarray(dy)
+            args = (*self.spec.ksize, *self.spec.strides, *plan.pads_before)
+            # Images are independent: chunks of the batch run on intra_op's threads.
+            step = max(1, -(-x.shape[0] // POOL_CHUNKS)) if x.size >= PARALLEL_SIZE else \
+                x.shape[0]
+
+            def chunk(i):
+                b = slice(i * step, (i + 1) * step)
+                self.loop(x[b], dy[b], dx[b], *args)
+
+            intra_op.parallel_for(-(-x.shape[0] // step), chunk)
             return dx
         xp = _padded(x, plan, _lowest(x.dtype))
         m = _window_max(xp, plan)

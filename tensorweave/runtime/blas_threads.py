@@ -1,5 +1,5 @@
 """BLAS threads: lowered while steps that run partitions in parallel (or ask for intra-op 1) run,
-and one thread for small products.
+while intra-op regions run, and for mid-size products.
 
 NumPy's BLAS parallelizes each matmul over every core. Partitions running at once on their own
 threads would each do so and oversubscribe the cores (OpenBLAS threads spin: a tower step got
@@ -9,16 +9,16 @@ set it, else one thread per partition — and the count returns to its default w
 step ends. The BLAS library is found through threadpoolctl when it is installed; without it
 this is a no-op.
 
-Small products (`one_thread`, fewer than SMALL_PRODUCT multiply-adds: the GEMMs of an RNN
-step) run on the calling thread alone. OpenBLAS splits them over its threads anyway, and the
-calling thread then waits for a worker that, on a busy machine, may not be scheduled for a
-timeslice: measured with other processes running, a [32,192]x[192,512] product took 2.5-57 ms
-on two threads against 0.2-0.3 ms on one. Splitting the rows or columns, never the inner sum,
-OpenBLAS gives the same values either way. Switching costs two C calls (about 3 us).
+Mid-size products (`one_thread`, through kernels/intra_op.single_blas from linalg.matmul:
+the GEMMs of an RNN step) run on the calling thread alone. OpenBLAS splits them over its
+threads, and the calling thread then waits for a worker that, on a busy machine, may not be
+scheduled for a timeslice: measured with other processes running, a [32,192]x[192,512]
+product took 2.5-57 ms on two threads against 0.2-0.3 ms on one. Splitting the rows or
+columns, never the inner sum, OpenBLAS gives the same values either way. Switching costs two C
+calls (about 3 us).
 """
 from __future__ import annotations
 
-import operator
 import threading
 
 
@@ -30,6 +30,7 @@ class _BlasLimiter:
         self._libs = None          # BLAS controllers, found on first use
         self._default = 0
         self._active: dict[int, int] = {}   # limit -> number of steps asking for it
+        self._holds = 0            # intra-op regions running (each wants BLAS single-threaded)
         self._current = 0
         self._raw: list = []       # (set, get) C functions of each library's thread count
         self._version = 0          # changes whenever _apply sets a limit
@@ -47,13 +48,41 @@ class _BlasLimiter:
             self._raw = raw if all(raw) else []
         return libs
 
+    def _wanted(self) -> int:
+        return min(self._active) if self._active else self._default
+
     def _apply(self) -> None:
-        want = min(self._active) if self._active else self._default
+        want = 1 if self._holds else self._wanted()
         if want != self._current:
             for lib in self._libs:
                 lib.set_num_threads(want)
             self._current = want
             self._version += 1
+
+    def threads(self) -> int:
+        """The BLAS thread count the running steps allow (0 when no BLAS library could be
+        found), whatever intra-op regions hold meanwhile: how many threads such a region may
+        use."""
+        with self._lock:
+            if self._libs is None:
+                self._libs = self._find()
+            return self._wanted() if self._libs else 0
+
+    def hold_single(self) -> None:
+        """BLAS single-threaded until the matching `release_single` (an intra-op region, whose
+        own threads call BLAS), on top of the steps' limits."""
+        with self._lock:
+            if self._libs is None:
+                self._libs = self._find()
+            self._holds += 1
+            if self._libs:
+                self._apply()
+
+    def release_single(self) -> None:
+        with self._lock:
+            self._holds -= 1
+            if self._libs:
+                self._apply()
 
     def acquire(self, limit: int) -> None:
         with self._lock:
@@ -111,15 +140,5 @@ def _raw_calls(lib):
         return None
 
 
-# Products of at most this many multiply-adds (m * n * k) run on one BLAS thread: about half a
-# millisecond of work for one core, less than a timeslice spent waiting for a descheduled worker.
-SMALL_PRODUCT = 1 << 24
-
 limiter = _BlasLimiter()
 
-
-def matmul(a, b):
-    """a @ b for matrices, on one BLAS thread when the product is small."""
-    if a.shape[0] * a.shape[1] * b.shape[1] <= SMALL_PRODUCT:
-        return limiter.one_thread(operator.matmul, a, b)
-    return a @ b
