@@ -53,7 +53,9 @@ class _BlasLimiter:
 
     def _apply(self) -> None:
         want = 1 if self._holds else self._wanted()
-        if want != self._current:
+        # OpenBLAS is asked for its count: a threadpoolctl user may have changed it meanwhile.
+        in_force = self._raw[0][1]() if self._raw else self._current
+        if want != in_force:
             for lib in self._libs:
                 lib.set_num_threads(want)
             self._current = want
