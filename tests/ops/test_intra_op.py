@@ -48,8 +48,10 @@ def test_first_error_is_raised_after_all_blocks(two_threads):
 
 
 def _blas_threads_now() -> int:
+    """NumPy's own BLAS (SciPy's, loaded by other tests, is not the one kernels use)."""
     libs = threadpoolctl.ThreadpoolController().select(user_api="blas").lib_controllers
-    return libs[0].num_threads if libs else 0
+    numpy_libs = [lib for lib in libs if "numpy" in lib.filepath] or libs
+    return numpy_libs[0].num_threads if numpy_libs else 0
 
 
 def test_blas_is_single_threaded_inside_and_restored_after(two_threads):
