@@ -56,10 +56,11 @@ def _load() -> dict:
 _GEMMS = _load()
 
 
-def _accumulate(c, a, b, alpha, transpose_a: bool, transpose_b: bool) -> bool:
+def _accumulate(c, a, b, alpha, transpose_a: bool, transpose_b: bool, run=None) -> bool:
     """c += alpha * op(a) @ op(b) in place; False (c untouched) when the operands do not suit
     BLAS: dtypes other than c's float32/float64, non-contiguous or read-only c, shapes that
-    do not chain."""
+    do not chain. `run(m, n, k, rows)`, when given, decides how `rows(i0, i1)` (the product
+    for rows i0:i1 of c, independent of the other rows) covers range(m): e.g. in parallel."""
     gemm = _GEMMS.get(c.dtype)
     if gemm is None or a.dtype != c.dtype or b.dtype != c.dtype or a.ndim != 2 or \
             b.ndim != 2 or c.ndim != 2 or not c.flags.c_contiguous or not c.flags.writeable:
@@ -69,9 +70,19 @@ def _accumulate(c, a, b, alpha, transpose_a: bool, transpose_b: bool) -> bool:
     k2, n = (b.shape[1], b.shape[0]) if transpose_b else b.shape
     if k != k2 or c.shape != (m, n) or 0 in (m, n):
         return False
-    gemm(_ROW_MAJOR, _TRANS if transpose_a else _NO_TRANS, _TRANS if transpose_b else _NO_TRANS,
-         m, n, k, alpha, a.ctypes.data, max(a.shape[1], 1), b.ctypes.data, max(b.shape[1], 1),
-         1.0, c.ctypes.data, max(n, 1))
+    size = c.itemsize
+    lda, ldb = max(a.shape[1], 1), max(b.shape[1], 1)
+    a_row = size if transpose_a else lda * size     # bytes from one row of op(a) to the next
+    flags = (_TRANS if transpose_a else _NO_TRANS, _TRANS if transpose_b else _NO_TRANS)
+
+    def rows(i0: int, i1: int) -> None:
+        gemm(_ROW_MAJOR, *flags, i1 - i0, n, k, alpha, a.ctypes.data + i0 * a_row, lda,
+             b.ctypes.data, ldb, 1.0, c.ctypes.data + i0 * n * size, n)
+
+    if run is None:
+        rows(0, m)
+    else:
+        run(m, n, k, rows)
     return True
 
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.kernels import intra_op, linalg
 from tensorweave.kernels.blas import gemm_accumulate
 from tensorweave.kernels.context import KernelContext
 from tensorweave.kernels.fused import InnerNode
-from tensorweave.kernels.linalg import MatMulKernel
 from tensorweave.kernels.registry import find_kernel, kernel
 from tensorweave.runtime.executor.values import deref
 
@@ -33,7 +33,7 @@ class FusedMatMulApplyGradientDescentKernel:
         self.apply_ctx = KernelContext(InnerNode(ctx, "ApplyGradientDescent"), ctx.device,
                                        ctx.session)
         self.apply = apply_def.impl(self.apply_ctx)
-        self.matmul = MatMulKernel(ctx)
+        self.matmul = linalg.MatMulKernel(ctx)
         self.transpose_a = bool(ctx.attrs["transpose_a"])
         self.transpose_b = bool(ctx.attrs["transpose_b"])
         self.locking = bool(ctx.attrs["use_locking"])
@@ -52,4 +52,16 @@ class FusedMatMulApplyGradientDescentKernel:
                                   self.matmul.compute(ctx, a, b))
 
     def _accumulate(self, var, alpha, a, b) -> bool:
-        return gemm_accumulate(var, a, b, -float(alpha), self.transpose_a, self.transpose_b)
+        return gemm_accumulate(var, a, b, -float(alpha), self.transpose_a, self.transpose_b,
+                               _run_rows)
+
+
+def _run_rows(m: int, n: int, k: int, rows) -> None:
+    """The GEMM's row blocks as linalg.matmul runs a product of its size: one block per
+    intra-op thread when large, else on one BLAS thread (see kernels/intra_op.py)."""
+    threads = intra_op.threads()
+    if m * n * k < linalg.PARALLEL_MACS or threads == 1 or m < 2 * linalg.BLOCK:
+        intra_op.single_blas(rows, 0, m)
+        return
+    size = -(-m // threads)
+    intra_op.parallel_for(threads, lambda i: rows(i * size, min(m, (i + 1) * size)))

@@ -115,3 +115,40 @@ def test_gemm_accumulate_declines_what_blas_cannot_take():
     strided = _data(4, 4, seed=5)[:, ::2]                # a non-contiguous operand is copied
     assert blas.gemm_accumulate(c, a, strided, 1.0, False, False)
     np.testing.assert_allclose(c, a @ strided, rtol=1e-6)
+
+
+@pytest.mark.skipif(blas.gemm_accumulate is None, reason="NumPy's BLAS has no CBLAS gemm here")
+@pytest.mark.parametrize("transpose_a", [False, True])
+def test_gemm_accumulate_in_row_blocks_is_the_single_call(transpose_a):
+    a = _data(*((64, 600) if transpose_a else (600, 64)), seed=1)
+    b, c = _data(64, 300, seed=2), _data(600, 300, seed=3)
+    whole, blocked = c.copy(), c.copy()
+    assert blas.gemm_accumulate(whole, a, b, -0.5, transpose_a, False)
+
+    def in_blocks(m, n, k, rows):
+        assert (m, n, k) == (600, 300, 64)
+        for i0 in range(0, m, 128):
+            rows(i0, min(m, i0 + 128))
+
+    assert blas.gemm_accumulate(blocked, a, b, -0.5, transpose_a, False, in_blocks)
+    np.testing.assert_array_equal(blocked, whole)
+
+
+def test_large_fused_update_runs_in_parallel_row_blocks(monkeypatch):
+    monkeypatch.setattr(fused_update.intra_op, "threads", lambda: 2)
+    seen = []
+    monkeypatch.setattr(fused_update.intra_op, "parallel_for",
+                        lambda n, task: [seen.append(n)] + [task(i) for i in range(n)])
+    x = tf.placeholder(tf.float32, [128, 784])
+    w = tf.Variable(_data(784, 512, seed=1))
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(
+        tf.reduce_sum(tf.square(tf.matmul(x, w))))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        before = sess.run(w)
+        sess.run(train, {x: _data(128, 784, seed=4)})
+        after = sess.run(w)
+    assert seen == [2, 2]   # the forward MatMul, then the fused update
+    xs = _data(128, 784, seed=4)
+    expected = before - 0.1 * (xs.T @ (2 * (xs @ before)))
+    np.testing.assert_allclose(after, expected, rtol=1e-4, atol=1e-4)
