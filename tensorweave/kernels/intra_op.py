@@ -24,7 +24,7 @@ import os
 import queue
 import threading
 
-from tensorweave.runtime import blas_threads
+from tensorweave.runtime import blas_threads, float_env
 
 
 class _Job:
@@ -72,6 +72,7 @@ class _Pool:
                 self._workers += 1
 
     def _serve(self) -> None:
+        float_env.flush_in_this_thread()
         while True:
             self._jobs.get().work()
 

@@ -17,7 +17,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
 from tensorweave.framework.tensor_util import to_numpy
-from tensorweave.runtime import blas_threads, cost_model, placement, prune
+from tensorweave.runtime import blas_threads, cost_model, float_env, placement, prune
 from tensorweave.runtime import partition as _partition
 from tensorweave.runtime import passes as _passes
 from tensorweave.runtime.cooperative import CooperativeSchedule, link_sends
@@ -139,7 +139,7 @@ class DirectSessionCore:
             threads = self.config.inter_op_parallelism_threads if self.config else 0
             self._pool = concurrent.futures.ThreadPoolExecutor(
                 max_workers=threads if threads > 0 else (os.cpu_count() or 2),
-                thread_name_prefix="tw-inter-op")
+                thread_name_prefix="tw-inter-op", initializer=float_env.flush_in_this_thread)
         return self._pool
 
     def feed_spec(self, tensor) -> FeedSpec:
@@ -156,7 +156,11 @@ class DirectSessionCore:
             with self._lock:
                 plan = self._plans.get(key)
                 if plan is None:
-                    plan = self._plans[key] = self._build_plan(feeds, fetches, targets)
+                    saved = float_env.enter()   # constant folding computes as kernels do
+                    try:
+                        plan = self._plans[key] = self._build_plan(feeds, fetches, targets)
+                    finally:
+                        float_env.leave(saved)
         return plan
 
     def _build_plan(self, feeds, fetches, targets) -> RunPlan:
@@ -293,6 +297,7 @@ class DirectSessionCore:
         limit = plan.blas_limit
         if limit:
             blas_threads.limiter.acquire(limit)
+        float_env_saved = float_env.enter()
         try:
             if not executors:
                 return rets
@@ -309,6 +314,7 @@ class DirectSessionCore:
             raise
         finally:
             live.discard(step)
+            float_env.leave(float_env_saved)
             if limit:
                 blas_threads.limiter.release(limit)
         return rets
@@ -341,7 +347,8 @@ class DirectSessionCore:
         pool = self._partition_pool
         if pool is None:
             pool = self._partition_pool = concurrent.futures.ThreadPoolExecutor(
-                max_workers=_PARTITION_THREADS, thread_name_prefix="tw-partition")
+                max_workers=_PARTITION_THREADS, thread_name_prefix="tw-partition",
+                initializer=float_env.flush_in_this_thread)
         return pool
 
     def note_graph_growth(self) -> None:
