@@ -2,9 +2,11 @@
 
 Transposes are views (`a.T`, `swapaxes`), never copies; only complex adjoints conjugate. All
 three are registered `expensive`, so large products run on the inter-op pool. Large real
-MatMuls are split into blocks of output columns (or rows) that run on `intra_op`'s threads,
-each with single-threaded BLAS, and mid-size ones run on one BLAS thread: every output element
-is still one dot product over the whole inner dimension, so neither changes results.
+MatMuls run on BLAS's own threads while no other intra-op work is about
+(`intra_op.gemm_on_blas_threads`), else split into blocks of output columns (or rows) on
+`intra_op`'s threads, each with single-threaded BLAS; mid-size ones run on one BLAS thread.
+Every output element is still one dot product over the whole inner dimension, so none of
+these changes results.
 """
 from __future__ import annotations
 
@@ -77,6 +79,8 @@ def matmul(a, b):
     if macs < PARALLEL_MACS or a.dtype != b.dtype or a.dtype.kind != "f" or \
             max(m, n) < 2 * BLOCK or intra_op.threads() == 1:
         return intra_op.single_blas(np.matmul, a, b)
+    if intra_op.gemm_on_blas_threads():
+        return a @ b
     out = np.empty((m, n), a.dtype)
     size = max(BLOCK, -(-max(m, n) // (16 * intra_op.threads())) * 16)
     if n >= m:
@@ -85,7 +89,7 @@ def matmul(a, b):
     else:
         def block(i):
             np.matmul(a[i * size:(i + 1) * size], b, out=out[i * size:(i + 1) * size])
-    intra_op.parallel_for(-(-max(m, n) // size), block)
+    intra_op.parallel_for(-(-max(m, n) // size), block, gemm=True)
     return out
 
 

@@ -73,8 +73,10 @@ def test_one_thread_runs_blocks_in_order_on_the_caller(monkeypatch):
     assert order == [(i, threading.current_thread()) for i in range(5)]
 
 
+@pytest.mark.parametrize("blas_threaded", [False, True])
 @pytest.mark.parametrize("shape", [(64, 300, 1024), (900, 40, 600), (600, 70, 513)])
-def test_parallel_matmul_is_the_serial_product(two_threads, shape):
+def test_parallel_matmul_is_the_serial_product(two_threads, monkeypatch, shape, blas_threaded):
+    monkeypatch.setattr(intra_op, "gemm_on_blas_threads", lambda: blas_threaded)
     m, k, n = shape
     rng = np.random.RandomState(0)
     a = rng.randn(m, k).astype(np.float32)
@@ -154,3 +156,20 @@ def test_a_forked_child_gets_workers_of_its_own(two_threads):
 
 def test_no_blocks_returns_at_once(two_threads):
     intra_op.parallel_for(0, lambda i: pytest.fail("no block to run"))
+
+
+def test_gemms_are_blas_threaded_only_while_no_other_region_runs(two_threads, monkeypatch):
+    monkeypatch.setattr(intra_op, "_last_region", float("-inf"))
+    assert intra_op.gemm_on_blas_threads()
+    intra_op.parallel_for(4, lambda i: None, gemm=True)      # a GEMM's own blocks
+    assert intra_op.gemm_on_blas_threads()
+    intra_op.parallel_for(4, lambda i: None)                 # e.g. a convolution's
+    assert not intra_op.gemm_on_blas_threads()
+    monkeypatch.setattr(intra_op, "QUIET_SECONDS", 0.0)
+    assert intra_op.gemm_on_blas_threads()
+
+
+def test_one_thread_never_threads_gemms(monkeypatch):
+    monkeypatch.setattr(intra_op, "threads", lambda: 1)
+    monkeypatch.setattr(intra_op, "_last_region", float("-inf"))
+    assert not intra_op.gemm_on_blas_threads()

@@ -134,21 +134,38 @@ def test_gemm_accumulate_in_row_blocks_is_the_single_call(transpose_a):
     np.testing.assert_array_equal(blocked, whole)
 
 
-def test_large_fused_update_runs_in_parallel_row_blocks(monkeypatch):
-    monkeypatch.setattr(fused_update.intra_op, "threads", lambda: 2)
-    seen = []
-    monkeypatch.setattr(fused_update.intra_op, "parallel_for",
-                        lambda n, task: [seen.append(n)] + [task(i) for i in range(n)])
+def _check_one_large_sgd_step():
+    """One SGD step of a 784x512 layer (large enough to thread) gives the unfused update."""
     x = tf.placeholder(tf.float32, [128, 784])
     w = tf.Variable(_data(784, 512, seed=1))
     train = tf.train.GradientDescentOptimizer(0.1).minimize(
         tf.reduce_sum(tf.square(tf.matmul(x, w))))
+    xs = _data(128, 784, seed=4)
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         before = sess.run(w)
-        sess.run(train, {x: _data(128, 784, seed=4)})
+        sess.run(train, {x: xs})
         after = sess.run(w)
-    assert seen == [2, 2]   # the forward MatMul, then the fused update
-    xs = _data(128, 784, seed=4)
     expected = before - 0.1 * (xs.T @ (2 * (xs @ before)))
     np.testing.assert_allclose(after, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_large_fused_update_runs_in_parallel_row_blocks(monkeypatch):
+    monkeypatch.setattr(fused_update.intra_op, "threads", lambda: 2)
+    monkeypatch.setattr(fused_update.intra_op, "gemm_on_blas_threads", lambda: False)
+    seen = []
+    monkeypatch.setattr(fused_update.intra_op, "parallel_for",
+                        lambda n, task, gemm: [seen.append((n, gemm))] +
+                        [task(i) for i in range(n)])
+    _check_one_large_sgd_step()
+    assert seen == [(2, True), (2, True)]   # the forward MatMul, then the fused update
+
+
+def test_large_fused_update_is_one_blas_threaded_call_when_no_region_runs(monkeypatch):
+    monkeypatch.setattr(fused_update.intra_op, "threads", lambda: 2)
+    monkeypatch.setattr(fused_update.intra_op, "gemm_on_blas_threads", lambda: True)
+    calls = []
+    monkeypatch.setattr(fused_update.intra_op, "parallel_for",
+                        lambda *args, **kwargs: calls.append(args))
+    _check_one_large_sgd_step()
+    assert calls == []
