@@ -183,6 +183,53 @@ def test_gradient_loop_copies_body_constants_instead_of_saving_them():
             assert sess.run(dx, {x: 2.0}) == 27.0
 
 
+def _recurrent_layer(steps):
+    """h <- tanh(bias_add(h @ w, b)) for `steps` iterations, batch 2: w's gradient term per
+    iteration is h^T @ d (MatMul, transpose_a) and b's BiasAddGrad(d)."""
+    rng = np.random.RandomState(3)
+    h0 = tf.constant(rng.uniform(-1, 1, (2, 3)))
+    w = tf.constant(rng.uniform(-0.8, 0.8, (3, 3)))
+    b = tf.constant(rng.uniform(-0.5, 0.5, 3))
+    y = tf.while_loop(lambda i, h: i < steps,
+                      lambda i, h: (i + 1, tf.tanh(tf.nn.bias_add(tf.matmul(h, w), b))),
+                      [0, h0])[1]
+    return y, w, b
+
+
+def test_weight_and_bias_gradients_are_summed_in_one_op_after_the_loop():
+    with tf.Graph().as_default() as g:
+        steps = tf.placeholder_with_default(4, [])
+        y, w, b = _recurrent_layer(steps)
+        dw, db = tf.gradients(tf.reduce_sum(y), [w, b])
+        rows = [op for op in g.get_operations()
+                if op.type == "TensorArrayV3" and "iteration_rows" in op.name]
+        assert len(rows) == 2        # h of each iteration, and d (shared by w and b)
+        with tf.Session() as sess:
+            for x in (w, b):
+                assert tf.test.compute_gradient_error(x, x.shape.as_list(), y, [2, 3]) < 1e-4
+            zero_w, zero_b = sess.run([dw, db], {steps: 0})
+            assert not zero_w.any() and not zero_b.any() and zero_w.shape == (3, 3)
+
+
+def test_summed_gradients_equal_the_per_iteration_sums():
+    with tf.Graph().as_default():
+        y, w, b = _recurrent_layer(6)
+        loss = tf.reduce_sum(y * y)
+        with tf.Session() as sess:
+            got = sess.run(tf.gradients(loss, [w, b]))
+    with tf.Graph().as_default():     # the same loop unrolled: no while-loop gradient
+        rng = np.random.RandomState(3)
+        h = tf.constant(rng.uniform(-1, 1, (2, 3)))
+        w = tf.constant(rng.uniform(-0.8, 0.8, (3, 3)))
+        b = tf.constant(rng.uniform(-0.5, 0.5, 3))
+        for _ in range(6):
+            h = tf.tanh(tf.nn.bias_add(tf.matmul(h, w), b))
+        with tf.Session() as sess:
+            want = sess.run(tf.gradients(tf.reduce_sum(h * h), [w, b]))
+    for g_loop, g_unrolled in zip(got, want):
+        np.testing.assert_allclose(g_loop, g_unrolled, rtol=1e-12, atol=1e-12)
+
+
 def test_gradient_through_cond_inside_loop_and_back_prop_false():
     with tf.Graph().as_default():
         x = tf.placeholder(tf.float64, [])
