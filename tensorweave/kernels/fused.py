@@ -198,6 +198,24 @@ class FusedConv2DKernel:
         return self.epilogue.finish(self.conv.compute(self.inner_ctx, x, w), bias)
 
 
+@kernel("_FusedMaxPoolGradReluGrad", expensive=True)
+class FusedMaxPoolGradReluGradKernel:
+    """MaxPoolGrad's kernel, routing each window's gradient times [maximum > 0]: ReluGrad of
+    its result with orig_input as the features, in the same pass (bit-identical)."""
+
+    def __init__(self, ctx):
+        pool_def = find_kernel("MaxPoolGrad", ctx.device.device_type, ctx.attrs)
+        if pool_def is None:
+            raise _invalid("_FusedMaxPoolGradReluGrad: no MaxPoolGrad kernel for these attrs")
+        self.pool = pool_def.impl(KernelContext(InnerNode(ctx, "MaxPoolGrad"), ctx.device,
+                                                ctx.session))
+
+    def compute(self, ctx, x, y, dy):
+        if self.pool.error is not None:
+            raise self.pool.error
+        return self.pool.route(x, dy, relu=True)
+
+
 @kernel("_FusedElementwise")
 class FusedElementwiseKernel:
     """A chain of elementwise ops compiled into one function over one output buffer.

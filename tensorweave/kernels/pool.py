@@ -22,6 +22,7 @@ from tensorweave.framework import errors
 from tensorweave.kernels import intra_op
 from tensorweave.kernels.conv import invalid
 from tensorweave.kernels.jit import compiled
+from tensorweave.kernels.nn import relu_grad_into
 from tensorweave.kernels.registry import kernel
 from tensorweave.ops.nn_pool_ops import pool_spec
 
@@ -182,15 +183,17 @@ def _route(xp, m, plan: _Plan):
         yield w, hit
 
 
-def _max_pool_grad_nhwc(x, dy, dx, kh, kw, sh, sw, pad_top, pad_left):
+def _max_pool_grad_nhwc(x, dy, dx, kh, kw, sh, sw, pad_top, pad_left, relu):
     """Compiled MaxPoolGrad for NHWC windows that do not overlap: per window and channel,
     dy goes to the first maximum in scan order (a padding position counts as -inf, and a
     window holding a NaN routes nowhere, as with the slice formulation). Writes every input
-    element a window covers; the caller zeroes dx when some are covered by none."""
+    element a window covers; the caller zeroes dx when some are covered by none. `relu`:
+    only a positive maximum gets it (ReluGrad of the result, x being the ReLU's output)."""
     n, h, w, c = x.shape
     best = np.empty(c, x.dtype)
     arg = np.empty(c, np.int64)
     nan = np.empty(c, np.bool_)
+    routed = np.empty(c, dy.dtype)
     for b in range(n):
         for i in range(dy.shape[1]):
             for j in range(dy.shape[2]):
@@ -213,12 +216,14 @@ def _max_pool_grad_nhwc(x, dy, dx, kh, kw, sh, sw, pad_top, pad_left):
                                 arg[ch] = k if better else arg[ch]
                                 nan[ch] |= v != v
                 g = dy[b, i, j]
+                for ch in range(c):   # ReluGrad: g * [maximum > 0], NaN and -0.0 as NumPy's
+                    routed[ch] = g[ch] if best[ch] > 0 or not relu else g[ch] * 0
                 for k in range(kh * kw):
                     r, col = r0 + k // kw, c0 + k % kw
                     if 0 <= r < h and 0 <= col < w:
                         out = dx[b, r, col]
                         for ch in range(c):
-                            out[ch] = g[ch] if (arg[ch] == k) & ~nan[ch] else 0
+                            out[ch] = routed[ch] if (arg[ch] == k) & ~nan[ch] else 0
 
 
 @kernel(("MaxPoolGrad", "MaxPool3DGrad"), expensive=True)
@@ -234,6 +239,10 @@ class MaxPoolGradKernel(_PoolKernel):
             self.loop = compiled(_max_pool_grad_nhwc)
 
     def compute(self, ctx, x, y, dy):
+        return self.route(x, dy, relu=False)
+
+    def route(self, x, dy, relu: bool):
+        """d input; with `relu`, times (x > 0) as ReluGrad would make it."""
         plan = self.plan(x.shape)
         if tuple(dy.shape) != tuple(plan.out_shape):
             raise invalid(f"Expected grad shape to be {plan.out_shape}, but got {dy.shape}")
@@ -241,7 +250,7 @@ class MaxPoolGradKernel(_PoolKernel):
                 and dy.dtype == x.dtype:
             dx = (np.empty if plan.covered else np.zeros)(x.shape, x.dtype)
             x, dy = np.ascontiguousarray(x), np.ascontiguousarray(dy)
-            args = (*self.spec.ksize, *self.spec.strides, *plan.pads_before)
+            args = (*self.spec.ksize, *self.spec.strides, *plan.pads_before, relu)
             # Images are independent: chunks of the batch run on intra_op's threads.
             step = max(1, -(-x.shape[0] // POOL_CHUNKS)) if x.size >= PARALLEL_SIZE else \
                 x.shape[0]
@@ -252,6 +261,12 @@ class MaxPoolGradKernel(_PoolKernel):
 
             intra_op.parallel_for(-(-x.shape[0] // step), chunk)
             return dx
+        dx = self._sliced(x, dy, plan)
+        return relu_grad_into(dx, x, out=dx) if relu else dx
+
+    @staticmethod
+    def _sliced(x, dy, plan: _Plan):
+        """MaxPoolGrad through the window slices (any layout, overlapping windows)."""
         xp = _padded(x, plan, _lowest(x.dtype))
         m = _window_max(xp, plan)
         if plan.disjoint:

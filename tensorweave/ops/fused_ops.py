@@ -16,6 +16,9 @@ over memory and without the intermediate arrays.
   value starts as input 0.
 * `_FusedMatMulApplyGradientDescent(var, alpha, a, b)`: ApplyGradientDescent whose delta is
   MatMul(a, b): one GEMM that accumulates `-alpha * a @ b` into the variable.
+* `_FusedMaxPoolGradReluGrad(orig_input, orig_output, grad)`: ReluGrad(MaxPoolGrad(...),
+  orig_input), the backward pass of relu -> max_pool: each window's gradient goes to its first
+  maximum when that maximum is positive.
 """
 from __future__ import annotations
 
@@ -86,3 +89,12 @@ FusedMatMulApplyGradientDescent = define_op(
            Attr("transpose_b", "bool", False), Attr("use_locking", "bool", False)],
     shape_fn=lambda ctx: ctx.input_shape(0), is_stateful=True, not_differentiable=True,
     doc="var -= alpha * MatMul(a, b), the product accumulated into var by one GEMM.")
+
+FusedMaxPoolGradReluGrad = define_op(
+    "_FusedMaxPoolGradReluGrad", inputs=["orig_input: T", "orig_output: T", "grad: T"],
+    outputs=["output: T"],
+    attrs=[TypeAttr("T", (_dtypes.float32, _dtypes.float64)), Attr("ksize", "list(int)"),
+           Attr("strides", "list(int)"), Attr("padding", "string"),
+           Attr("explicit_paddings", "list(int)", []), Attr("data_format", "string", "NHWC")],
+    shape_fn=lambda ctx: ctx.input_shape(0), not_differentiable=True,
+    doc="ReluGrad(MaxPoolGrad(orig_input, orig_output, grad), orig_input) in one pass.")
