@@ -457,3 +457,31 @@ def test_large_variables_update_blockwise_like_whole_arrays(name, apply_fn, n_sl
         kernels.BLOCK = kernels_block
     for a, b in zip(got, want):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("nesterov", [False, True])
+def test_large_compiled_updates_in_thread_chunks_match_one_pass(monkeypatch, nesterov):
+    """A compiled Adam update of a variable of PARALLEL_SIZE or more runs as one chunk per
+    intra-op thread (an odd size: uneven chunks): the same bits as one pass."""
+    from tensorweave.kernels import intra_op
+    from tensorweave.kernels import training as kernels
+    rng = np.random.RandomState(4)
+    shape = (97, 31)
+    init = [rng.randn(*shape).astype(np.float32) for _ in range(3)]
+    grad = rng.randn(*shape).astype(np.float32)
+
+    def build(refs, g, i):
+        return T.apply_adam(*refs, *[np.float32(s) for s in (0.81, 0.998, 0.01, 0.9, 0.999,
+                                                              1e-7)], g, use_nesterov=nesterov)
+
+    want = _run_steps(build, init, [grad, grad * 0.5])
+    monkeypatch.setattr(kernels, "PARALLEL_SIZE", 1000)
+    monkeypatch.setattr(intra_op, "threads", lambda: 3)
+    chunks = []
+    parallel_for = intra_op.parallel_for
+    monkeypatch.setattr(intra_op, "parallel_for",
+                        lambda n, task, gemm=False: (chunks.append(n), parallel_for(n, task)))
+    got = _run_steps(build, init, [grad, grad * 0.5])
+    assert chunks == [3, 3]
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
