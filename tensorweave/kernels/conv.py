@@ -204,17 +204,21 @@ def _no_padding(pads) -> bool:
 
 
 # --- Conv2D and its backprops (NHWC, filter [KH, KW, C, OC]) -----------------------------------
-def conv2d_nhwc(x, w, strides, dilations, out_hw, pads):
-    """Forward convolution of NHWC `x` with `w` (already checked and in the compute dtype)."""
+def conv2d_nhwc(x, w, strides, dilations, out_hw, pads, epilogue=None):
+    """Forward convolution of NHWC `x` with `w` (already checked and in the compute dtype).
+    `epilogue(rows)`, if given, is applied in place to the output as [pixels, OC] matrices:
+    block by block while each is in cache (a fused bias and activation), else at the end."""
     n = x.shape[0]
     kh, kw, c, oc = w.shape
     oh, ow = out_hw
     k = kh * kw * c
     if kh == kw == 1 and _no_padding(pads):
         xs = x[:, :(oh - 1) * strides[0] + 1:strides[0], :(ow - 1) * strides[1] + 1:strides[1]]
-        return linalg.matmul(xs.reshape(-1, c), w.reshape(c, oc)).reshape(n, oh, ow, oc)
+        out = linalg.matmul(xs.reshape(-1, c), w.reshape(c, oc))
+        return _finished(out, epilogue).reshape(n, oh, ow, oc)
     if conv_winograd.applies(x.shape, w.shape, strides, dilations, out_hw, x.dtype):
-        return conv_winograd.conv3x3(x, w, out_hw, pads)
+        out = conv_winograd.conv3x3(x, w, out_hw, pads)
+        return _finished(out.reshape(-1, oc), epilogue).reshape(out.shape)
     view = patches(pad_spatial(x, pads), out_hw, (kh, kw), strides, dilations)
     wmat = w.reshape(k, oc)
     out = np.empty((n, oh, ow, oc), x.dtype)
@@ -223,10 +227,23 @@ def conv2d_nhwc(x, w, strides, dilations, out_hw, pads):
     def block(i):
         n0, n1, h0, h1 = blocks[i]
         cols = fill_patches(scratch(size, x.dtype), view[n0:n1, h0:h1])
-        np.matmul(cols, wmat, out=out[n0:n1, h0:h1].reshape(-1, oc))
+        rows = out[n0:n1, h0:h1].reshape(-1, oc)
+        np.matmul(cols, wmat, out=rows)
+        if epilogue is not None:
+            epilogue(rows)
 
     intra_op.parallel_for(len(blocks), block)
     return out
+
+
+def _finished(rows, epilogue):
+    """`rows` after `epilogue` (in place on a writeable array)."""
+    if epilogue is None:
+        return rows
+    if not rows.flags.writeable:
+        rows = rows.copy()
+    epilogue(rows)
+    return rows
 
 
 def conv2d_backprop_filter_nhwc(x, dy, k_hw, strides, dilations, pads):
@@ -344,7 +361,9 @@ def _sizes(value, what: str) -> tuple:
 class ConvKernel(_ConvKernel):
     """output = conv(input, filter) (see the module docstring for the strategy)."""
 
-    def compute(self, ctx, x, w):
+    def compute(self, ctx, x, w, epilogue=None):
+        """`epilogue(rows)`: see conv2d_nhwc (a fused kernel's bias and activation; NHWC
+        Conv2D in its own dtype only, which is where the remapper fuses)."""
         _rank4(x, "input")
         _rank4(w, "filter")
         in_depth = x.shape[1 if self.cf else 3]
@@ -357,7 +376,9 @@ class ConvKernel(_ConvKernel):
         if self.depthwise:
             out = depthwise_nhwc(xl, wl, self.strides, self.dilations, out_hw, pads)
         else:
-            out = conv2d_nhwc(xl, wl, self.strides, self.dilations, out_hw, pads)
+            if epilogue is not None and (self.cf or work != dtype):
+                raise invalid("a fused epilogue needs an NHWC convolution in its own dtype")
+            out = conv2d_nhwc(xl, wl, self.strides, self.dilations, out_hw, pads, epilogue)
         return from_channels_last(out, self.cf).astype(dtype, copy=False)
 
 

@@ -112,11 +112,16 @@ def _invalid(message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, message)
 
 
+def _check_bias(bias, out_shape) -> None:
+    """BiasAdd's check: a vector as long as the last dimension of a matrix or more."""
+    if bias.ndim != 1 or len(out_shape) < 2 or out_shape[-1] != bias.shape[0]:
+        raise _invalid("Must provide as many biases as the last dimension of the input tensor: "
+                       f"{list(bias.shape)} vs. {list(out_shape)}")
+
+
 def _add_bias(out, bias) -> None:
     """out += bias along the last axis, with BiasAdd's checks."""
-    if bias.ndim != 1 or out.ndim < 2 or out.shape[-1] != bias.shape[0]:
-        raise _invalid("Must provide as many biases as the last dimension of the input tensor: "
-                       f"{list(bias.shape)} vs. {list(out.shape)}")
+    _check_bias(bias, out.shape)
     np.add(out, bias, out=out)
 
 
@@ -134,6 +139,18 @@ class _Epilogue:
                                                   ctx.attrs)
         if len(ops) > 2:
             raise _invalid(f"{ctx.op_type}: unsupported fused_ops {ops}")
+
+    def rows_finisher(self, bias, out_shape):
+        """fn(rows) doing `finish` in place on [pixels, channels] blocks of an output of
+        `out_shape`; the bias is checked here, before any block is computed."""
+        _check_bias(bias, out_shape)
+        activation = self.activation
+
+        def finish_rows(rows):
+            _add_bias(rows, bias)
+            if activation is not None:
+                activation(rows)
+        return finish_rows
 
     def finish(self, out, bias):
         if not out.flags.writeable:
@@ -186,6 +203,11 @@ class FusedConv2DKernel:
         self.epilogue = _Epilogue(ctx, ("BiasAdd", "FusedBatchNorm"))
         self.epsilon = float(ctx.attrs.get("epsilon", 1e-4))
         self.batch_norm = self.epilogue.lead == "FusedBatchNorm"
+        # The bias and activation run on each block of the output as it is made (in cache,
+        # on the intra-op threads) where the convolution computes in the node's own dtype.
+        self.conv_in_place = conv_def.op_type == "Conv2D" and \
+            ctx.attrs.get("data_format", "NHWC") == "NHWC" and \
+            ctx.attrs["T"].as_numpy_dtype in (np.float32, np.float64)
 
     def compute(self, ctx, x, w, *args):
         if self.batch_norm:
@@ -195,6 +217,10 @@ class FusedConv2DKernel:
             bias = (offset - mean * s).astype(w.dtype, copy=False)
         else:
             (bias,) = args
+        if self.conv_in_place and x.ndim == 4 and w.ndim == 4:
+            out_shape = (*x.shape[:3], w.shape[3])    # channels, as the output will have
+            return self.conv.compute(self.inner_ctx, x, w,
+                                     self.epilogue.rows_finisher(bias, out_shape))
         return self.epilogue.finish(self.conv.compute(self.inner_ctx, x, w), bias)
 
 

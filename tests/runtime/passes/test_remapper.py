@@ -75,16 +75,21 @@ def test_fetched_intermediate_is_not_fused_away(pt):
 
 
 @pytest.mark.parametrize("activation", ["Relu", "Elu", None])
-def test_conv2d_bias_activation_is_one_node_and_exact(pt, activation):
-    x = tf.placeholder(tf.float32, [2, 7, 7, 3])
-    w = tf.constant(_data(3, 3, 3, 4, seed=1))
-    h = tf.nn.conv2d(x, w, [1, 2, 2, 1], "SAME") + tf.constant(_data(4, seed=2))
+@pytest.mark.parametrize("in_shape,k,stride", [
+    ((2, 7, 7, 3), 3, 2),       # one block of output rows
+    ((3, 20, 20, 3), 5, 1),     # many blocks: the epilogue runs per block on the pool
+    ((2, 9, 9, 6), 1, 1),       # 1x1: a plain matmul, epilogue after
+])
+def test_conv2d_bias_activation_is_one_node_and_exact(pt, activation, in_shape, k, stride):
+    x = tf.placeholder(tf.float32, in_shape)
+    w = tf.constant(_data(k, k, in_shape[-1], 4, seed=1))
+    h = tf.nn.conv2d(x, w, [1, stride, stride, 1], "SAME") + tf.constant(_data(4, seed=2))
     y = ACTIVATIONS[activation](h) if activation else h
     graph, _ = pt.apply(fuse_contractions, y, feeds=[x])
     (fused,) = [n for n in graph if n.op == "_FusedConv2D"]
     assert fused.attrs["fused_ops"] == ["BiasAdd"] + ([activation] if activation else [])
-    assert fused.attrs["strides"] == [1, 2, 2, 1]
-    pt.compare(y, {x: _data(2, 7, 7, 3, seed=3)})
+    assert fused.attrs["strides"] == [1, stride, stride, 1]
+    pt.compare(y, {x: _data(*in_shape, seed=3)})
 
 
 @pytest.mark.skipif("FusedBatchNormV3" not in OP_REGISTRY and "FusedBatchNorm" not in
