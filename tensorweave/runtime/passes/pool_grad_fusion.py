@@ -16,7 +16,7 @@ from __future__ import annotations
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.runtime.passes import register_pass
 from tensorweave.runtime.passes.options import REMAPPING, PassOptions
-from tensorweave.runtime.passes.rewrite import Editor, is_pure, make_node
+from tensorweave.runtime.passes.rewrite import Editor, is_pure, make_node, rewrite_each
 
 _DTYPES = (_dtypes.float32, _dtypes.float64)
 _POOL_ATTRS = ("T", "ksize", "strides", "padding", "explicit_paddings", "data_format")
@@ -25,13 +25,7 @@ _POOL_ATTRS = ("T", "ksize", "strides", "padding", "explicit_paddings", "data_fo
 @register_pass("pool_grad_fusion", order=81, toggle=REMAPPING)
 def fuse_pool_relu_gradients(graph, options: PassOptions | None = None):
     """Fuses each ReluGrad of a MaxPoolGrad of the ReLU's own output."""
-    options = options or PassOptions.defaults(graph)
-    ed = Editor(graph, options)
-    for node in list(graph):
-        if node.op == "ReluGrad" and node.name in graph.nodes:
-            _fuse(ed, node)
-    ed.sweep()
-    return graph
+    return rewrite_each(Editor(graph, options or PassOptions.defaults(graph)), "ReluGrad", _fuse)
 
 
 def _fuse(ed: Editor, relu_grad) -> None:

@@ -372,3 +372,14 @@ class Editor:
         if node.op != "Const":
             return None
         return node.attrs["value"]
+
+
+def rewrite_each(ed: Editor, op_type: str, rewrite) -> RGraph:
+    """`rewrite(ed, node)` for every node of `op_type` still in the graph when its turn comes
+    (a rewrite may remove later ones), then the sweep; returns the graph."""
+    graph = ed.graph
+    for node in list(graph):
+        if node.op == op_type and node.name in graph.nodes:
+            rewrite(ed, node)
+    ed.sweep()
+    return graph

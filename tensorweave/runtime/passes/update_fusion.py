@@ -22,7 +22,7 @@ from __future__ import annotations
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.runtime.passes import register_pass
 from tensorweave.runtime.passes.options import REMAPPING, PassOptions
-from tensorweave.runtime.passes.rewrite import Editor, is_pure, make_node
+from tensorweave.runtime.passes.rewrite import Editor, is_pure, make_node, rewrite_each
 
 _DTYPES = (_dtypes.float32, _dtypes.float64)
 
@@ -30,15 +30,10 @@ _DTYPES = (_dtypes.float32, _dtypes.float64)
 @register_pass("update_fusion", order=82, toggle=REMAPPING)
 def fuse_matmul_updates(graph, options: PassOptions | None = None):
     """Fuses each ApplyGradientDescent whose delta only it reads from a MatMul."""
-    options = options or PassOptions.defaults(graph)
-    ed = Editor(graph, options)
+    ed = Editor(graph, options or PassOptions.defaults(graph))
     if ed.has_control_flow():
         return graph   # the ordering edges below could cross frames
-    for node in list(graph):
-        if node.op == "ApplyGradientDescent" and node.name in graph.nodes:
-            _fuse(ed, node)
-    ed.sweep()
-    return graph
+    return rewrite_each(ed, "ApplyGradientDescent", _fuse)
 
 
 def _fuse(ed: Editor, update) -> None:
