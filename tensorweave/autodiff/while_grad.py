@@ -182,9 +182,10 @@ def _summable_term(g, grad_ctx):
     op = getattr(g, "op", None)
     if op is None or context_of(op) is not grad_ctx:
         return None
-    if op.type == "MatMul" and op.get_attr("transpose_a") and not op.get_attr("transpose_b"):
-        pass
-    elif not (op.type == "BiasAddGrad" and op.get_attr("data_format") in ("NHWC", b"NHWC")):
+    product = op.type == "MatMul" and op.get_attr("transpose_a") and \
+        not op.get_attr("transpose_b")
+    column_sums = op.type == "BiasAddGrad" and op.get_attr("data_format") in ("NHWC", b"NHWC")
+    if not (product or column_sums):
         return None
     inputs = list(op.inputs)
     if not all(t.shape.ndims == 2 and t.shape.is_fully_defined() for t in inputs):
