@@ -1,12 +1,23 @@
-"""Kernel of `_FusedMatMulApplyGradientDescent`: an SGD update whose gradient is a MatMul.
+"""Kernels of the fused SGD updates: ApplyGradientDescent whose delta is a MatMul or an AddN.
 
-The weight gradient of a dense layer is `x^T @ dy`; ApplyGradientDescent then reads it and the
-weights and writes the weights. Here one BLAS GEMM adds `-alpha * x^T @ dy` straight into the
-weights (kernels/blas.py): no gradient array, no second pass over the weights. The product is
-the same GEMM NumPy's matmul runs; only the final `var - alpha * g` is rounded once (BLAS's
-multiply-add) instead of twice, so results agree with the unfused pair to within one rounding
-of the weights. Whatever BLAS cannot take (other dtypes or layouts, bad shapes) runs the
-MatMul and ApplyGradientDescent kernels themselves, with their checks and errors.
+`_FusedMatMulApplyGradientDescent`: the weight gradient of a dense layer is `x^T @ dy`;
+ApplyGradientDescent then reads it and the weights and writes the weights. Here one BLAS GEMM
+adds `-alpha * x^T @ dy` straight into the weights (kernels/blas.py): no gradient array, no
+second pass over the weights. The product is the same GEMM NumPy's matmul runs; only the final
+`var - alpha * g` is rounded once (BLAS's multiply-add) instead of twice, so results agree with
+the unfused pair to within one rounding of the weights. Whatever BLAS cannot take (other dtypes
+or layouts, bad shapes) runs the MatMul and ApplyGradientDescent kernels themselves, with their
+checks and errors.
+
+`_FusedAddNApplyGradientDescent`: the update by the towers' averaged gradient,
+`var -= alpha * (AddN(g_0..g_{N-1}) * c)` (or `/ c`, or no factor), as one compiled loop that
+reads each array once instead of three kernels making a pass each. Per element it does the
+unfused kernels' operations in their order and dtype: AddN's left-to-right sum
+((g_0 + g_1) + g_2) + ..., then `* c` or `/ c`, then ApplyGradientDescent's loop step
+`var -= delta * alpha`; numba without fastmath contracts nothing into a multiply-add, so the
+results are bit-identical. Anything else (arrays that are not contiguous ndarrays of the
+variable's dtype and shape, non-scalar alpha or factor) runs the AddN, Mul/RealDiv and
+ApplyGradientDescent kernels themselves, with their values and errors.
 """
 from __future__ import annotations
 
@@ -17,8 +28,30 @@ from tensorweave.kernels import intra_op, linalg
 from tensorweave.kernels.blas import gemm_accumulate
 from tensorweave.kernels.context import KernelContext
 from tensorweave.kernels.fused import InnerNode
+from tensorweave.kernels.jit import compiled
 from tensorweave.kernels.registry import find_kernel, kernel
+from tensorweave.kernels.training import PARALLEL_SIZE
 from tensorweave.runtime.executor.values import deref
+
+
+def _invalid(message: str) -> errors.InvalidArgumentError:
+    return errors.InvalidArgumentError(None, None, message)
+
+
+def _inner_kernel(ctx, op: str):
+    """The registration of `op`'s own kernel for this node's attrs: what a fused kernel falls
+    back on."""
+    kdef = find_kernel(op, ctx.device.device_type, ctx.attrs)
+    if kdef is None:
+        raise _invalid(f"{ctx.op_type}: no {op} kernel")
+    return kdef
+
+
+def _inner_update(ctx):
+    """(context, instance) of ApplyGradientDescent's kernel class, built for the fused node
+    (its name and use_locking), so its errors name the user's update."""
+    inner_ctx = KernelContext(InnerNode(ctx, "ApplyGradientDescent"), ctx.device, ctx.session)
+    return inner_ctx, _inner_kernel(ctx, "ApplyGradientDescent").impl(inner_ctx)
 
 
 @kernel("_FusedMatMulApplyGradientDescent", expensive=True)
@@ -26,13 +59,7 @@ class FusedMatMulApplyGradientDescentKernel:
     """var -= alpha * op(a) @ op(b) by one accumulating GEMM, else MatMul then the update."""
 
     def __init__(self, ctx):
-        apply_def = find_kernel("ApplyGradientDescent", ctx.device.device_type, ctx.attrs)
-        if apply_def is None:
-            raise errors.InvalidArgumentError(
-                None, None, "_FusedMatMulApplyGradientDescent: no ApplyGradientDescent kernel")
-        self.apply_ctx = KernelContext(InnerNode(ctx, "ApplyGradientDescent"), ctx.device,
-                                       ctx.session)
-        self.apply = apply_def.impl(self.apply_ctx)
+        self.apply_ctx, self.apply = _inner_update(ctx)
         self.matmul = linalg.MatMulKernel(ctx)
         self.transpose_a = bool(ctx.attrs["transpose_a"])
         self.transpose_b = bool(ctx.attrs["transpose_b"])
@@ -69,3 +96,105 @@ def _run_rows(m: int, n: int, k: int, rows) -> None:
         return
     size = -(-m // threads)
     intra_op.parallel_for(threads, lambda i: rows(i * size, min(m, (i + 1) * size)), gemm=True)
+
+
+# --- the averaged-gradient update ------------------------------------------------------------
+_SCALES = {"none": 0, "mul": 1, "div": 2}
+_LOOP_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _add_n_update_loop(var, grads, alpha, factor, scale):
+    """var -= (AddN(grads) [* or / factor]) * alpha on flat arrays; `grads` a tuple (numba
+    compiles and caches one loop per length). The scale branch is outside the loops: a branch
+    inside kept LLVM from vectorizing (kernels/training.py)."""
+    n = len(grads)
+    g0 = grads[0]
+    if scale == 0:
+        for i in range(var.size):
+            s = g0[i]
+            for k in range(1, n):
+                s += grads[k][i]
+            var[i] -= s * alpha
+    elif scale == 1:
+        for i in range(var.size):
+            s = g0[i]
+            for k in range(1, n):
+                s += grads[k][i]
+            var[i] -= s * factor * alpha
+    else:
+        for i in range(var.size):
+            s = g0[i]
+            for k in range(1, n):
+                s += grads[k][i]
+            var[i] -= s / factor * alpha
+
+
+@kernel("_FusedAddNApplyGradientDescent", dtypes=(np.float32, np.float64), expensive=True)
+class FusedAddNApplyGradientDescentKernel:
+    """var -= alpha * (AddN(grads) [* or / factor]) in one compiled pass, else the AddN,
+    Mul/RealDiv and ApplyGradientDescent kernels one after the other.
+
+    Inputs: (var, alpha, factor..., grads...): one factor for `scale` "mul" or "div", none for
+    "none". Variables of PARALLEL_SIZE elements or more run as one chunk per intra-op thread,
+    as ApplyGradientDescent's loop does."""
+
+    def __init__(self, ctx):
+        scale = ctx.attrs.get("scale", "none")
+        self.scale = _SCALES.get(scale)
+        self.factors = int(ctx.attrs.get("num_factors", 0))
+        if self.scale is None or self.factors != (self.scale > 0):
+            raise _invalid(f"{ctx.op_type}: scale {scale!r} with {self.factors} factors")
+        self.apply_ctx, self.apply = _inner_update(ctx)
+        # AddN, Mul and RealDiv are plain functions of their inputs (register_pure).
+        self.add_n = _inner_kernel(ctx, "AddN").impl
+        self.rescale = _inner_kernel(ctx, ("Mul", "RealDiv")[self.scale - 1]).impl \
+            if self.scale else None
+        self.locking = bool(ctx.attrs["use_locking"])
+        self.loop = compiled(_add_n_update_loop)
+
+    def compute(self, ctx, var_ref, alpha, *args):
+        factor = args[0] if self.factors else 1
+        grads = args[self.factors:]
+        var = deref(var_ref)
+        if _compilable(var, alpha, factor, grads):
+            if self.locking:
+                with var_ref.lock:
+                    self._run(var, alpha, factor, grads)
+            else:
+                self._run(var, alpha, factor, grads)
+            return var_ref
+        delta = self.add_n(*grads)
+        if self.rescale is not None:
+            delta = self.rescale(delta, factor)
+        return self.apply.compute(self.apply_ctx, var_ref, alpha, delta)
+
+    def _run(self, var, alpha, factor, grads) -> None:
+        t = var.dtype.type
+        alpha, factor, scale = t(alpha), t(factor), self.scale
+        flat = var.reshape(-1)
+        flat_grads = tuple(g.reshape(-1) for g in grads)
+        chunks = intra_op.threads() if var.size >= PARALLEL_SIZE else 1
+        if chunks == 1:
+            self.loop(flat, flat_grads, alpha, factor, scale)
+            return
+        size = -(-var.size // chunks)
+
+        def chunk(k):
+            part = slice(k * size, (k + 1) * size)
+            self.loop(flat[part], tuple(g[part] for g in flat_grads), alpha, factor, scale)
+
+        intra_op.parallel_for(chunks, chunk)
+
+
+def _compilable(var, alpha, factor, grads) -> bool:
+    """Whether the loop computes exactly what the unfused kernels would: contiguous ndarrays
+    of one float dtype and shape, scalar alpha and factor."""
+    if var.__class__ is not np.ndarray or var.dtype not in _LOOP_DTYPES or \
+            not var.flags.c_contiguous or np.ndim(alpha) != 0 or np.ndim(factor) != 0:
+        return False
+    dtype, shape = var.dtype, var.shape
+    for g in grads:
+        if g.__class__ is not np.ndarray or g.dtype != dtype or g.shape != shape or \
+                not g.flags.c_contiguous:
+            return False
+    return True

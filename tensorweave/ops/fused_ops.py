@@ -19,6 +19,10 @@ over memory and without the intermediate arrays.
 * `_FusedMaxPoolGradReluGrad(orig_input, orig_output, grad)`: ReluGrad(MaxPoolGrad(...),
   orig_input), the backward pass of relu -> max_pool: each window's gradient goes to its first
   maximum when that maximum is positive.
+* `_FusedAddNApplyGradientDescent(var, alpha, factor, grads)`: ApplyGradientDescent whose delta
+  is AddN(grads), optionally times (`scale` "mul") or divided by (`scale` "div") the scalar
+  `factor` (a list of one; empty for `scale` "none"): the averaged-gradient update of
+  data-parallel towers, one pass over the arrays.
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import shape_fns
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op, get_op_def
+from tensorweave.ops.training_ops import merge_shapes, with_rank
 
 __all__: list[str] = []
 
@@ -98,3 +103,26 @@ FusedMaxPoolGradReluGrad = define_op(
            Attr("explicit_paddings", "list(int)", []), Attr("data_format", "string", "NHWC")],
     shape_fn=lambda ctx: ctx.input_shape(0), not_differentiable=True,
     doc="ReluGrad(MaxPoolGrad(orig_input, orig_output, grad), orig_input) in one pass.")
+
+
+def _fused_add_n_update_shape(ctx):
+    """ApplyGradientDescent's: var merged with every gradient; alpha and the factor scalars."""
+    factors = ctx.attrs["num_factors"]
+    with_rank(ctx.input_shape(1), 0)
+    for i in range(2, 2 + factors):
+        with_rank(ctx.input_shape(i), 0)
+    shape = ctx.input_shape(0)
+    for i in range(2 + factors, len(ctx.inputs)):
+        shape = merge_shapes(shape, ctx.input_shape(i))
+    return shape
+
+
+FusedAddNApplyGradientDescent = define_op(
+    "_FusedAddNApplyGradientDescent",
+    inputs=["var: Ref(T)", "alpha: T", "factor: num_factors * T", "grads: N * T"],
+    outputs=["out: Ref(T)"],
+    attrs=[TypeAttr("T", (_dtypes.float32, _dtypes.float64)), Attr("N", "int", minimum=2),
+           Attr("num_factors", "int", minimum=0), Attr("scale", "string", "none"),
+           Attr("use_locking", "bool", False)],
+    shape_fn=_fused_add_n_update_shape, is_stateful=True, not_differentiable=True,
+    doc="var -= alpha * (AddN(grads) [* or / factor]) in one pass: `scale` is none, mul or div.")

@@ -17,7 +17,14 @@ import numpy as np
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
 from tensorweave.framework.tensor_util import to_numpy
-from tensorweave.runtime import blas_threads, cost_model, float_env, placement, prune
+from tensorweave.runtime import (
+    blas_threads,
+    cost_model,
+    float_env,
+    parallel_lines,
+    placement,
+    prune,
+)
 from tensorweave.runtime import partition as _partition
 from tensorweave.runtime import passes as _passes
 from tensorweave.runtime.cooperative import CooperativeSchedule, link_sends
@@ -25,7 +32,6 @@ from tensorweave.runtime.devices import DeviceMgr
 from tensorweave.runtime.executor.executor import Executor
 from tensorweave.runtime.executor.frames import CONTROL_FLOW_OPS
 from tensorweave.runtime.merged_line import mergeable
-from tensorweave.runtime.parallel_lines import ParallelLines
 from tensorweave.runtime.rendezvous import LocalRendezvous
 from tensorweave.runtime.step import StepState
 
@@ -190,13 +196,15 @@ class DirectSessionCore:
     def _choose_threads(self, plan: RunPlan) -> None:
         """How the plan's partitions share threads, and the BLAS threads while a step runs.
 
-        Partitions run at once, each on a thread of its own, when the config asks for it
-        (intra-op threads set, inter-op threads other than 1) or, unless inter-op threads are
-        1, when two or more of them have BLAS work to share out (towers); untraced steps whose
-        only asynchronous kernels are linked receives then run as parallel straight lines.
-        Otherwise they run together on the calling thread (cooperative), except partitions with
-        control flow. Parallel partitions share the cores' BLAS threads;
-        `intra_op_parallelism_threads`, when set, limits BLAS in every step.
+        Partitions run at once when the config asks for it (intra-op threads set, inter-op
+        threads other than 1) or, unless inter-op threads are 1, when two or more of them have
+        BLAS work to share out (towers). Untraced steps whose only asynchronous kernels are
+        linked receives then run as parallel lines: the step's nodes scheduled over as many
+        threads as there are cores (fewer if inter-op threads say so; at least two); other
+        steps run each partition on a thread of its own. Otherwise partitions run together on
+        the calling thread (cooperative), except partitions with control flow. Concurrent
+        threads share the cores' BLAS threads; `intra_op_parallelism_threads`, when set,
+        limits BLAS in every step.
         """
         config = self.config
         intra = config.intra_op_parallelism_threads if config is not None else 0
@@ -212,12 +220,15 @@ class DirectSessionCore:
         if not parallel and not frames:
             plan.cooperative = CooperativeSchedule(executors)
             return
+        cores = os.cpu_count() or 1
+        threads = len(executors)
         if parallel and not frames:
             links = link_sends(executors)
             if mergeable(executors, links):
-                plan.parallel = ParallelLines(executors, links)
+                threads = max(2, min(cores, inter if inter > 0 else cores))
+                plan.parallel = parallel_lines.schedule(executors, links, threads)
         if intra <= 0:
-            plan.blas_limit = max(1, (os.cpu_count() or 1) // len(executors))
+            plan.blas_limit = max(1, cores // threads)
 
     def _place(self, client) -> dict[str, str]:
         soft = bool(self.config.allow_soft_placement) if self.config is not None else False

@@ -1,39 +1,54 @@
-"""Parallel lines: each partition of a step compiled to straight-line code, all run at once.
+"""Parallel lines: a step's nodes scheduled over a few threads, each thread's share compiled to
+straight-line code.
 
 Towers (data-parallel replicas, each with its own matmuls) share no work, so one thread running
 them one after the other leaves a core to BLAS's own threads, which scale badly on small
-matmuls and spin when the machine is busy. Here every partition runs on a thread of its own with
-single-threaded BLAS (NumPy and the compiled loops release the GIL), as TensorFlow runs towers on
-its inter-op threads. Each partition's items are emitted in the order they take in one
-topological order of the whole step — sends as early as possible, receives and in-place
-variable updates as late as possible — so no partition waits for a value whose producer comes
-after that wait (no deadlock), and a partition works on its own nodes before waiting. A linked
-`_Send` puts its value into the step's `Mailbox`; its `_Recv` takes it, waiting if needed. A
-received value that may be another device's variable storage is copied by the receiver, so the
-owner's in-place update cannot race with its reads (results do not depend on thread timing).
-A failing partition cancels the step: waiting receives raise, and the step's first error is
-raised once every partition has stopped.
+matmuls and spin when the machine is busy. Virtual CPU devices share one process's memory and
+cores, and TensorFlow runs any CPU device's kernels on any thread of its inter-op pool; here
+the step's partitions are merged (`merged_line.merge`: one slot space, linked transfers
+elided) and their nodes list-scheduled over the threads by estimated time
+(`cost_model.estimate_us`): longest remaining path first, each node on the thread where it
+finishes earliest, a value crossing threads costing a hand-off. The averaging and updates of
+the towers' variables then split over the threads instead of waiting for one. Each thread's
+nodes run in scheduled order as one generated function, with single-threaded BLAS (NumPy and
+the compiled loops release the GIL); a value needed on another thread is put into the step's
+`Mailbox` after its producer and taken before its first reader there. Every line follows one
+topological order of the step (scheduled start, then merged order), so no thread waits for a
+value whose producer comes after that wait: no deadlock.
+
+An in-place variable update is ordered after every read of that variable's storage it is not
+upstream of, and after earlier updates of it, so reads see the step's starting values and
+results do not depend on thread timing. Feeds and constants are bound on every thread that
+reads them. A failing line cancels the step: waiting takes raise, and the step's first error is
+raised once every line has stopped.
 """
 from __future__ import annotations
 
 import copy
-import heapq
 import threading
 
 import numpy as np
 
+from tensorweave.runtime import cost_model
 from tensorweave.runtime.executor import straight_line
 from tensorweave.runtime.executor.kernel_errors import node_error
-from tensorweave.runtime.executor.node_item import _mark_variable_aliases, input_arg_is_ref
+from tensorweave.runtime.executor.node_item import input_arg_is_ref
+from tensorweave.runtime.merged_line import merge
 
 _POLL_SECONDS = 0.5
-# Order classes: lower runs first among nodes ready at the same time.
-_SEND, _COMPUTE, _RECV, _UPDATE = range(4)
+# What the schedule charges a value for crossing threads: a put, a waiting thread's wake-up
+# (tens of µs on a busy machine), a take.
+_HANDOFF_US = 40.0
+_VARIABLES = frozenset({"VariableV2", "Variable", "TemporaryVariable"})
+# Items that cost nothing and change nothing: every line binds its own (feeds, constants, a
+# variable's storage and its reads) rather than receive them from another thread.
+_BOUND_ANYWHERE = frozenset({"_Arg", "Const"})
+_BOUND_ANYWHERE_IF_INPUTS_ARE = _VARIABLES | {"Identity"}
 
 
 class Mailbox:
-    """The step's transfers between parallel lines: one slot per linked send (the step's
-    rendezvous: `StepState.cancel` calls `start_abort`)."""
+    """The step's values crossing threads: one slot per producer read on another thread (the
+    step's rendezvous: `StepState.cancel` calls `start_abort`)."""
 
     __slots__ = ("_values", "_sent", "_cond", "_error", "_waiting")
 
@@ -75,91 +90,196 @@ class Mailbox:
             self._cond.notify_all()
 
 
-def _put(k, step, value) -> None:
-    step.rendezvous.put(k, value)
+def _put(k, step, *outputs) -> None:
+    step.rendezvous.put(k, outputs[0] if len(outputs) == 1 else outputs)
 
 
 def _take(k, step):
     return step.rendezvous.take(k, step)
 
 
-def _take_copy(k, step):
-    return np.array(step.rendezvous.take(k, step), copy=True)
+def _storage_access(items) -> tuple[dict, dict]:
+    """Variable (its ref slot) -> ids of items reading its storage, and of items updating it
+    in place. Storage flows through ref outputs and through views (`returns_view`)."""
+    roots: dict[int, frozenset] = {}
+    readers: dict[int, list[int]] = {}
+    writers: dict[int, list[int]] = {}
+    for it in items:
+        if it.node.op in _VARIABLES:
+            roots[it.out_start] = frozenset((it.out_start,))
+            continue
+        seen = frozenset()
+        for j, s in enumerate(it.in_slots):
+            var = roots.get(s)
+            if var:
+                seen |= var
+                kind = writers if input_arg_is_ref(it.node, j) else readers
+                for v in var:
+                    kind.setdefault(v, []).append(it.id)
+        if seen:
+            for k in range(it.num_outputs):
+                if it.returns_view or it.node.output_dtypes[k]._is_ref_dtype:
+                    roots[it.out_start + k] = seen
+    return readers, writers
 
 
-def _order_class(item) -> int:
-    op = item.node.op
-    if op == "_Send":
-        return _SEND
-    if op == "_Recv":
-        return _RECV
-    if any(input_arg_is_ref(item.node, j) for j in range(len(item.in_slots))):
-        return _UPDATE
-    return _COMPUTE
+def _descendants(start: int, succ) -> set[int]:
+    seen, stack = set(), [start]
+    while stack:
+        for s in succ[stack.pop()]:
+            if s not in seen:
+                seen.add(s)
+                stack.append(s)
+    return seen
 
 
-def _orders(executors, links) -> list[list]:
-    """Each partition's items in the order they take in one prioritized topological order of
-    the whole step (Kahn's algorithm; ties go to the partition's own order)."""
-    recv_source = {}
-    for e, per in enumerate(links):
-        for send_id, link in enumerate(per):
-            if link is not None:
-                recv_source[(link[0], link[1].id)] = (e, send_id)
-    pending = [[it.pending for it in ex.items] for ex in executors]
-    for (e, r), _ in recv_source.items():
-        pending[e][r] += 1
-    heap = [(_order_class(it), it.id, e) for e, ex in enumerate(executors)
-            for it in ex.items if pending[e][it.id] == 0]
-    heapq.heapify(heap)
-    orders = [[] for _ in executors]
-    while heap:
-        _, i, e = heapq.heappop(heap)
-        item = executors[e].items[i]
-        orders[e].append(item)
-        targets = [(e, c) for c in item.consumers]
-        if links[e][i] is not None:
-            targets.append((links[e][i][0], links[e][i][1].id))
-        for t, c in targets:
-            pending[t][c] -= 1
-            if pending[t][c] == 0:
-                heapq.heappush(heap, (_order_class(executors[t].items[c]), c, t))
-    return orders
+def _order_updates(items, preds) -> bool:
+    """Adds edges putting each in-place update after the unordered reads and earlier updates
+    of its variable; False if they would close a cycle."""
+    readers, writers = _storage_access(items)
+    succ = [[] for _ in items]
+    for i, ps in enumerate(preds):
+        for p in ps:
+            succ[p].append(i)
+    added = []
+    for var, updates in writers.items():
+        for u in set(updates):
+            below = _descendants(u, succ)
+            before = {r for r in readers.get(var, ()) if r != u and r not in below}
+            before |= {w for w in updates if w < u}
+            added.extend((r, u) for r in before if r not in preds[u])
+    for r, u in set(added):
+        preds[u].append(r)
+        succ[r].append(u)
+    indeg = [len(set(ps)) for ps in preds]
+    ready = [i for i, d in enumerate(indeg) if d == 0]
+    done = 0
+    while ready:
+        i = ready.pop()
+        done += 1
+        for s in set(succ[i]):
+            indeg[s] -= 1
+            if indeg[s] == 0:
+                ready.append(s)
+    return done == len(items)
+
+
+def _bound_anywhere(items, preds) -> list[bool]:
+    anywhere = []
+    for it, ps in zip(items, preds):
+        op = it.node.op
+        anywhere.append(op in _BOUND_ANYWHERE or op in _BOUND_ANYWHERE_IF_INPUTS_ARE and
+                        all(anywhere[p] for p in ps))
+    return anywhere
+
+
+def _schedule(items, preds, threads: int) -> tuple[list[int], list[float]]:
+    """Each item's thread (-1: bound on every thread that reads it) and scheduled start."""
+    n = len(items)
+    anywhere = _bound_anywhere(items, preds)
+    cost = [0.0 if anywhere[i] or it.kind == "_Retval" else cost_model.estimate_us(it.node)
+            for i, it in enumerate(items)]
+    succ = [[] for _ in items]
+    for i, ps in enumerate(preds):
+        for p in ps:
+            succ[p].append(i)
+    rank = [0.0] * n
+    for i in range(n - 1, -1, -1):   # items are in topological order
+        rank[i] = cost[i] + max((rank[s] for s in succ[i]), default=0.0)
+    thread = [-1] * n
+    start, finish, free = [0.0] * n, [0.0] * n, [0.0] * threads
+    for i in sorted(range(n), key=lambda i: (-rank[i], i)):
+        if anywhere[i]:
+            continue
+        best = None
+        for t in range(threads):
+            ready = max((finish[p] + (_HANDOFF_US if thread[p] not in (t, -1) else 0.0)
+                         for p in preds[i]), default=0.0)
+            begin = max(ready, free[t])
+            if best is None or begin + cost[i] < best[0]:
+                best = (begin + cost[i], begin, t)
+        finish[i], start[i], thread[i] = best
+        free[thread[i]] = finish[i]
+    return thread, start
+
+
+def _transfer(producer, fn, slot: int, put: bool):
+    """A copy of `producer` that puts its outputs into mailbox `slot`, or takes them from it."""
+    item = copy.copy(producer)
+    item.kind, item.fn, item.ctx, item.needs_step = "kernel", fn, slot, True
+    if put:
+        item.in_slots = tuple(range(producer.out_start, producer.out_start + producer.num_outputs))
+        item.deref, item.num_outputs = (False,) * producer.num_outputs, 0
+    else:
+        item.in_slots, item.deref = (), ()
+    return item
+
+
+def _bind_inputs(i, t, items, preds, thread, slot_of, line, bound) -> None:
+    """Appends to thread t's line what item i needs from elsewhere: the items bound anywhere
+    (with their own inputs first) and takes of values produced on other threads."""
+    for p in sorted(set(preds[i])):
+        if p in bound or thread[p] == t:
+            continue
+        bound.add(p)
+        if thread[p] == -1:
+            _bind_inputs(p, t, items, preds, thread, slot_of, line, bound)
+            line.append(items[p])
+        else:
+            line.append(_transfer(items[p], _take, slot_of[p], put=False))
+
+
+def _lines(items, preds, thread, start, threads: int) -> tuple[list[list], int]:
+    """Each thread's items in order, with the puts and takes between threads; mailbox size."""
+    slot_of: dict[int, int] = {}
+    for i, ps in enumerate(preds):
+        for p in ps:
+            if thread[p] not in (thread[i], -1) and p not in slot_of:
+                slot_of[p] = len(slot_of)
+    lines = [[] for _ in range(threads)]
+    bound: list[set] = [set() for _ in range(threads)]   # replicated or taken on each thread
+    for i in sorted(range(len(items)), key=lambda i: (start[i], i)):
+        t = thread[i]
+        if t < 0:
+            continue
+        _bind_inputs(i, t, items, preds, thread, slot_of, lines[t], bound[t])
+        lines[t].append(items[i])
+        if i in slot_of:
+            lines[t].append(_transfer(items[i], _put, slot_of[i], put=True))
+    for line in lines:
+        for k, item in enumerate(line):
+            line[k] = item = copy.copy(item)
+            item.id = k
+    return lines, len(slot_of)
+
+
+def schedule(executors, links, threads: int) -> ParallelLines | None:
+    """The plan's parallel lines over `threads` threads, or None when ordering its variable
+    updates after their reads would close a cycle."""
+    merged = merge(executors, links)
+    items, preds = merged.items, [list(ps) for ps in merged.preds]
+    if not _order_updates(items, preds):
+        return None
+    thread, start = _schedule(items, preds, threads)
+    lines, n_links = _lines(items, preds, thread, start, threads)
+    return ParallelLines([straight_line.generate(line, f"parallel {t}")
+                          for t, line in enumerate(lines) if line],
+                         n_links, executors[0].user_graph)
 
 
 class ParallelLines:
-    """The compiled functions of one plan; `run(args, rets, step, pool)` runs a step."""
+    """The compiled lines of one plan; `run(args, rets, step, pool)` runs a step."""
 
-    def __init__(self, executors, links):
-        slots = {}   # (executor, item id) of a linked send and of its receive -> mailbox slot
-        takes = {}   # (executor, receive id) -> _take, or _take_copy for variable storage
-        for e, ex in enumerate(executors):
-            aliased = _mark_variable_aliases(ex.items)
-            for send_id, link in enumerate(links[e]):
-                if link is not None:
-                    send, recv = ex.items[send_id], (link[0], link[1].id)
-                    slots[(e, send_id)] = slots[recv] = len(takes)
-                    takes[recv] = _take_copy if send.deref[0] or send.in_slots[0] in aliased \
-                        else _take
-        self.n_links = len(takes)
-        self.user_graph = executors[0].user_graph
-        self._lines = []
-        for e, order in enumerate(_orders(executors, links)):
-            items = []
-            for item in order:
-                slot = slots.get((e, item.id))
-                if slot is not None:
-                    item = copy.copy(item)
-                    item.kind, item.ctx, item.needs_step = "kernel", slot, True
-                    item.fn = takes.get((e, item.id), _put)
-                items.append(item)
-            self._lines.append(straight_line.generate(items, f"parallel {e}"))
+    def __init__(self, lines, n_links: int, user_graph):
+        self._lines = lines       # (function, line number -> item) of each non-empty line
+        self.n_links = n_links
+        self.user_graph = user_graph
 
     def mailbox(self) -> Mailbox:
         return Mailbox(self.n_links)
 
     def _run_one(self, e, args, rets, step) -> bool:
-        """Runs partition e's line; on failure cancels the step and returns True."""
+        """Runs line e; on failure cancels the step and returns True."""
         fn, line_items = self._lines[e]
         try:
             with np.errstate(all="ignore"):
@@ -171,8 +291,8 @@ class ParallelLines:
             return True
 
     def run(self, args, rets, step, pool) -> None:
-        """Partition 0 on the calling thread, every other on a pool thread; raises the step's
-        first error (a failing node's, the deadline's or a cancellation) after all stopped."""
+        """Line 0 on the calling thread, every other on a pool thread; raises the step's first
+        error (a failing node's, the deadline's or a cancellation) after all stopped."""
         futures = [pool.submit(self._run_one, e, args, rets, step)
                    for e in range(1, len(self._lines))]
         failed = self._run_one(0, args, rets, step)

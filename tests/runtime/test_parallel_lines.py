@@ -143,15 +143,86 @@ def test_traced_towers_run_each_partition_on_its_thread_and_record_both_devices(
 def test_the_deadline_ends_a_wait_and_is_the_error_reported():
     with tf.Graph().as_default() as g:
         x = tf.placeholder(tf.float32, [3], name="x")
+        m = tf.placeholder(tf.float32, [256, 256], name="m")
         with tf.device("/device:MEETDEV:0"):
             alone = tf.square(x, name="alone")   # waits at a barrier nobody else reaches
-        with tf.device("/cpu:0"):
-            out = tf.add(alone, 1.0, name="out")
+        with tf.device("/cpu:0"):   # the heavier branch: `out` follows it on its thread
+            out = tf.add(alone, tf.reduce_sum(tf.matmul(m, m)), name="out")
     config = tf.ConfigProto(device_count={"CPU": 1, "MEETDEV": 1}, allow_soft_placement=True,
                             intra_op_parallelism_threads=1, inter_op_parallelism_threads=2)
+    feed = {x: [1.0, 2.0, 3.0], m: np.ones([256, 256], np.float32)}
     with tf.Session(graph=g, config=config) as sess:
-        assert sess._core.plan((x,), (out,), ()).parallel is not None
+        assert sess._core.plan((x, m), (out,), ()).parallel is not None
         _meeting.update(barrier=threading.Barrier(2, timeout=1.5), threads=set())
         options = tf.RunOptions(timeout_in_ms=100)
         with pytest.raises(tf.errors.DeadlineExceededError):   # not the barrier's later error
-            run_bounded(lambda: sess.run(out, {x: [1.0, 2.0, 3.0]}, options=options))
+            run_bounded(lambda: sess.run(out, feed, options=options))
+
+
+def _line_devices(plan) -> list[set]:
+    """The devices of the nodes each parallel line runs (puts and takes included)."""
+    return [{item.node.device[-5:] for item in items.values()}
+            for _, items in plan.parallel._lines]
+
+
+def test_the_towers_tail_on_cpu0_is_shared_between_the_threads():
+    g, x, w, total, _ = _towers(2)
+    with g.as_default():
+        with tf.device("/cpu:0"):
+            v = tf.Variable(np.ones([256, 256], np.float32), name="v")
+        outs = []
+        for k, xs in enumerate(tf.split(x, 2)):
+            with tf.device(f"/cpu:{k}"):
+                outs.append(tf.reduce_sum(tf.matmul(tf.matmul(xs, w), v)))
+        loss = tf.add_n(outs)
+        grads = [tf.gradients(o, [w, v]) for o in outs]
+        with tf.device("/cpu:0"):   # both averages and updates placed on /cpu:0
+            train = tf.group(*[tf.assign_sub(var, 0.01 * tf.add_n([gw, gv]) / 2)
+                               for var, gw, gv in zip((w, v), *grads)])
+    with _session(g, 2, intra_op_parallelism_threads=1, inter_op_parallelism_threads=2) as sess:
+        sess.run(tf.global_variables_initializer())
+        plan = sess._core.plan((x,), (loss,), (train,))
+        assert len(plan.parallel._lines) == 2
+        updates = [[it.node.name for it in items.values() if it.node.op == "AssignSub" and
+                    it.fn.__name__ not in ("_put", "_take")] for _, items in plan.parallel._lines]
+        assert sorted(len(u) for u in updates) == [1, 1]   # one update on each thread
+        assert all("CPU:0" in devices for devices in _line_devices(plan))
+        feed = {x: np.full([64, 256], 0.01, np.float32)}
+        first = sess.run(loss, feed)
+        sess.run(train, feed)
+        assert sess.run(loss, feed) < first
+
+
+def test_reads_of_a_variable_see_the_step_s_starting_value_whatever_the_threads_do():
+    with tf.Graph().as_default() as g:
+        with tf.device("/cpu:0"):
+            m = tf.placeholder(tf.float32, [256, 256], name="m")
+            w = tf.Variable(0.0, name="w")
+            bump = tf.assign_add(w, 1.0, name="bump")
+        with tf.device("/cpu:1"):   # a read behind a heavy product, on the other thread
+            late = tf.add(tf.reduce_sum(tf.matmul(m, m)) * 0.0, w, name="late")
+    with _session(g, 2, intra_op_parallelism_threads=1, inter_op_parallelism_threads=2) as sess:
+        sess.run(w.initializer)
+        assert sess._core.plan((m,), (late, bump), ()).parallel is not None
+        feed = {m: np.ones([256, 256], np.float32)}
+        seen = [sess.run([late, bump], feed)[0] for _ in range(20)]
+        assert seen == [float(k) for k in range(20)]
+
+
+def test_update_orders_that_would_close_a_cycle_fall_back_to_a_thread_per_partition():
+    with tf.Graph().as_default() as g:
+        with tf.device("/cpu:0"):
+            a = tf.Variable(1.0, name="a")
+            bump_a = tf.assign_add(a, 1.0, name="bump_a")
+        with tf.device("/cpu:1"):
+            b = tf.Variable(10.0, name="b")
+            bump_b = tf.assign_add(b, 1.0, name="bump_b")
+        with tf.control_dependencies([bump_a]):   # reads b after a's update, and a after b's
+            read_b = tf.identity(b, name="read_b")
+        with tf.control_dependencies([bump_b]):
+            read_a = tf.identity(a, name="read_a")
+    with _session(g, 2, intra_op_parallelism_threads=1, inter_op_parallelism_threads=2) as sess:
+        sess.run(tf.global_variables_initializer())
+        plan = sess._core.plan((), (read_a, read_b), ())
+        assert plan.parallel is None and plan.cooperative is None
+        assert run_bounded(lambda: sess.run([read_a, read_b])) == [2.0, 11.0]

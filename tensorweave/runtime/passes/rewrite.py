@@ -383,3 +383,36 @@ def rewrite_each(ed: Editor, op_type: str, rewrite) -> RGraph:
             rewrite(ed, node)
     ed.sweep()
     return graph
+
+
+def unordered_value_readers(ed: Editor, update) -> list[str]:
+    """Readers of the value of `update`'s variable (input 0: the ref itself, or an Identity
+    of it) with no path to or from `update`, in graph order: a fused update that becomes ready
+    sooner than the unfused one waits for them, so they still read this step's values."""
+    var = update.inputs[0]
+    readers = []
+    for r in ed.readers_of(var):
+        if r is update:
+            continue
+        readers.extend(ed.readers_of((r.name, 0)) if r.op == "Identity" else [r])
+    if not readers:
+        return []
+    related = _reachable(update.name, lambda n: [s for s, _ in n.inputs] + n.control_inputs, ed)
+    related |= _reachable(update.name, lambda n: [r for r, _ in _all_readers(ed, n)] +
+                          list(ed.dependents.get(n.name, ())), ed)
+    return [r.name for r in readers if r.name not in related]
+
+
+def _all_readers(ed: Editor, node):
+    for k in range(len(node.output_dtypes)):
+        yield from ed.readers.get((node.name, k), ())
+
+
+def _reachable(start: str, neighbours, ed: Editor) -> set[str]:
+    seen, stack = {start}, [start]
+    while stack:
+        for name in neighbours(ed.node(stack.pop())):
+            if name not in seen:
+                seen.add(name)
+                stack.append(name)
+    return seen

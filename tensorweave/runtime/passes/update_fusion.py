@@ -22,7 +22,13 @@ from __future__ import annotations
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.runtime.passes import register_pass
 from tensorweave.runtime.passes.options import REMAPPING, PassOptions
-from tensorweave.runtime.passes.rewrite import Editor, is_pure, make_node, rewrite_each
+from tensorweave.runtime.passes.rewrite import (
+    Editor,
+    is_pure,
+    make_node,
+    rewrite_each,
+    unordered_value_readers,
+)
 
 _DTYPES = (_dtypes.float32, _dtypes.float64)
 
@@ -54,35 +60,4 @@ def _fuse(ed: Editor, update) -> None:
                       update.output_dtypes, update.output_shapes, control)
     ed.substitute(update, fused, "fuse_matmul_apply_gradient_descent",
                   f"{matmul.name} + {update.name}")
-    ed.add_control_inputs(fused, _unordered_value_readers(ed, fused))
-
-
-def _unordered_value_readers(ed: Editor, update) -> list[str]:
-    """Readers of the variable's value with no path to or from `update`, in graph order."""
-    var = update.inputs[0]
-    readers = []
-    for r in ed.readers_of(var):
-        if r is update:
-            continue
-        readers.extend(ed.readers_of((r.name, 0)) if r.op == "Identity" else [r])
-    if not readers:
-        return []
-    related = _reachable(update.name, lambda n: [s for s, _ in n.inputs] + n.control_inputs, ed)
-    related |= _reachable(update.name, lambda n: [r for r, _ in _all_readers(ed, n)] +
-                          list(ed.dependents.get(n.name, ())), ed)
-    return [r.name for r in readers if r.name not in related]
-
-
-def _all_readers(ed: Editor, node):
-    for k in range(len(node.output_dtypes)):
-        yield from ed.readers.get((node.name, k), ())
-
-
-def _reachable(start: str, neighbours, ed: Editor) -> set[str]:
-    seen, stack = {start}, [start]
-    while stack:
-        for name in neighbours(ed.node(stack.pop())):
-            if name not in seen:
-                seen.add(name)
-                stack.append(name)
-    return seen
+    ed.add_control_inputs(fused, unordered_value_readers(ed, fused))

@@ -12,7 +12,8 @@ from tensorweave.runtime.passes import options as opt
 EXPECTED_ORDER = ["model_pruning", "iterator_shapes", "constant_folding",
                   "arithmetic_optimization", "common_subgraph_elimination",
                   "dependency_optimization", "layout_optimizer", "remapping", "pool_grad_fusion",
-                  "update_fusion", "elementwise_fusion", "memory_optimization"]
+                  "update_fusion", "sum_update_fusion", "elementwise_fusion",
+                  "memory_optimization"]
 
 
 def test_registry_orders_passes_by_phase_and_order():
