@@ -33,7 +33,9 @@ class IteratorResource:
     def initialize(self, dataset: DatasetValue) -> None:
         it = iter(dataset.make_node())
         with self._lock:
-            self._it = it
+            old, self._it = self._it, it
+            if old is not None and hasattr(old, "close"):
+                old.close()   # a prefetch's producer thread stops
 
     @property
     def initialized(self) -> bool:
