@@ -18,9 +18,9 @@ value whose producer comes after that wait: no deadlock.
 
 An in-place variable update is ordered after every read of that variable's storage it is not
 upstream of, and after earlier updates of it, so reads see the step's starting values and
-results do not depend on thread timing. Feeds and constants are bound on every thread that
-reads them. A failing line cancels the step: waiting takes raise, and the step's first error is
-raised once every line has stopped.
+results do not depend on thread timing. Feeds, constants, variables and views of them are
+bound on every thread that reads them. A failing line cancels the step: waiting takes raise,
+and the step's first error is raised once every line has stopped.
 """
 from __future__ import annotations
 
@@ -40,10 +40,10 @@ _POLL_SECONDS = 0.5
 # (tens of µs on a busy machine), a take.
 _HANDOFF_US = 40.0
 _VARIABLES = frozenset({"VariableV2", "Variable", "TemporaryVariable"})
-# Items that cost nothing and change nothing: every line binds its own (feeds, constants, a
-# variable's storage and its reads) rather than receive them from another thread.
+# Items that cost nothing and change nothing, every line binds its own rather than receive
+# them from another thread: feeds, constants, variables, and views (Identity reads, Split,
+# Reshape, ...) of items bound anywhere.
 _BOUND_ANYWHERE = frozenset({"_Arg", "Const"})
-_BOUND_ANYWHERE_IF_INPUTS_ARE = _VARIABLES | {"Identity"}
 
 
 class Mailbox:
@@ -167,9 +167,9 @@ def _order_updates(items, preds) -> bool:
 def _bound_anywhere(items, preds) -> list[bool]:
     anywhere = []
     for it, ps in zip(items, preds):
-        op = it.node.op
-        anywhere.append(op in _BOUND_ANYWHERE or op in _BOUND_ANYWHERE_IF_INPUTS_ARE and
-                        all(anywhere[p] for p in ps))
+        node = it.node
+        free = node.op in _VARIABLES or it.returns_view and not node.op_def.is_stateful
+        anywhere.append(node.op in _BOUND_ANYWHERE or free and all(anywhere[p] for p in ps))
     return anywhere
 
 
