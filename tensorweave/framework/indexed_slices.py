@@ -2,16 +2,24 @@
 
 Gradients of gather and embedding lookups stay in this form until an op needs them dense; the
 conversion to a Tensor (a segment sum) warns, like TensorFlow, when the dense result is large
-or of unknown size.
+or of unknown size. Like a SparseTensor it is a client-side group of Tensors: `Session.run`
+fetches it as an `IndexedSlicesValue` (runtime/fetches.py) and feeds it component-wise
+(runtime/session.py).
 """
 from __future__ import annotations
 
+import collections
 import logging
 
 from tensorweave.framework import tensor_conversion
 
 _log = logging.getLogger("tensorweave")
 _LARGE_DENSE_ELEMENTS = 100_000_000
+
+IndexedSlicesValue = collections.namedtuple("IndexedSlicesValue",
+                                            ["values", "indices", "dense_shape"])
+IndexedSlicesValue.__doc__ = ("An IndexedSlices' fetched value: NumPy values, indices and "
+                              "dense_shape (None when the slices have none).")
 
 
 class IndexedSlices:

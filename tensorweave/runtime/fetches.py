@@ -1,12 +1,14 @@
 """Fetch structures: flatten any nest of lists, tuples, namedtuples and dicts of graph elements
 into unique Tensors and target Operations, and rebuild the same structure from the results.
-A SparseTensor is fetched as its three component Tensors and rebuilt as a SparseTensorValue."""
+A SparseTensor is fetched as its three component Tensors and rebuilt as a SparseTensorValue, an
+IndexedSlices as its values, indices and dense_shape (when it has one) as an IndexedSlicesValue."""
 from __future__ import annotations
 
 from collections.abc import Mapping
 
 import numpy as np
 
+from tensorweave.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from tensorweave.framework.operation import Operation, Tensor
 from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 
@@ -32,6 +34,10 @@ class FetchStructure:
         if isinstance(fetch, SparseTensor):
             return (SparseTensorValue, [self._flatten(graph, t, index) for t in
                                         (fetch.indices, fetch.values, fetch.dense_shape)])
+        if isinstance(fetch, IndexedSlices):
+            return (IndexedSlicesValue, [None if t is None else self._flatten(graph, t, index)
+                                         for t in (fetch.values, fetch.indices,
+                                                   fetch.dense_shape)])
         element = _as_element(graph, fetch)
         if isinstance(element, Operation):
             if element not in self.targets:

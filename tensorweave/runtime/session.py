@@ -10,6 +10,7 @@ import threading
 
 from tensorweave.framework import errors
 from tensorweave.framework.graph import get_default_graph
+from tensorweave.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.protos import config_pb2
@@ -52,6 +53,23 @@ def _sparse_feed_value(key, value) -> tuple:
         raise TypeError(f"The value of a SparseTensor feed {key} must be a SparseTensorValue "
                         f"or an (indices, values, dense_shape) tuple, got {type(value)}")
     return tuple(value)
+
+
+def _slices_feed(key, value) -> tuple[tuple, tuple]:
+    """(tensors, values) of an IndexedSlices feed: an IndexedSlicesValue or a (values, indices[,
+    dense_shape]) tuple, the dense shape fed only when the slices have one and it is given."""
+    if not isinstance(value, (IndexedSlicesValue, tuple, list)) or len(value) not in (2, 3):
+        raise TypeError(f"The value of an IndexedSlices feed {key} must be an "
+                        f"IndexedSlicesValue or a (values, indices[, dense_shape]) tuple, got "
+                        f"{type(value)}")
+    tensors, values = [key.values, key.indices], [value[0], value[1]]
+    shape = value[2] if len(value) == 3 else None
+    if shape is not None:
+        if key.dense_shape is None:
+            raise ValueError(f"Cannot feed a dense_shape to {key}, which has none")
+        tensors.append(key.dense_shape)
+        values.append(shape)
+    return tuple(tensors), tuple(values)
 
 
 class BaseSession:
@@ -131,7 +149,7 @@ class BaseSession:
             if plan is None:
                 feeds, values = self._feeds(feed_dict)
                 plan = core.plan(feeds, (tensor,), ())
-                if len(feeds) != len(keys):   # a SparseTensor key: no positional fast path
+                if len(feeds) != len(keys):   # a sparse key: no positional fast path
                     return to_result(core.run_plan(plan, self._convert(plan, values))[0])
                 self._fast_plans[(tensor, keys)] = plan
             specs = plan.feed_specs
@@ -153,6 +171,11 @@ class BaseSession:
             if isinstance(key, SparseTensor):   # fed component-wise
                 tensors.extend((key.indices, key.values, key.dense_shape))
                 values.extend(_sparse_feed_value(key, value))
+                continue
+            if isinstance(key, IndexedSlices):
+                parts, part_values = _slices_feed(key, value)
+                tensors.extend(parts)
+                values.extend(part_values)
                 continue
             tensors.append(self._feed_tensor(key))
             values.append(value)

@@ -26,6 +26,29 @@ def test_fetch_structures_round_trip(graph):
     assert isinstance(out["n"], np.float32)
 
 
+def test_indexed_slices_are_fetched_and_fed_as_tensorflow_does(graph):
+    from tensorweave.framework.indexed_slices import IndexedSlicesValue
+    table = tf.Variable(np.arange(12.0, dtype=np.float32).reshape(4, 3))
+    grad = tf.gradients(tf.reduce_sum(tf.nn.embedding_lookup(table, [0, 2, 2]) * 2.0), table)[0]
+    bare = tf.IndexedSlices(tf.constant([[1.0]]), tf.constant([0]))   # no dense_shape
+    with tf.Session() as sess:
+        sess.run(table.initializer)
+        value = sess.run(grad)
+        assert type(value) is IndexedSlicesValue   # TF 2.21: (values, indices, dense_shape)
+        assert value.values.tolist() == [[2.0] * 3] * 3 and value.indices.tolist() == [0, 2, 2]
+        assert value.dense_shape.tolist() == [4, 3]
+        nested = sess.run({"g": [grad, bare]})["g"]
+        assert nested[0].indices.tolist() == [0, 2, 2] and nested[1].dense_shape is None
+        fed = sess.run([grad.values, grad.indices, grad.dense_shape],
+                       {grad: (np.ones((3, 3), np.float32), np.array([1, 1, 3], np.int32),
+                               np.array([5, 3], np.int32))})
+        assert fed[1].tolist() == [1, 1, 3] and fed[2].tolist() == [5, 3]
+        with pytest.raises(TypeError, match="IndexedSlicesValue"):
+            sess.run(grad.values, {grad: np.ones((3, 3), np.float32)})
+        with pytest.raises(ValueError, match="dense_shape"):
+            sess.run(bare.values, {bare: ([[2.0]], [0], [1, 1])})
+
+
 def test_feeds_are_validated_before_the_step(graph):
     x = tf.placeholder(tf.float32, [None, 3], name="x")
     y = x * 2.0
