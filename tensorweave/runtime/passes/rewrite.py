@@ -385,6 +385,15 @@ def rewrite_each(ed: Editor, op_type: str, rewrite) -> RGraph:
     return graph
 
 
+def rewrite_sgd_updates(ed: Editor, fuse) -> RGraph:
+    """`fuse(ed, update)` for every ApplyGradientDescent, unless the graph has control flow: a
+    fused update waits for the variable's unordered reads (`unordered_value_readers`), and
+    those ordering edges could cross frames."""
+    if ed.has_control_flow():
+        return ed.graph
+    return rewrite_each(ed, "ApplyGradientDescent", fuse)
+
+
 def unordered_value_readers(ed: Editor, update) -> list[str]:
     """Readers of the value of `update`'s variable (input 0: the ref itself, or an Identity
     of it) with no path to or from `update`, in graph order: a fused update that becomes ready

@@ -36,7 +36,7 @@ from tensorweave.runtime.passes.rewrite import (
     is_pure,
     known_shape,
     make_node,
-    rewrite_each,
+    rewrite_sgd_updates,
     unordered_value_readers,
 )
 
@@ -47,10 +47,7 @@ FUSED = "_FusedAddNApplyGradientDescent"
 @register_pass("sum_update_fusion", order=83, toggle=REMAPPING)
 def fuse_sum_updates(graph, options: PassOptions | None = None):
     """Fuses each ApplyGradientDescent of a (scaled) AddN that only it reads."""
-    ed = Editor(graph, options or PassOptions.defaults(graph))
-    if ed.has_control_flow():
-        return graph   # the ordering edges below could cross frames
-    return rewrite_each(ed, "ApplyGradientDescent", _fuse)
+    return rewrite_sgd_updates(Editor(graph, options or PassOptions.defaults(graph)), _fuse)
 
 
 def _fuse(ed: Editor, update) -> None:

@@ -26,7 +26,7 @@ from tensorweave.runtime.passes.rewrite import (
     Editor,
     is_pure,
     make_node,
-    rewrite_each,
+    rewrite_sgd_updates,
     unordered_value_readers,
 )
 
@@ -36,10 +36,7 @@ _DTYPES = (_dtypes.float32, _dtypes.float64)
 @register_pass("update_fusion", order=82, toggle=REMAPPING)
 def fuse_matmul_updates(graph, options: PassOptions | None = None):
     """Fuses each ApplyGradientDescent whose delta only it reads from a MatMul."""
-    ed = Editor(graph, options or PassOptions.defaults(graph))
-    if ed.has_control_flow():
-        return graph   # the ordering edges below could cross frames
-    return rewrite_each(ed, "ApplyGradientDescent", _fuse)
+    return rewrite_sgd_updates(Editor(graph, options or PassOptions.defaults(graph)), _fuse)
 
 
 def _fuse(ed: Editor, update) -> None:
