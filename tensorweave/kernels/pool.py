@@ -8,7 +8,8 @@ only on the shapes and are computed once per plan). When stride == ksize without
 (the common 2x2 / 2 case) this touches each input once, like a reshape trick, but also serves
 every other geometry. Gradients loop over the same slices: MaxPoolGrad routes each window's
 gradient to its first maximum in scan order (TF's tie rule) by keeping a per-window
-"not yet routed" mask (non-overlapping float NHWC windows take one compiled pass instead);
+"not yet routed" mask. Float NHWC 2-D max pooling takes one compiled pass instead (its
+gradient when windows do not overlap);
 AvgPoolGrad adds grad / count to every slice. No layout transposes:
 the slices index the spatial axes where the data format puts them.
 """
@@ -111,8 +112,8 @@ class _PoolKernel:
 
 
 _LOOP_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-# The compiled MaxPoolGrad splits inputs of at least PARALLEL_SIZE elements into POOL_CHUNKS
-# chunks of the batch.
+# The compiled MaxPool and MaxPoolGrad split inputs of at least PARALLEL_SIZE elements into
+# POOL_CHUNKS chunks of the batch (images are independent).
 PARALLEL_SIZE = 1 << 16
 POOL_CHUNKS = 8
 
@@ -143,12 +144,69 @@ def _cropped(xp, plan: _Plan):
     return xp if plan.center is None else xp[plan.center]
 
 
+def _max_pool_nhwc(x, out, kh, kw, sh, sw, pad_top, pad_left):
+    """Compiled MaxPool for NHWC float windows (any stride): the maximum of each window's
+    elements inside the input (NaN wins, -inf if none is inside), vectorized over channels,
+    in one pass over the input. The values are `_window_max`'s; only the sign of a zero
+    maximum reached by both 0.0 and -0.0 may differ (NumPy's maximum itself picks either,
+    by its SIMD or scalar path)."""
+    n, h, w, c = x.shape
+    for b in range(n):
+        for i in range(out.shape[1]):
+            r0 = i * sh - pad_top
+            for j in range(out.shape[2]):
+                c0 = j * sw - pad_left
+                m = out[b, i, j]
+                first = True
+                for dr in range(kh):
+                    r = r0 + dr
+                    if r < 0 or r >= h:
+                        continue
+                    for dc in range(kw):
+                        col = c0 + dc
+                        if col < 0 or col >= w:
+                            continue
+                        xs = x[b, r, col]
+                        if first:
+                            for ch in range(c):
+                                m[ch] = xs[ch]
+                            first = False
+                        else:
+                            for ch in range(c):
+                                a, v = m[ch], xs[ch]
+                                m[ch] = a if (a > v or a != a) else v
+                if first:
+                    for ch in range(c):
+                        m[ch] = -np.inf
+
+
+def _over_batch(x, run) -> None:
+    """run(batch slice) over all of x's images: in chunks on intra_op's threads when large."""
+    n = x.shape[0]
+    step = -(-n // POOL_CHUNKS) if x.size >= PARALLEL_SIZE else max(n, 1)
+    intra_op.parallel_for(-(-n // step), lambda i: run(slice(i * step, (i + 1) * step)))
+
+
 @kernel(("MaxPool", "MaxPool3D"), expensive=True)
 class MaxPoolKernel(_PoolKernel):
-    """Each output is the maximum of its window (padding never wins)."""
+    """Each output is the maximum of its window (padding never wins). Float NHWC 2-D
+    windows run as one compiled pass (measured on MNIST's first pooling layer, 64x28x28x32:
+    0.92-1.27 ms through slices, 0.43-0.65 ms compiled on one thread)."""
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.loop = None
+        if self.error is None and self.spec.rank == 4 and not self.spec.channels_first:
+            self.loop = compiled(_max_pool_nhwc)
 
     def compute(self, ctx, x):
         plan = self.plan(x.shape)
+        if self.loop is not None and x.dtype in _LOOP_DTYPES:
+            x = np.ascontiguousarray(x)
+            out = np.empty(plan.out_shape, x.dtype)
+            args = (*self.spec.ksize, *self.spec.strides, *plan.pads_before)
+            _over_batch(x, lambda b: self.loop(x[b], out[b], *args))
+            return out
         return _window_max(_padded(x, plan, _lowest(x.dtype)), plan)
 
 
@@ -188,42 +246,59 @@ def _max_pool_grad_nhwc(x, dy, dx, kh, kw, sh, sw, pad_top, pad_left, relu):
     dy goes to the first maximum in scan order (a padding position counts as -inf, and a
     window holding a NaN routes nowhere, as with the slice formulation). Writes every input
     element a window covers; the caller zeroes dx when some are covered by none. `relu`:
-    only a positive maximum gets it (ReluGrad of the result, x being the ReLU's output)."""
+    only a positive maximum gets it (ReluGrad of the result, x being the ReLU's output).
+    Two passes per window, vectorized over channels: the maximum (as the forward pass takes
+    it), then each element in scan order takes the gradient if it equals the maximum and no
+    earlier one did."""
     n, h, w, c = x.shape
+    lowest = -np.inf
     best = np.empty(c, x.dtype)
-    arg = np.empty(c, np.int64)
-    nan = np.empty(c, np.bool_)
     routed = np.empty(c, dy.dtype)
+    unrouted = np.empty(c, np.bool_)
     for b in range(n):
         for i in range(dy.shape[1]):
+            r0 = i * sh - pad_top
             for j in range(dy.shape[2]):
-                r0, c0 = i * sh - pad_top, j * sw - pad_left
-                best[:] = -np.inf
-                arg[:] = -1
-                nan[:] = False
-                for k in range(kh * kw):
-                    r, col = r0 + k // kw, c0 + k % kw
-                    if 0 <= r < h and 0 <= col < w:
+                c0 = j * sw - pad_left
+                padded = r0 < 0 or c0 < 0 or r0 + kh > h or c0 + kw > w
+                first = True
+                for dr in range(kh):
+                    r = r0 + dr
+                    for dc in range(kw):
+                        col = c0 + dc
+                        if r < 0 or r >= h or col < 0 or col >= w:
+                            if first:   # padding counts as -inf at its scan position
+                                for ch in range(c):
+                                    best[ch] = lowest
+                                first = False
+                            continue
                         xs = x[b, r, col]
-                        if k == 0:   # (a NaN here is caught by `nan`)
+                        if first:
                             for ch in range(c):
-                                best[ch], arg[ch], nan[ch] = xs[ch], 0, xs[ch] != xs[ch]
-                        else:        # branch-free, so LLVM vectorizes over channels
+                                best[ch] = xs[ch]
+                            first = False
+                        else:   # NaN wins; of equal values the later (±0 aside, equal)
                             for ch in range(c):
-                                v = xs[ch]
-                                better = v > best[ch]
-                                best[ch] = v if better else best[ch]
-                                arg[ch] = k if better else arg[ch]
-                                nan[ch] |= v != v
+                                a, v = best[ch], xs[ch]
+                                best[ch] = a if (a > v or a != a) else v
                 g = dy[b, i, j]
-                for ch in range(c):   # ReluGrad: g * [maximum > 0], NaN and -0.0 as NumPy's
+                for ch in range(c):
                     routed[ch] = g[ch] if best[ch] > 0 or not relu else g[ch] * 0
-                for k in range(kh * kw):
-                    r, col = r0 + k // kw, c0 + k % kw
-                    if 0 <= r < h and 0 <= col < w:
+                    unrouted[ch] = True
+                for dr in range(kh):
+                    r = r0 + dr
+                    for dc in range(kw):
+                        col = c0 + dc
+                        if padded and (r < 0 or r >= h or col < 0 or col >= w):
+                            for ch in range(c):   # a -inf maximum may go to the padding
+                                unrouted[ch] = unrouted[ch] and best[ch] != lowest
+                            continue
+                        xs = x[b, r, col]
                         out = dx[b, r, col]
                         for ch in range(c):
-                            out[ch] = routed[ch] if (arg[ch] == k) & ~nan[ch] else 0
+                            hit = unrouted[ch] and xs[ch] == best[ch]
+                            out[ch] = routed[ch] if hit else 0
+                            unrouted[ch] = unrouted[ch] and not hit
 
 
 @kernel(("MaxPoolGrad", "MaxPool3DGrad"), expensive=True)
@@ -251,15 +326,7 @@ class MaxPoolGradKernel(_PoolKernel):
             dx = (np.empty if plan.covered else np.zeros)(x.shape, x.dtype)
             x, dy = np.ascontiguousarray(x), np.ascontiguousarray(dy)
             args = (*self.spec.ksize, *self.spec.strides, *plan.pads_before, relu)
-            # Images are independent: chunks of the batch run on intra_op's threads.
-            step = max(1, -(-x.shape[0] // POOL_CHUNKS)) if x.size >= PARALLEL_SIZE else \
-                x.shape[0]
-
-            def chunk(i):
-                b = slice(i * step, (i + 1) * step)
-                self.loop(x[b], dy[b], dx[b], *args)
-
-            intra_op.parallel_for(-(-x.shape[0] // step), chunk)
+            _over_batch(x, lambda b: self.loop(x[b], dy[b], dx[b], *args))
             return dx
         dx = self._sliced(x, dy, plan)
         return relu_grad_into(dx, x, out=dx) if relu else dx

@@ -35,6 +35,25 @@ def test_max_pool_grad_loop_matches_slices(dtype, shape, k, s, padding):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(2, 7, 7, 3), (1, 5, 6, 9), (3, 9, 8, 4)])
+@pytest.mark.parametrize("k,s,padding", [(2, 2, "SAME"), (3, 3, "SAME"), (2, 3, "VALID"),
+                                         (3, 2, "SAME"), (3, 1, "VALID"), (1, 1, "VALID")])
+def test_max_pool_loop_matches_slices(dtype, shape, k, s, padding):
+    rng = np.random.RandomState(1)
+    x = rng.randint(-3, 3, shape).astype(dtype)   # ties, including -0.0 against 0.0
+    x.flat[::4] *= -0.0
+    x.flat[::7] = np.nan
+    x.flat[::5] = -np.inf
+    kernel = pool.MaxPoolKernel(_Ctx(k, s, padding))
+    assert kernel.loop is not None
+    compiled = kernel.compute(None, x)
+    kernel.loop = None
+    sliced = kernel.compute(None, x)
+    assert compiled.dtype == sliced.dtype == dtype and compiled.shape == sliced.shape
+    np.testing.assert_array_equal(compiled, sliced)   # NaN where NaN; 0.0 and -0.0 alike
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("nesterov", [False, True])
 def test_adam_loop_matches_formula(dtype, nesterov):
     rng = np.random.RandomState(1)
