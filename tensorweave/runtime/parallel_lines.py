@@ -13,8 +13,9 @@ the towers' variables then split over the threads instead of waiting for one. Ea
 nodes run in scheduled order as one generated function, with single-threaded BLAS (NumPy and
 the compiled loops release the GIL); a value needed on another thread is put into the step's
 `Mailbox` after its producer and taken before its first reader there. Every line follows one
-topological order of the step (scheduled start, then merged order), so no thread waits for a
-value whose producer comes after that wait: no deadlock.
+topological order of the step (scheduled start, then a topological order with the update
+edges below), so no thread waits for a value whose producer comes after that wait: no
+deadlock.
 
 An in-place variable update is ordered after every read of that variable's storage it is not
 upstream of, and after earlier updates of it, so reads see the step's starting values and
@@ -133,9 +134,10 @@ def _descendants(start: int, succ) -> set[int]:
     return seen
 
 
-def _order_updates(items, preds) -> bool:
+def _order_updates(items, preds) -> list[int] | None:
     """Adds edges putting each in-place update after the unordered reads and earlier updates
-    of its variable; False if they would close a cycle."""
+    of its variable; returns a topological order of the items with them, or None if they
+    would close a cycle."""
     readers, writers = _storage_access(items)
     succ = [[] for _ in items]
     for i, ps in enumerate(preds):
@@ -152,16 +154,16 @@ def _order_updates(items, preds) -> bool:
         preds[u].append(r)
         succ[r].append(u)
     indeg = [len(set(ps)) for ps in preds]
-    ready = [i for i, d in enumerate(indeg) if d == 0]
-    done = 0
+    ready = sorted((i for i, d in enumerate(indeg) if d == 0), reverse=True)
+    order = []
     while ready:
         i = ready.pop()
-        done += 1
-        for s in set(succ[i]):
+        order.append(i)
+        for s in sorted(set(succ[i]), reverse=True):
             indeg[s] -= 1
             if indeg[s] == 0:
                 ready.append(s)
-    return done == len(items)
+    return order if len(order) == len(items) else None
 
 
 def _bound_anywhere(items, preds) -> list[bool]:
@@ -173,8 +175,9 @@ def _bound_anywhere(items, preds) -> list[bool]:
     return anywhere
 
 
-def _schedule(items, preds, threads: int) -> tuple[list[int], list[float]]:
-    """Each item's thread (-1: bound on every thread that reads it) and scheduled start."""
+def _schedule(items, preds, order, threads: int) -> tuple[list[int], list[float]]:
+    """Each item's thread (-1: bound on every thread that reads it) and scheduled start;
+    `order` is a topological order of the items with their update edges."""
     n = len(items)
     anywhere = _bound_anywhere(items, preds)
     cost = [0.0 if anywhere[i] or it.kind == "_Retval" else cost_model.estimate_us(it.node)
@@ -184,11 +187,12 @@ def _schedule(items, preds, threads: int) -> tuple[list[int], list[float]]:
         for p in ps:
             succ[p].append(i)
     rank = [0.0] * n
-    for i in range(n - 1, -1, -1):   # items are in topological order
+    for i in reversed(order):
         rank[i] = cost[i] + max((rank[s] for s in succ[i]), default=0.0)
+    position = {i: k for k, i in enumerate(order)}
     thread = [-1] * n
     start, finish, free = [0.0] * n, [0.0] * n, [0.0] * threads
-    for i in sorted(range(n), key=lambda i: (-rank[i], i)):
+    for i in sorted(range(n), key=lambda i: (-rank[i], position[i])):
         if anywhere[i]:
             continue
         best = None
@@ -200,7 +204,9 @@ def _schedule(items, preds, threads: int) -> tuple[list[int], list[float]]:
                 best = (begin + cost[i], begin, t)
         finish[i], start[i], thread[i] = best
         free[thread[i]] = finish[i]
-    return thread, start
+    # Lines run in (start, position) order: a topological order, since a node starts no
+    # earlier than its inputs finish and ties are zero-cost nodes in `order`'s sequence.
+    return thread, [(start[i], position[i]) for i in range(n)]
 
 
 def _transfer(producer, fn, slot: int, put: bool):
@@ -238,7 +244,7 @@ def _lines(items, preds, thread, start, threads: int) -> tuple[list[list], int]:
                 slot_of[p] = len(slot_of)
     lines = [[] for _ in range(threads)]
     bound: list[set] = [set() for _ in range(threads)]   # replicated or taken on each thread
-    for i in sorted(range(len(items)), key=lambda i: (start[i], i)):
+    for i in sorted(range(len(items)), key=start.__getitem__):
         t = thread[i]
         if t < 0:
             continue
@@ -258,9 +264,10 @@ def schedule(executors, links, threads: int) -> ParallelLines | None:
     updates after their reads would close a cycle."""
     merged = merge(executors, links)
     items, preds = merged.items, [list(ps) for ps in merged.preds]
-    if not _order_updates(items, preds):
+    order = _order_updates(items, preds)
+    if order is None:
         return None
-    thread, start = _schedule(items, preds, threads)
+    thread, start = _schedule(items, preds, order, threads)
     lines, n_links = _lines(items, preds, thread, start, threads)
     return ParallelLines([straight_line.generate(line, f"parallel {t}")
                           for t, line in enumerate(lines) if line],

@@ -1,4 +1,4 @@
-"""Parallel lines: partitions with work to share run at once, each on a thread of its own."""
+"""Parallel lines: steps whose partitions have work to share run list-scheduled over the cores."""
 import os
 import threading
 
@@ -226,3 +226,32 @@ def test_update_orders_that_would_close_a_cycle_fall_back_to_a_thread_per_partit
         plan = sess._core.plan((), (read_a, read_b), ())
         assert plan.parallel is None and plan.cooperative is None
         assert run_bounded(lambda: sess.run([read_a, read_b])) == [2.0, 11.0]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_interleaved_reads_and_updates_across_devices_never_wait_forever(seed):
+    """Reads and in-place updates of shared variables scattered over two devices, with
+    matmuls to give the threads work: every read sees the step's starting value."""
+    rng = np.random.RandomState(seed)
+    with tf.Graph().as_default() as g:
+        m = tf.placeholder(tf.float32, [128, 128], name="m")
+        with tf.device("/cpu:0"):
+            vs = [tf.Variable(float(k), name=f"v{k}") for k in range(4)]
+        reads, bumps = [], []
+        for j in range(12):
+            k = rng.randint(4)
+            if rng.rand() < 0.5:
+                with tf.device(f"/cpu:{rng.randint(2)}"):
+                    work = tf.reduce_sum(tf.matmul(m, m)) * 0.0
+                    reads.append((k, work + vs[k]))
+            else:   # on the variable's device (a ref's consumers are colocated with it)
+                bumps.append(tf.assign_add(vs[k], 1.0).op)
+    feed = {m: np.ones([128, 128], np.float32)}
+    with _session(g, 2, intra_op_parallelism_threads=1, inter_op_parallelism_threads=2) as sess:
+        sess.run(tf.global_variables_initializer())
+        assert sess._core.plan((m,), tuple(r for _, r in reads), tuple(bumps)).parallel \
+            is not None
+        for step in range(5):
+            start = sess.run(vs)
+            got = run_bounded(lambda: sess.run([r for _, r in reads] + bumps, feed))
+            assert got[:len(reads)] == [start[k] for k, _ in reads]
