@@ -238,7 +238,7 @@ def test_interleaved_reads_and_updates_across_devices_never_wait_forever(seed):
         with tf.device("/cpu:0"):
             vs = [tf.Variable(float(k), name=f"v{k}") for k in range(4)]
         reads, bumps = [], []
-        for j in range(12):
+        for _ in range(12):
             k = rng.randint(4)
             if rng.rand() < 0.5:
                 with tf.device(f"/cpu:{rng.randint(2)}"):
@@ -251,7 +251,7 @@ def test_interleaved_reads_and_updates_across_devices_never_wait_forever(seed):
         sess.run(tf.global_variables_initializer())
         assert sess._core.plan((m,), tuple(r for _, r in reads), tuple(bumps)).parallel \
             is not None
-        for step in range(5):
+        for _ in range(5):
             start = sess.run(vs)
             got = run_bounded(lambda: sess.run([r for _, r in reads] + bumps, feed))
             assert got[:len(reads)] == [start[k] for k, _ in reads]
