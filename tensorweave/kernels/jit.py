@@ -13,14 +13,27 @@ run meanwhile.
 from __future__ import annotations
 
 import functools
+import types
 
 
 @functools.cache
 def compiled(fn):
-    """`fn` compiled with numba (one dispatcher per function, shared by every kernel)."""
+    """`fn` compiled with numba (one dispatcher per function, shared by every kernel). The
+    `loop_helper` functions it calls are compiled first and bound in its module in their
+    place (a compiled loop can only call compiled functions)."""
     import numba
 
+    for name in fn.__code__.co_names:
+        helper = fn.__globals__.get(name)
+        if isinstance(helper, types.FunctionType) and getattr(helper, "_loop_helper", False):
+            fn.__globals__[name] = compiled(helper)   # (a dispatcher already, once bound)
     return numba.njit(cache=True, nogil=True, error_model="numpy")(fn)
+
+
+def loop_helper(fn):
+    """Marks `fn` as called by compiled loops: it is compiled when the first of them is."""
+    fn._loop_helper = True
+    return fn
 
 
 def _one_more(x):

@@ -22,7 +22,7 @@ import numpy as np
 from tensorweave.framework import errors
 from tensorweave.kernels import intra_op
 from tensorweave.kernels.conv import invalid
-from tensorweave.kernels.jit import compiled
+from tensorweave.kernels.jit import compiled, loop_helper
 from tensorweave.kernels.nn import relu_grad_into
 from tensorweave.kernels.registry import kernel
 from tensorweave.ops.nn_pool_ops import pool_spec
@@ -144,6 +144,27 @@ def _cropped(xp, plan: _Plan):
     return xp if plan.center is None else xp[plan.center]
 
 
+@loop_helper
+def _window_maximum(image, r0, c0, kh, kw, m):
+    """m[:] = per channel, the maximum of the HWC `image`'s elements in the kh x kw window at
+    (r0, c0) that lie inside it: NaN wins, -inf if none does (padding never changes it)."""
+    h, w, c = image.shape
+    for ch in range(c):
+        m[ch] = -np.inf
+    for dr in range(kh):
+        r = r0 + dr
+        if r < 0 or r >= h:
+            continue
+        for dc in range(kw):
+            col = c0 + dc
+            if col < 0 or col >= w:
+                continue
+            xs = image[r, col]
+            for ch in range(c):
+                a, v = m[ch], xs[ch]
+                m[ch] = a if (a > v or a != a) else v
+
+
 def _max_pool_nhwc(x, out, kh, kw, sh, sw, pad_top, pad_left):
     """Compiled MaxPool for NHWC float windows (any stride): the maximum of each window's
     elements inside the input (NaN wins, -inf if none is inside), vectorized over channels,
@@ -156,28 +177,7 @@ def _max_pool_nhwc(x, out, kh, kw, sh, sw, pad_top, pad_left):
             r0 = i * sh - pad_top
             for j in range(out.shape[2]):
                 c0 = j * sw - pad_left
-                m = out[b, i, j]
-                first = True
-                for dr in range(kh):
-                    r = r0 + dr
-                    if r < 0 or r >= h:
-                        continue
-                    for dc in range(kw):
-                        col = c0 + dc
-                        if col < 0 or col >= w:
-                            continue
-                        xs = x[b, r, col]
-                        if first:
-                            for ch in range(c):
-                                m[ch] = xs[ch]
-                            first = False
-                        else:
-                            for ch in range(c):
-                                a, v = m[ch], xs[ch]
-                                m[ch] = a if (a > v or a != a) else v
-                if first:
-                    for ch in range(c):
-                        m[ch] = -np.inf
+                _window_maximum(x[b], r0, c0, kh, kw, out[b, i, j])
 
 
 def _over_batch(x, run) -> None:
@@ -261,26 +261,7 @@ def _max_pool_grad_nhwc(x, dy, dx, kh, kw, sh, sw, pad_top, pad_left, relu):
             for j in range(dy.shape[2]):
                 c0 = j * sw - pad_left
                 padded = r0 < 0 or c0 < 0 or r0 + kh > h or c0 + kw > w
-                first = True
-                for dr in range(kh):
-                    r = r0 + dr
-                    for dc in range(kw):
-                        col = c0 + dc
-                        if r < 0 or r >= h or col < 0 or col >= w:
-                            if first:   # padding counts as -inf at its scan position
-                                for ch in range(c):
-                                    best[ch] = lowest
-                                first = False
-                            continue
-                        xs = x[b, r, col]
-                        if first:
-                            for ch in range(c):
-                                best[ch] = xs[ch]
-                            first = False
-                        else:   # NaN wins; of equal values the later (±0 aside, equal)
-                            for ch in range(c):
-                                a, v = best[ch], xs[ch]
-                                best[ch] = a if (a > v or a != a) else v
+                _window_maximum(x[b], r0, c0, kh, kw, best)
                 g = dy[b, i, j]
                 for ch in range(c):
                     routed[ch] = g[ch] if best[ch] > 0 or not relu else g[ch] * 0
