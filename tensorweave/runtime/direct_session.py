@@ -221,12 +221,14 @@ class DirectSessionCore:
             plan.cooperative = CooperativeSchedule(executors)
             return
         cores = os.cpu_count() or 1
-        threads = len(executors)
+        threads = len(executors)   # a thread per partition, unless parallel lines
         if parallel and not frames:
             links = link_sends(executors)
             if mergeable(executors, links):
-                threads = max(2, min(cores, inter if inter > 0 else cores))
-                plan.parallel = parallel_lines.schedule(executors, links, threads)
+                lines = max(2, min(cores, inter if inter > 0 else cores))
+                plan.parallel = parallel_lines.schedule(executors, links, lines)
+                if plan.parallel is not None:
+                    threads = lines
         if intra <= 0:
             plan.blas_limit = max(1, cores // threads)
 
