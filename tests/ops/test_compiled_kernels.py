@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from tensorweave.kernels import nn, pool, reduction, training
+from tensorweave.kernels.jit import compiled, loop_helper
 
 
 class _Ctx:
@@ -114,3 +115,22 @@ def test_sum_rows_loop_adds_row_after_row():
     out = np.empty(2, np.float32)
     reduction.compiled(reduction._sum_rows_loop)(x, out)
     np.testing.assert_array_equal(out, [(np.float32(1e8) + 1) - np.float32(1e8), 6.0])
+
+
+@loop_helper
+def _double(x):
+    for i in range(x.size):
+        x[i] *= 2
+
+
+def _twice(x):
+    _double(x)
+    _double(x)
+
+
+def test_a_compiled_loop_calls_its_loop_helpers_compiled():
+    twice = compiled(_twice)
+    x = np.arange(4.0)
+    twice(x)
+    assert x.tolist() == [0.0, 4.0, 8.0, 12.0]
+    assert hasattr(globals()["_double"], "py_func")   # bound in its place: a numba dispatcher
