@@ -25,8 +25,6 @@ from tensorweave.runtime.executor.dataflow import _gather_inputs, compute
 from tensorweave.runtime.merged_line import MergedLine, mergeable
 from tensorweave.runtime.step_stats import now_micros
 
-_POLL_SECONDS = 0.5
-
 
 def link_sends(executors) -> list[list]:
     """Per executor and item id: the (executor index, _Recv item) a `_Send` feeds, else None."""
@@ -174,12 +172,10 @@ class CooperativeRun:
         step = self.step
         while True:
             try:
-                self.completed.append(self.remote.get(timeout=_POLL_SECONDS))
+                self.completed.append(self.remote.get(timeout=step.wait_seconds()))
                 return
             except queue.Empty:
-                remaining = step.remaining_seconds()
-                if remaining is not None and remaining <= 0 and not step.cancelled:
-                    step.cancel(step.deadline_error())
+                step.enforce_deadline()
 
     def _finish(self, e, item, outputs, error) -> None:
         self.outstanding -= 1

@@ -36,7 +36,6 @@ from tensorweave.runtime.executor.kernel_errors import node_error
 from tensorweave.runtime.executor.node_item import input_arg_is_ref
 from tensorweave.runtime.merged_line import merge
 
-_POLL_SECONDS = 0.5
 # What the schedule charges a value for crossing threads: a put, a waiting thread's wake-up
 # (tens of µs on a busy machine), a take.
 _HANDOFF_US = 40.0
@@ -75,13 +74,11 @@ class Mailbox:
             with self._cond:
                 if not self._sent[k] and self._error is None:
                     self._waiting += 1
-                    self._cond.wait(_POLL_SECONDS)
+                    self._cond.wait(step.wait_seconds())
                     self._waiting -= 1
             if self._error is not None:
                 raise self._error
-            remaining = step.remaining_seconds()
-            if remaining is not None and remaining <= 0:
-                step.cancel(step.deadline_error())
+            step.enforce_deadline()
         return self._values[k]
 
     def start_abort(self, error: Exception) -> None:

@@ -11,6 +11,8 @@ import time
 from tensorweave.framework import errors
 
 _step_ids = itertools.count(1)
+# The longest a blocked wait sleeps before it looks at its step's deadline again.
+POLL_SECONDS = 0.5
 
 
 class StepState:
@@ -57,12 +59,17 @@ class StepState:
         for cb in callbacks:
             cb(error)
 
-    def remaining_seconds(self) -> float | None:
+    def wait_seconds(self) -> float:
+        """How long a blocked wait may sleep before it looks at the step again: POLL_SECONDS,
+        or less when the deadline comes sooner (so a deadline ends a wait on time)."""
         if self.deadline is None:
-            return None
-        return self.deadline - time.monotonic()
+            return POLL_SECONDS
+        return min(POLL_SECONDS, max(0.0, self.deadline - time.monotonic()))
 
-    def deadline_error(self) -> errors.DeadlineExceededError:
-        return errors.DeadlineExceededError(None, None, "Timed out waiting for the step to "
-                                            "finish (RunOptions.timeout_in_ms or "
-                                            "operation_timeout_in_ms)")
+    def enforce_deadline(self) -> None:
+        """Cancels the step with DeadlineExceededError once its deadline has passed."""
+        if self.deadline is not None and not self.cancelled and \
+                time.monotonic() >= self.deadline:
+            self.cancel(errors.DeadlineExceededError(
+                None, None, "Timed out waiting for the step to finish "
+                "(RunOptions.timeout_in_ms or operation_timeout_in_ms)"))

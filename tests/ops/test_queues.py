@@ -383,7 +383,7 @@ def test_deadlines_from_run_options_and_operation_timeout(use_config):
             start = time.monotonic()
             with pytest.raises(tf.errors.DeadlineExceededError):
                 sess.run(pop, options=options)
-            assert time.monotonic() - start < 5
+            assert time.monotonic() - start < 0.45   # at the deadline, not the next 0.5 s poll
             assert sess.run(q.size()) == 0   # the cancelled attempt left the queue
 
 

@@ -17,8 +17,6 @@ from tensorweave.framework import errors
 from tensorweave.runtime.executor import values
 from tensorweave.runtime.step_stats import now_micros
 
-_POLL_SECONDS = 0.5
-
 
 def _gather_inputs(item, vals):
     if True in item.deref:
@@ -84,11 +82,9 @@ def wait_for(done: queue.SimpleQueue, step):
     """The next completion report; cancels the step when its deadline passes meanwhile."""
     while True:
         try:
-            return done.get(timeout=_POLL_SECONDS)
+            return done.get(timeout=step.wait_seconds())
         except queue.Empty:
-            remaining = step.remaining_seconds()
-            if remaining is not None and remaining <= 0 and not step.cancelled:
-                step.cancel(step.deadline_error())
+            step.enforce_deadline()
 
 
 def fail_step(step, executor, item, exc):
