@@ -44,8 +44,8 @@ def _produce(source, shared: _Shared) -> None:
     while True:
         try:
             item, error = next(source, _END), None
-        except Exception as exc:  # noqa: BLE001 - raised to the consumer at this position
-            item, error = _END, exc
+        except BaseException as exc:  # noqa: BLE001 - raised to the consumer at this position
+            item, error = _END, exc   # (whatever it is: a consumer must never wait forever)
         with cond:
             while len(buffer) >= shared.capacity and not shared.stopped:
                 cond.wait()
