@@ -11,8 +11,9 @@ sources slice their arrays, and a map whose function is elementwise runs it once
 Row positions: the sources whose elements are rows of arrays (from_tensor_slices, range) are a
 node's `source` with `gather(rows)`; shuffle, repeat, take, skip and prefetch only select and
 order elements (`_Reorder`), so over such a source they run the same algorithm on row
-positions (`positions()`) instead of element tuples, and a batch is one `gather` of the
-positions per component: the same elements in the same order as iterating and stacking.
+positions (`positions()`, int64 blocks) instead of element tuples, and a batch is one `gather`
+of the positions per component: the same elements in the same order as iterating and
+stacking.
 Iterated (as the pipeline's top, or under a node without a batched path), prefetch makes its
 input's elements ahead on a producer thread (kernels/dataset_prefetch.py).
 """
@@ -25,6 +26,7 @@ import numpy as np
 from tensorweave.framework import errors
 from tensorweave.kernels import dataset_files
 from tensorweave.kernels.dataset_prefetch import Prefetcher
+from tensorweave.kernels.jit import compiled
 
 _END = object()
 _GENERATORS: dict[int, object] = {}
@@ -82,11 +84,48 @@ class Node:
         if source is None:
             return map(stack, chunks(self, n, drop))
         gather = source.gather
-        return (gather(np.array(rows, np.int64)) for rows in chunks(self.positions(), n, drop))
+        return (gather(rows) for rows in rebatched(self.positions(), n, drop))
 
     def positions(self):
-        """One epoch of the rows of `self.source` that are this node's elements, in order."""
+        """One epoch of the rows of `self.source` that are this node's elements, in order, as
+        non-empty int64 arrays (blocks of any length)."""
         raise NotImplementedError(type(self).__name__)
+
+
+# The longest block of row positions a source yields (bounds the memory of a huge range).
+POSITION_BLOCK = 1 << 16
+
+
+def rebatched(blocks, n, drop):
+    """int64 arrays of `n` consecutive positions from `blocks` (the last one shorter unless
+    `drop`): slices of one block where they fit, else one concatenation."""
+    pending, have = [], 0
+    for block in blocks:
+        while block.size:
+            take = min(n - have, block.size)
+            pending.append(block[:take])
+            have += take
+            block = block[take:]
+            if have == n:
+                yield pending[0] if len(pending) == 1 else np.concatenate(pending)
+                pending, have = [], 0
+    if have and not drop:
+        yield np.concatenate(pending)
+
+
+def _one_by_one(blocks):
+    """The positions of `blocks` as Python ints, for the algorithms that take one at a time."""
+    for block in blocks:
+        yield from block.tolist()
+
+
+def _in_blocks(positions):
+    """Python int positions as int64 blocks of at most POSITION_BLOCK."""
+    while True:
+        block = np.fromiter(itertools.islice(positions, POSITION_BLOCK), np.int64)
+        if not block.size:
+            return
+        yield block
 
 
 def chunks(elements, n, drop):
@@ -115,7 +154,8 @@ class _Rows(Node):
         return self
 
     def positions(self):
-        return iter(range(self.size))
+        return (np.arange(i, min(i + POSITION_BLOCK, self.size), dtype=np.int64)
+                for i in range(0, self.size, POSITION_BLOCK))
 
 
 class _Slices(_Rows):
@@ -314,8 +354,13 @@ class _Reorder(_Unary):
     """A transformation that only selects and orders its input's elements.
 
     `_order(epoch)` is its algorithm over the items of `epoch()`, a fresh pass over the input:
-    elements when iterated, row positions of an indexable source for `positions()`.
+    elements when iterated, row positions of an indexable source for `positions()`. Nodes whose
+    algorithm does not count items (`blockwise`) run it on the position blocks themselves;
+    `_order_blocks`, where defined, is the algorithm written for blocks; the others take the
+    positions one by one.
     """
+
+    blockwise = False
 
     def __init__(self, spec, args, functions):
         super().__init__(spec, args, functions)
@@ -325,7 +370,13 @@ class _Reorder(_Unary):
         return self._order(lambda: iter(self.child))
 
     def positions(self):
-        return self._order(self.child.positions)
+        blocks = self.child.positions
+        if self.blockwise:
+            return self._order(blocks)
+        order_blocks = getattr(self, "_order_blocks", None)
+        if order_blocks is not None:
+            return order_blocks(blocks)
+        return _in_blocks(self._order(lambda: _one_by_one(blocks())))
 
 
 class _Shuffle(_Reorder):
@@ -336,14 +387,22 @@ class _Shuffle(_Reorder):
             [int(s) for s in np.random.SeedSequence().generate_state(2)]
         self.rng = np.random.default_rng(self.seeds)
 
-    def _order(self, epoch):
-        """TF's shuffle buffer: fill it, then emit a uniform slot and refill it from the input."""
+    def _buffer_and_rng(self):
         size = int(self.params[0])
         if size < 1:
             raise errors.InvalidArgumentError(None, None, "buffer_size must be greater than "
                                               "zero.")
-        rng = self.rng if self.spec["reshuffle"] else np.random.default_rng(self.seeds)
+        return size, self.rng if self.spec["reshuffle"] else np.random.default_rng(self.seeds)
+
+    def _order(self, epoch):
+        """TF's shuffle buffer: fill it, then emit a uniform slot and refill it from the input."""
+        size, rng = self._buffer_and_rng()
         return _shuffled(epoch(), size, rng)
+
+    def _order_blocks(self, epoch):
+        """`_order` over position blocks: the same draws, the same order."""
+        size, rng = self._buffer_and_rng()
+        return _shuffled_blocks(epoch(), size, rng)
 
 
 def _shuffled(items, size, rng):
@@ -355,6 +414,59 @@ def _shuffled(items, size, rng):
         buf[j] = e
     for j in rng.permutation(len(buf)).tolist():
         yield buf[j]
+
+
+def _shuffled_blocks(blocks, size, rng):
+    """`_shuffled` over int64 position blocks, a compiled loop per block: the generator of
+    `_slots` draws its first 1024 slots at once and each further 1024 when the first of them
+    is needed, and so does this."""
+    slots = _SlotBlocks(rng, size)
+    pieces, have = [], 0
+    for block in blocks:
+        if have < size:
+            take = min(size - have, block.size)
+            pieces.append(block[:take])
+            have += take
+            block = block[take:]
+            if have < size or not block.size:
+                continue
+        if len(pieces) != 1 or pieces[0].base is not None:
+            pieces = [np.concatenate(pieces)]   # the buffer: an array of its own
+        out = np.empty_like(block)
+        compiled(_through_buffer)(pieces[0], block, slots.take(block.size), out)
+        yield out
+    buf = np.concatenate(pieces) if pieces else np.empty(0, np.int64)
+    order = rng.permutation(buf.size)   # drawn even when empty, as `_shuffled` does
+    if buf.size:
+        yield buf[order]
+
+
+def _through_buffer(buf, incoming, slots, out):
+    for k in range(incoming.size):
+        j = slots[k]
+        out[k] = buf[j]
+        buf[j] = incoming[k]
+
+
+class _SlotBlocks:
+    """`_slots` as arrays: `take(m)` gives the next m slots, drawing 1024 at a time."""
+
+    def __init__(self, rng, size):
+        self.rng, self.size = rng, size
+        self.block = (rng.random(1024) * size).astype(np.int64)
+        self.used = 0
+
+    def take(self, m: int) -> np.ndarray:
+        parts = []
+        while m:
+            if self.used == self.block.size:
+                self.block = (self.rng.random(1024) * self.size).astype(np.int64)
+                self.used = 0
+            k = min(m, self.block.size - self.used)
+            parts.append(self.block[self.used:self.used + k])
+            self.used += k
+            m -= k
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def _slots(rng, size):
@@ -369,6 +481,8 @@ def _slots(rng, size):
 
 
 class _Repeat(_Reorder):
+    blockwise = True   # counts epochs, not elements
+
     def _order(self, epoch):
         count, done = int(self.params[0]), 0
         while count < 0 or done < count:
@@ -400,6 +514,8 @@ class _Skip(_Reorder):
 class _Prefetch(_Reorder):
     """Elements are made ahead on a producer thread (kernels/dataset_prefetch.py); as row
     positions of a batch above it, and as its batches, they are made when asked for."""
+
+    blockwise = True
 
     def __iter__(self):
         return Prefetcher(iter(self.child), int(self.params[0]))

@@ -125,3 +125,26 @@ def test_zero_shuffle_buffer_fails_at_initialization_as_in_tensorflow():
             with pytest.raises(tf.errors.InvalidArgumentError,
                                match="buffer_size must be greater than zero"):
                 sess.run(it.initializer)
+
+
+@pytest.mark.parametrize("n, buffer, block", [(0, 5, 7), (3, 5, 2), (5, 5, 5), (2048 + 5, 5, 1),
+                                              (3000, 100, 999), (70_000, 1000, 65_536),
+                                              (1029, 5, 4096)])
+def test_block_shuffle_draws_and_orders_as_the_one_by_one_shuffle(n, buffer, block):
+    """`_shuffled_blocks` over any split of the positions into blocks gives `_shuffled`'s
+    order and leaves the generator where `_shuffled` does (1024-slot draws included)."""
+    one_rng, block_rng = np.random.default_rng(7), np.random.default_rng(7)
+    one = list(dataset_runtime._shuffled(iter(range(n)), buffer, one_rng))
+    blocks = (np.arange(i, min(i + block, n), dtype=np.int64) for i in range(0, n, block))
+    got = list(dataset_runtime._shuffled_blocks(blocks, buffer, block_rng))
+    assert all(b.dtype == np.int64 and b.size for b in got)
+    assert (np.concatenate(got).tolist() if got else []) == one
+    assert one_rng.random() == block_rng.random()
+
+
+def test_rebatched_cuts_blocks_into_batches():
+    blocks = [np.arange(0, 5), np.arange(5, 6), np.arange(6, 13)]
+    assert [b.tolist() for b in dataset_runtime.rebatched(iter(blocks), 4, False)] == \
+        [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11], [12]]
+    assert [b.tolist() for b in dataset_runtime.rebatched(iter(blocks), 4, True)] == \
+        [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]
