@@ -33,9 +33,7 @@ class IteratorResource:
     def initialize(self, dataset: DatasetValue) -> None:
         it = iter(dataset.make_node())
         with self._lock:
-            old, self._it = self._it, it
-            if old is not None and hasattr(old, "close"):
-                old.close()   # a prefetch's producer thread stops
+            self._it = it
 
     @property
     def initialized(self) -> bool:

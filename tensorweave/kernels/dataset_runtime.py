@@ -14,8 +14,6 @@ order elements (`_Reorder`), so over such a source they run the same algorithm o
 positions (`positions()`, int64 blocks) instead of element tuples, and a batch is one `gather`
 of the positions per component: the same elements in the same order as iterating and
 stacking.
-Iterated (as the pipeline's top, or under a node without a batched path), prefetch makes its
-input's elements ahead on a producer thread (kernels/dataset_prefetch.py).
 """
 from __future__ import annotations
 
@@ -25,7 +23,6 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.kernels import dataset_files
-from tensorweave.kernels.dataset_prefetch import Prefetcher
 from tensorweave.kernels.jit import compiled
 
 _END = object()
@@ -512,13 +509,9 @@ class _Skip(_Reorder):
 
 
 class _Prefetch(_Reorder):
-    """Elements are made ahead on a producer thread (kernels/dataset_prefetch.py); as row
-    positions of a batch above it, and as its batches, they are made when asked for."""
+    """Runs inline: elements are produced when asked for (see ARCHITECTURE.md, tf.data)."""
 
     blockwise = True
-
-    def __iter__(self):
-        return Prefetcher(iter(self.child), int(self.params[0]))
 
     def _order(self, epoch):
         return epoch()
