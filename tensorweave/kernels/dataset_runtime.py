@@ -467,14 +467,13 @@ class _SlotBlocks:
 
 
 def _slots(rng, size):
-    """Uniform buffer slots, drawn 1024 at a time (the first block at once)."""
-    block = rng.random(1024)
+    """Uniform buffer slots one by one, drawn 1024 at a time (the first block at once)."""
+    blocks = _SlotBlocks(rng, size)
 
-    def draw(block):
+    def draw():
         while True:
-            yield from (block * size).astype(np.int64).tolist()
-            block = rng.random(1024)
-    return draw(block)
+            yield from blocks.take(1024).tolist()
+    return draw()
 
 
 class _Repeat(_Reorder):

@@ -30,7 +30,7 @@ from tensorweave.kernels.context import KernelContext
 from tensorweave.kernels.fused import InnerNode
 from tensorweave.kernels.jit import compiled
 from tensorweave.kernels.registry import find_kernel, kernel
-from tensorweave.kernels.training import PARALLEL_SIZE
+from tensorweave.kernels.training import LOOP_DTYPES, over_update_chunks
 from tensorweave.runtime.executor.values import deref
 
 
@@ -100,7 +100,6 @@ def _run_rows(m: int, n: int, k: int, rows) -> None:
 
 # --- the averaged-gradient update ------------------------------------------------------------
 _SCALES = {"none": 0, "mul": 1, "div": 2}
-_LOOP_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _add_n_update_loop(var, grads, alpha, factor, scale):
@@ -173,23 +172,14 @@ class FusedAddNApplyGradientDescentKernel:
         alpha, factor, scale = t(alpha), t(factor), self.scale
         flat = var.reshape(-1)
         flat_grads = tuple(g.reshape(-1) for g in grads)
-        chunks = intra_op.threads() if var.size >= PARALLEL_SIZE else 1
-        if chunks == 1:
-            self.loop(flat, flat_grads, alpha, factor, scale)
-            return
-        size = -(-var.size // chunks)
-
-        def chunk(k):
-            part = slice(k * size, (k + 1) * size)
-            self.loop(flat[part], tuple(g[part] for g in flat_grads), alpha, factor, scale)
-
-        intra_op.parallel_for(chunks, chunk)
+        over_update_chunks(var.size, lambda part: self.loop(
+            flat[part], tuple(g[part] for g in flat_grads), alpha, factor, scale))
 
 
 def _compilable(var, alpha, factor, grads) -> bool:
     """Whether the loop computes exactly what the unfused kernels would: contiguous ndarrays
     of one float dtype and shape, scalar alpha and factor."""
-    if var.__class__ is not np.ndarray or var.dtype not in _LOOP_DTYPES or \
+    if var.__class__ is not np.ndarray or var.dtype not in LOOP_DTYPES or \
             not var.flags.c_contiguous or np.ndim(alpha) != 0 or np.ndim(factor) != 0:
         return False
     dtype, shape = var.dtype, var.shape

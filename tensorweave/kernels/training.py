@@ -41,6 +41,17 @@ BLOCK = 32768
 PARALLEL_SIZE = 1 << 20
 
 
+def over_update_chunks(size: int, run) -> None:
+    """run(slice) over a flat variable of `size` elements: whole, or one chunk per intra-op
+    thread from PARALLEL_SIZE elements (the compiled update loops are memory-bound)."""
+    chunks = intra_op.threads() if size >= PARALLEL_SIZE else 1
+    if chunks <= 1:
+        run(slice(0, size))
+        return
+    step = -(-size // chunks)
+    intra_op.parallel_for(chunks, lambda k: run(slice(k * step, (k + 1) * step)))
+
+
 def _invalid(message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, message)
 
@@ -360,22 +371,17 @@ class _ApplyKernel:
         for i in refs:
             flat[i] = values[i].reshape(-1)
         flat[g] = np.reshape(values[g], -1)
-        if self.compiled is not None and var.dtype in _LOOP_DTYPES:
+        if self.compiled is not None and var.dtype in LOOP_DTYPES:
             flat[g] = flat[g].astype(var.dtype, copy=False)
-            chunks = intra_op.threads() if var.size >= PARALLEL_SIZE else 1
-            if chunks == 1:
-                self.compiled(*self.loop_args(self.attrs, *flat))
-                return
-            size = -(-var.size // chunks)
             arrays = (*refs, g)
 
-            def chunk(k):
-                part = list(flat)
+            def run(part):
+                args = list(flat)
                 for i in arrays:
-                    part[i] = flat[i][k * size:(k + 1) * size]
-                self.compiled(*self.loop_args(self.attrs, *part))
+                    args[i] = flat[i][part]
+                self.compiled(*self.loop_args(self.attrs, *args))
 
-            intra_op.parallel_for(chunks, chunk)
+            over_update_chunks(var.size, run)
             return
         if var.size < 2 * BLOCK:
             formula(self.attrs, np.empty_like, *values)
@@ -454,7 +460,7 @@ _FORMULAS = {
 }
 _LOOPS = {"GradientDescent": (_gradient_descent_loop, _gradient_descent_args),
           "Adam": (_adam_loop, _adam_args)}
-_LOOP_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+LOOP_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _SPARSE = {"ProximalGradientDescent", "Momentum", "Adagrad", "Adadelta", "RMSProp",
            "CenteredRMSProp", "Ftrl", "FtrlV2"}
 

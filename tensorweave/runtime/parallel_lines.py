@@ -121,6 +121,14 @@ def _storage_access(items) -> tuple[dict, dict]:
     return readers, writers
 
 
+def _successors(preds) -> list[list[int]]:
+    succ = [[] for _ in preds]
+    for i, ps in enumerate(preds):
+        for p in ps:
+            succ[p].append(i)
+    return succ
+
+
 def _descendants(start: int, succ) -> set[int]:
     seen, stack = set(), [start]
     while stack:
@@ -136,10 +144,7 @@ def _order_updates(items, preds) -> list[int] | None:
     of its variable; returns a topological order of the items with them, or None if they
     would close a cycle."""
     readers, writers = _storage_access(items)
-    succ = [[] for _ in items]
-    for i, ps in enumerate(preds):
-        for p in ps:
-            succ[p].append(i)
+    succ = _successors(preds)
     added = []
     for var, updates in writers.items():
         for u in set(updates):
@@ -172,17 +177,15 @@ def _bound_anywhere(items, preds) -> list[bool]:
     return anywhere
 
 
-def _schedule(items, preds, order, threads: int) -> tuple[list[int], list[float]]:
-    """Each item's thread (-1: bound on every thread that reads it) and scheduled start;
-    `order` is a topological order of the items with their update edges."""
+def _schedule(items, preds, order, threads: int) -> tuple[list[int], list[tuple]]:
+    """Each item's thread (-1: bound on every thread that reads it) and its sort key in the
+    lines, (scheduled start, position in `order`); `order` is a topological order of the
+    items with their update edges."""
     n = len(items)
     anywhere = _bound_anywhere(items, preds)
     cost = [0.0 if anywhere[i] or it.kind == "_Retval" else cost_model.estimate_us(it.node)
             for i, it in enumerate(items)]
-    succ = [[] for _ in items]
-    for i, ps in enumerate(preds):
-        for p in ps:
-            succ[p].append(i)
+    succ = _successors(preds)
     rank = [0.0] * n
     for i in reversed(order):
         rank[i] = cost[i] + max((rank[s] for s in succ[i]), default=0.0)
@@ -201,8 +204,8 @@ def _schedule(items, preds, order, threads: int) -> tuple[list[int], list[float]
                 best = (begin + cost[i], begin, t)
         finish[i], start[i], thread[i] = best
         free[thread[i]] = finish[i]
-    # Lines run in (start, position) order: a topological order, since a node starts no
-    # earlier than its inputs finish and ties are zero-cost nodes in `order`'s sequence.
+    # (start, position) order is topological: a node starts no earlier than its inputs
+    # finish, and ties are zero-cost nodes in `order`'s sequence.
     return thread, [(start[i], position[i]) for i in range(n)]
 
 
@@ -232,7 +235,7 @@ def _bind_inputs(i, t, items, preds, thread, slot_of, line, bound) -> None:
             line.append(_transfer(items[p], _take, slot_of[p], put=False))
 
 
-def _lines(items, preds, thread, start, threads: int) -> tuple[list[list], int]:
+def _lines(items, preds, thread, key, threads: int) -> tuple[list[list], int]:
     """Each thread's items in order, with the puts and takes between threads; mailbox size."""
     slot_of: dict[int, int] = {}
     for i, ps in enumerate(preds):
@@ -241,7 +244,7 @@ def _lines(items, preds, thread, start, threads: int) -> tuple[list[list], int]:
                 slot_of[p] = len(slot_of)
     lines = [[] for _ in range(threads)]
     bound: list[set] = [set() for _ in range(threads)]   # replicated or taken on each thread
-    for i in sorted(range(len(items)), key=start.__getitem__):
+    for i in sorted(range(len(items)), key=key.__getitem__):
         t = thread[i]
         if t < 0:
             continue
@@ -264,8 +267,8 @@ def schedule(executors, links, threads: int) -> ParallelLines | None:
     order = _order_updates(items, preds)
     if order is None:
         return None
-    thread, start = _schedule(items, preds, order, threads)
-    lines, n_links = _lines(items, preds, thread, start, threads)
+    thread, key = _schedule(items, preds, order, threads)
+    lines, n_links = _lines(items, preds, thread, key, threads)
     return ParallelLines([straight_line.generate(line, f"parallel {t}")
                           for t, line in enumerate(lines) if line],
                          n_links, executors[0].user_graph)

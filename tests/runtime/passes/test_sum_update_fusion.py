@@ -7,7 +7,7 @@ import pytest
 import tensorweave as tf
 from tensorweave.framework import errors
 from tensorweave.framework.apply_op import apply_op
-from tensorweave.kernels import fused_update
+from tensorweave.kernels import fused_update, training
 from tensorweave.kernels.context import KernelContext
 from tensorweave.kernels.registry import find_kernel
 from tensorweave.ops.fused_ops import FusedAddNApplyGradientDescent
@@ -272,7 +272,7 @@ def test_large_variables_run_in_chunks_with_the_same_bits(monkeypatch):
     init, grads = _data(301), [_data(301, seed=2), _data(301, seed=3)]
     expected = _reference(init, np.float32(0.1), np.float32(0.5), "mul", grads)
     chunks = []
-    monkeypatch.setattr(fused_update, "PARALLEL_SIZE", 100)
+    monkeypatch.setattr(training, "PARALLEL_SIZE", 100)
     monkeypatch.setattr(fused_update.intra_op, "threads", lambda: 3)
     monkeypatch.setattr(fused_update.intra_op, "parallel_for",
                         lambda n, task: [chunks.append(n)] + [task(i) for i in range(n)])
