@@ -13,9 +13,10 @@ the optimizer makes the workload faster); --pass-contribution adds tensorweave w
 switched off in turn (column "tw/no-<pass>": below 1 means that pass helps).
 
 With no WORKLOAD, every module in bench/workloads/ runs. For each workload, `--repeats` rounds
-each start one `python -m bench.worker FRAMEWORK WORKLOAD` per framework (rounds interleave the
-frameworks, so a drift of the machine hits them alike); each process prints one JSON line of
-metrics. tensorweave runs with this interpreter; TensorFlow and PyTorch run with
+each start one `python -m bench.worker FRAMEWORK WORKLOAD` per framework, all at once, and run
+them in lockstep (bench/lockstep.py): one at a time, taking turns of about half a second of
+timed batches, so a drift of the machine hits every framework alike; each process prints one
+JSON line of metrics. tensorweave runs with this interpreter; TensorFlow and PyTorch run with
 `$TW_BENCH_REF_PYTHON` (see bench/README.md). A framework that does not import there is reported
 as "not installed"; a workload that fails is reported as "failed" with its last error line. Neither
 is an error of the runner, which exits 0 unless its own arguments are wrong.
@@ -30,7 +31,7 @@ import sys
 from pathlib import Path
 
 import bench.workloads
-from bench import worker
+from bench import lockstep, worker
 from bench.frameworks import (
     BASE_FRAMEWORKS,
     FRAMEWORKS,
@@ -66,10 +67,24 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else ""
 
 
+def _command(fw: Framework, args: list[str]) -> tuple[list[str], dict]:
+    """The argv and environment of `python -m bench.worker ARGS` for the framework."""
+    return [fw.python(), "-m", "bench.worker", *args], {**os.environ, **dict(fw.env)}
+
+
+def _result(returncode: int, stdout: str, stderr: str) -> tuple[int, dict | None, str]:
+    """(exit code, record, reason) of a worker that exited."""
+    if returncode != worker.EXIT_OK:
+        return returncode, None, _last_line(stderr) or f"exit {returncode}"
+    try:
+        return returncode, json.loads(_last_line(stdout)), ""
+    except json.JSONDecodeError:
+        return worker.EXIT_FAILED, None, f"no JSON line on stdout: {_last_line(stdout)!r}"
+
+
 def run_worker(fw: Framework, args: list[str], timeout: float) -> tuple[int, dict | None, str]:
-    """Run `python -m bench.worker ARGS` for the framework; return (exit code, record, reason)."""
-    command = [fw.python(), "-m", "bench.worker", *args]
-    env = {**os.environ, **dict(fw.env)} if fw.env else None
+    """Run `python -m bench.worker ARGS` alone; return (exit code, record, reason)."""
+    command, env = _command(fw, args)
     try:
         proc = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True,
                               timeout=timeout, env=env)
@@ -77,12 +92,16 @@ def run_worker(fw: Framework, args: list[str], timeout: float) -> tuple[int, dic
         return worker.EXIT_UNAVAILABLE, None, f"no interpreter {fw.python()}"
     except subprocess.TimeoutExpired:
         return worker.EXIT_FAILED, None, f"timed out after {timeout:g} s"
-    if proc.returncode != worker.EXIT_OK:
-        return proc.returncode, None, _last_line(proc.stderr) or f"exit {proc.returncode}"
-    try:
-        return proc.returncode, json.loads(_last_line(proc.stdout)), ""
-    except json.JSONDecodeError:
-        return worker.EXIT_FAILED, None, f"no JSON line on stdout: {_last_line(proc.stdout)!r}"
+    return _result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def run_round(workload: str, frameworks: list[str], timeout: float
+              ) -> dict[str, tuple[int, dict | None, str]]:
+    """One worker per framework on `workload`, run in lockstep (bench/lockstep.py)."""
+    commands = {fw: _command(FRAMEWORKS[fw], [fw, workload]) for fw in frameworks}
+    finished = lockstep.run_round(commands, REPO_ROOT, timeout)
+    return {fw: (worker.EXIT_FAILED, None, f"a turn took over {timeout:g} s") if f.timed_out
+            else _result(f.returncode, f.stdout, f.stderr) for fw, f in finished.items()}
 
 
 def probe(fw: Framework, timeout: float) -> dict:
@@ -100,7 +119,8 @@ def _log(message: str) -> None:
 
 def run_workload(name: str, frameworks: list[str], probes: dict[str, dict], repeats: int,
                  timeout: float) -> dict[str, Outcome]:
-    """Measure one workload `repeats` times per available framework, interleaving frameworks."""
+    """Measure one workload in `repeats` rounds, each running a worker per available framework
+    in lockstep."""
     module = worker.load_workload(name)
     outcomes: dict[str, Outcome] = {}
     for fw_name in frameworks:
@@ -112,11 +132,12 @@ def run_workload(name: str, frameworks: list[str], probes: dict[str, dict], repe
         else:
             outcomes[fw_name] = Outcome()
     for round_ in range(1, repeats + 1):
-        for fw_name, outcome in outcomes.items():
-            if outcome.status != OK:
-                continue
-            _log(f"{name}: {fw_name} {round_}/{repeats}")
-            code, record, reason = run_worker(FRAMEWORKS[fw_name], [fw_name, name], timeout)
+        running = [fw for fw, outcome in outcomes.items() if outcome.status == OK]
+        if not running:
+            break
+        _log(f"{name}: round {round_}/{repeats} ({', '.join(running)})")
+        for fw_name, (code, record, reason) in run_round(name, running, timeout).items():
+            outcome = outcomes[fw_name]
             if code == worker.EXIT_OK:
                 outcome.samples.append(record["metrics"])
             else:  # failures are deterministic enough: do not repeat them

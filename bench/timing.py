@@ -3,6 +3,8 @@ import statistics
 import time
 from collections.abc import Callable
 
+from bench.lockstep import next_turn
+
 
 def elapsed_ms(fn: Callable[[], object]) -> float:
     """Wall-clock time of one call of `fn`, in milliseconds."""
@@ -19,8 +21,10 @@ def per_call_us(fn: Callable[[], object], *, batches: int = 30, batch_seconds: f
     batch size is then chosen so one batch lasts about `batch_seconds` (a 1 us call and a 100 us
     call are both timed well above the clock's resolution), and at least `min_calls` calls are
     timed in all. The median of the batch means ignores batches hit by a GC pause or a
-    scheduler hiccup.
+    scheduler hiccup. Under the runner's lockstep, the warm-up and each batch start a turn, so
+    other frameworks' batches alternate with these.
     """
+    next_turn()
     calls, start = 0, time.perf_counter()
     while calls < 10 or time.perf_counter() - start < warmup_seconds:
         fn()
@@ -29,6 +33,7 @@ def per_call_us(fn: Callable[[], object], *, batches: int = 30, batch_seconds: f
     batch = max(1, int(batch_seconds / per_call), -(-min_calls // batches))
     means = []
     for _ in range(batches):
+        next_turn()
         start = time.perf_counter()
         for _ in range(batch):
             fn()

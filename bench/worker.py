@@ -17,6 +17,7 @@ import sys
 import traceback
 from types import ModuleType
 
+from bench import lockstep
 from bench.frameworks import FRAMEWORKS, Framework
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_NOT_APPLICABLE = 0, 1, 2, 3, 4
@@ -69,6 +70,7 @@ def main(argv: list[str]) -> int:
     if len(argv) == 2 and argv[0] == "--probe" and argv[1] in FRAMEWORKS:
         record = probe(FRAMEWORKS[argv[1]])
     elif len(argv) == 2 and argv[0] in FRAMEWORKS:
+        lockstep.next_turn()   # under the runner's lockstep, import only on our turn
         try:
             record = measure(FRAMEWORKS[argv[0]], argv[1])
         except Exception:
