@@ -3,11 +3,12 @@
 This machine's speed drifts by 20-40% over seconds (other tenants, clocks): one process measured
 alone, then another, compares two different machines. So the runner starts every framework's
 worker of a round at once and lets them run one turn at a time, round-robin: a turn is a worker's
-start-up, or the timed batches of `bench.timing.per_call_us` (with whatever the workload does up
-to its next batch: graph building, checks) for at least MIN_TURN_SECONDS. Batches of TensorFlow
-and tensorweave are then measured about a second apart, a drift hits both alike, and no
-measurement shares the cores with another worker's kernels. (A paused worker's own background
-threads, e.g. a QueueRunner refilling its queue, still run; every framework's do.)
+start-up, or the batches of `bench.timing.per_call_us` (with whatever the workload does between
+them: graph building, checks) for at least MIN_TURN_SECONDS, which begin with SETTLE_SECONDS of
+untimed calls. Batches of TensorFlow and tensorweave are then measured a second or two apart, a
+drift hits both alike, and no timed batch shares the cores with another worker's kernels or its
+spinning threads. (A paused worker's own background threads, e.g. a QueueRunner refilling its
+queue, still run; every framework's do.)
 
 The turn protocol runs over two pipes per worker, whose file descriptors the worker finds in
 `TW_BENCH_LOCKSTEP` ("READ_FD,WRITE_FD"): the worker writes one byte when it wants a turn and
@@ -27,31 +28,33 @@ from dataclasses import dataclass
 ENV = "TW_BENCH_LOCKSTEP"
 _WANT, _GO = b"w", b"g"
 
-# A turn lasts at least this long: a process that just lost the cores leaves threads spinning
-# for a while (OpenBLAS's ~130 ms, Eigen's pool), which slows the first batches of the next
-# turn; over a longer turn the batch median ignores them.
-MIN_TURN_SECONDS = 0.5
+# A turn lasts at least this long (few switches), and begins with this long of untimed calls:
+# a process that just gave up the cores leaves threads spinning for a while (OpenBLAS's for
+# about 130 ms after its last call, Eigen's pool), which would slow the next worker's batches.
+MIN_TURN_SECONDS = 1.0
+SETTLE_SECONDS = 0.2
 
 _fds: tuple[int, int] | None = None
 _turn_start = float("-inf")
 
 
-def next_turn() -> None:
+def next_turn() -> bool:
     """Ends this worker's turn, if it has lasted MIN_TURN_SECONDS, and blocks until the runner
-    gives it the next one."""
+    gives it the next one; True if it did (the caller should settle before timing)."""
     global _fds, _turn_start
     if _fds is None:
         spec = os.environ.get(ENV)
         if not spec:
-            return
+            return False
         _fds = tuple(int(fd) for fd in spec.split(","))
     if time.monotonic() - _turn_start < MIN_TURN_SECONDS:
-        return
+        return False
     read_fd, write_fd = _fds
     os.write(write_fd, _WANT)
     if os.read(read_fd, 1) != _GO:
         raise SystemExit("bench runner went away")   # the runner died: nothing to report to
     _turn_start = time.monotonic()
+    return True
 
 
 @dataclass

@@ -3,7 +3,7 @@ import statistics
 import time
 from collections.abc import Callable
 
-from bench.lockstep import next_turn
+from bench.lockstep import SETTLE_SECONDS, next_turn
 
 
 def elapsed_ms(fn: Callable[[], object]) -> float:
@@ -21,8 +21,9 @@ def per_call_us(fn: Callable[[], object], *, batches: int = 30, batch_seconds: f
     batch size is then chosen so one batch lasts about `batch_seconds` (a 1 us call and a 100 us
     call are both timed well above the clock's resolution), and at least `min_calls` calls are
     timed in all. The median of the batch means ignores batches hit by a GC pause or a
-    scheduler hiccup. Under the runner's lockstep, the warm-up and each batch start a turn, so
-    other frameworks' batches alternate with these.
+    scheduler hiccup. Under the runner's lockstep, the warm-up and each batch may start a turn
+    (other frameworks' batches alternate with these), and a new turn first calls `fn` untimed
+    for SETTLE_SECONDS.
     """
     next_turn()
     calls, start = 0, time.perf_counter()
@@ -33,9 +34,18 @@ def per_call_us(fn: Callable[[], object], *, batches: int = 30, batch_seconds: f
     batch = max(1, int(batch_seconds / per_call), -(-min_calls // batches))
     means = []
     for _ in range(batches):
-        next_turn()
+        if next_turn():
+            _call_for(fn, SETTLE_SECONDS)
         start = time.perf_counter()
         for _ in range(batch):
             fn()
         means.append((time.perf_counter() - start) / batch)
     return statistics.median(means) * 1e6
+
+
+def _call_for(fn: Callable[[], object], seconds: float) -> None:
+    """Calls `fn` (at least once) until `seconds` have passed."""
+    end = time.perf_counter() + seconds
+    fn()
+    while time.perf_counter() < end:
+        fn()
