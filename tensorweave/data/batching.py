@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from tensorweave.data import nest
-from tensorweave.data.dataset_ops import TensorSpec, _Unary, int64_arg
+from tensorweave.data.dataset_ops import TensorSpec, _Unary, int64_arg, tensor_structure
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.tensor_conversion import convert_to_tensor
@@ -22,7 +22,7 @@ class PaddedBatch(_Unary):
 
     def __init__(self, input_dataset, batch_size, padded_shapes, padding_values,
                  drop_remainder):
-        structure = input_dataset._structure
+        structure = tensor_structure(input_dataset, "Dataset.padded_batch()")
         specs = nest.flatten(structure)
         if padded_shapes is None:
             shapes = [s.shape if s.shape.ndims is not None else None for s in specs]
@@ -59,7 +59,7 @@ class Unbatch(_Unary):
     """Splits each element's components along their first dimension."""
 
     def __init__(self, input_dataset):
-        specs = nest.flatten(input_dataset._structure)
+        specs = nest.flatten(tensor_structure(input_dataset, "Dataset.unbatch()"))
         if any(s.shape.ndims == 0 for s in specs):
             raise ValueError("Cannot unbatch an input with scalar components.")
         super().__init__(input_dataset, nest.map_structure(

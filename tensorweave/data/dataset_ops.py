@@ -47,21 +47,64 @@ def spec_of(tensor: Tensor) -> TensorSpec:
     return TensorSpec(tensor.shape, tensor.dtype)
 
 
+class DatasetSpec:
+    """The static type of an element component that is itself a dataset (what `window` makes):
+    the spec of that dataset's elements. Reported as-is by output_types/shapes/classes."""
+
+    __slots__ = ("element_spec",)
+
+    def __init__(self, element_spec: TensorSpec):
+        self.element_spec = element_spec
+
+    def __eq__(self, other):
+        return isinstance(other, DatasetSpec) and self.element_spec == other.element_spec
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"DatasetSpec({self.element_spec!r}, TensorShape([]))"
+
+    def placeholder_spec(self) -> TensorSpec:
+        """How the runtime passes one such component: its elements stacked along a new first
+        dimension."""
+        spec = self.element_spec
+        return TensorSpec(_ts.TensorShape([None]).concatenate(spec.shape), spec.dtype)
+
+    def from_stacked(self, tensor: Tensor) -> Dataset:
+        """The dataset a traced function sees for the stacked component `tensor`."""
+        return Dataset.from_tensor_slices(tensor)
+
+
+def tensor_structure(dataset, what: str):
+    """The element structure of `dataset`, which `what` needs to be made of tensors only."""
+    if any(isinstance(s, DatasetSpec) for s in nest.flatten(dataset._structure)):
+        raise TypeError(f"{what} needs elements made of tensors, but the elements of {dataset} "
+                        "are datasets (from window()): turn each into tensors with flat_map or "
+                        "interleave first, e.g. .flat_map(lambda w: w.batch(size)).")
+    return dataset._structure
+
+
 class StructuredOutputs:
     """TF1's output_types / output_shapes / output_classes, read from `self._structure` (a
     nest of TensorSpecs); shared by datasets and iterators."""
 
     @property
     def output_types(self):
-        return nest.map_structure(lambda s: s.dtype, self._structure)
+        return nest.map_structure(lambda s: _reported(s, lambda t: t.dtype), self._structure)
 
     @property
     def output_shapes(self):
-        return nest.map_structure(lambda s: s.shape, self._structure)
+        return nest.map_structure(lambda s: _reported(s, lambda t: t.shape), self._structure)
 
     @property
     def output_classes(self):
-        return nest.map_structure(lambda s: Tensor, self._structure)
+        return nest.map_structure(lambda s: _reported(s, lambda t: Tensor), self._structure)
+
+
+def _reported(spec, read):
+    """read(spec) of a tensor component; TensorFlow reports a dataset component's DatasetSpec
+    as its type, shape and class."""
+    return spec if isinstance(spec, DatasetSpec) else read(spec)
 
 
 class PipelineBuilder:
@@ -97,10 +140,22 @@ def int64_arg(value, name: str) -> Tensor:
 
 def _merge_specs(a, b):
     flat_a, flat_b = nest.flatten(a), nest.flatten(b)
-    if not nest.same_structure(a, b) or [s.dtype for s in flat_a] != [s.dtype for s in flat_b]:
+    if not nest.same_structure(a, b) or [_leaf_kind(s) for s in flat_a] != \
+            [_leaf_kind(s) for s in flat_b]:
         raise TypeError(f"Incompatible dataset elements:\n  {a} vs.   {b}")
-    return nest.pack(a, [TensorSpec(x.shape.most_specific_compatible_shape(y.shape), x.dtype)
-                         for x, y in zip(flat_a, flat_b)])
+    return nest.pack(a, [_merge_leaf(x, y) for x, y in zip(flat_a, flat_b)])
+
+
+def _leaf_kind(spec):
+    if isinstance(spec, DatasetSpec):
+        return "dataset", spec.element_spec.dtype
+    return "tensor", spec.dtype
+
+
+def _merge_leaf(x, y):
+    if isinstance(x, DatasetSpec):
+        return DatasetSpec(_merge_leaf(x.element_spec, y.element_spec))
+    return TensorSpec(x.shape.most_specific_compatible_shape(y.shape), x.dtype)
 
 
 class Dataset(StructuredOutputs):
@@ -187,6 +242,14 @@ class Dataset(StructuredOutputs):
         from tensorweave.data.batching import Unbatch
         return Unbatch(self)
 
+    def window(self, size, shift=None, stride=1, drop_remainder=False):
+        """Windows of `size` elements, one starting every `shift` (default `size`) elements,
+        taking every `stride`-th: each window is a (structure of) dataset(s), which flat_map or
+        interleave turn back into tensors. The last windows are shorter unless
+        `drop_remainder`. The elements of one window must share their shapes (they travel
+        stacked)."""
+        return _Window(self, size, shift, stride, drop_remainder)
+
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=None):
         return _Shuffle(self, buffer_size, seed, reshuffle_each_iteration)
 
@@ -223,7 +286,7 @@ def pipeline_tensor(dataset: Dataset, name=None) -> tuple[Tensor, list[Tensor]]:
     builder = PipelineBuilder([])
     root = dataset._dataset_spec(builder)
     description = json.dumps({"root": root, "functions": builder.functions})
-    flat = nest.flatten(dataset._structure)
+    flat = nest.flatten(tensor_structure(dataset, "An iterator"))
     tensor = data_ops.dataset_pipeline(description, builder.tensors, [s.dtype for s in flat],
                                        [s.shape for s in flat], name=name)
     return tensor, builder.tensors
@@ -326,11 +389,25 @@ class _Batch(_Unary):
     def __init__(self, input_dataset, batch_size, drop_remainder):
         self._size = int64_arg(batch_size, "batch_size")
         self._drop = bool(drop_remainder)
-        super().__init__(input_dataset, _batched(input_dataset._structure, self._size,
-                                                 self._drop))
+        super().__init__(input_dataset, _batched(tensor_structure(input_dataset,
+                                                                  "Dataset.batch()"),
+                                                 self._size, self._drop))
 
     def _dataset_spec(self, builder):
         return self._spec(builder, "batch", args=[builder.arg(self._size)],
+                          drop_remainder=self._drop)
+
+
+class _Window(_Unary):
+    def __init__(self, input_dataset, size, shift, stride, drop_remainder):
+        structure = tensor_structure(input_dataset, "Dataset.window()")
+        self._args = [int64_arg(size, "size"), int64_arg(size if shift is None else shift,
+                                                           "shift"), int64_arg(stride, "stride")]
+        self._drop = bool(drop_remainder)
+        super().__init__(input_dataset, nest.map_structure(DatasetSpec, structure))
+
+    def _dataset_spec(self, builder):
+        return self._spec(builder, "window", args=builder.args(self._args),
                           drop_remainder=self._drop)
 
 

@@ -87,12 +87,18 @@ def trace(fn, structure, outer: Graph, name: str) -> TracedFunction:
     """Calls `fn` on placeholders matching `structure` (nested TensorSpecs) in a FuncGraph.
 
     A tuple element is passed as separate arguments, anything else as one, as tf.data does.
+    A component that is a dataset (a DatasetSpec: a window) arrives stacked in one placeholder
+    and is passed to `fn` as the dataset of its slices.
     """
     graph = FuncGraph(outer, name)
     with graph.as_default():
-        flat = [placeholder(s.dtype, s.shape, name=f"arg{i}")
-                for i, s in enumerate(nest.flatten(structure))]
-        element = nest.pack(structure, flat)
+        leaves = nest.flatten(structure)
+        flat = []
+        for i, s in enumerate(leaves):
+            arg = s.placeholder_spec() if hasattr(s, "from_stacked") else s
+            flat.append(placeholder(arg.dtype, arg.shape, name=f"arg{i}"))
+        element = nest.pack(structure, [s.from_stacked(t) if hasattr(s, "from_stacked") else t
+                                        for s, t in zip(leaves, flat)])
         if isinstance(element, tuple) and not hasattr(element, "_fields"):
             result = fn(*element)
         else:

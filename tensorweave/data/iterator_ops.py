@@ -8,7 +8,13 @@ through the string handle of another.
 from __future__ import annotations
 
 from tensorweave.data import nest
-from tensorweave.data.dataset_ops import Dataset, StructuredOutputs, TensorSpec, pipeline_tensor
+from tensorweave.data.dataset_ops import (
+    Dataset,
+    StructuredOutputs,
+    TensorSpec,
+    pipeline_tensor,
+    tensor_structure,
+)
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.operation import Tensor
@@ -70,7 +76,8 @@ class Iterator(StructuredOutputs):
 
     def make_initializer(self, dataset: Dataset, name=None):
         """An op that (re)starts this iterator on `dataset`."""
-        got, want = _flat_signature(dataset._structure), _flat_signature(self._structure)
+        got = _flat_signature(tensor_structure(dataset, "An iterator"))
+        want = _flat_signature(self._structure)
         if not nest.same_structure(dataset._structure, self._structure) or got[0] != want[0]:
             raise TypeError(f"Expected output types {self.output_types} but got dataset with "
                             f"output types {dataset.output_types}.")
@@ -102,7 +109,7 @@ class Iterator(StructuredOutputs):
 
 def make_initializable_iterator(dataset: Dataset, shared_name=None) -> Iterator:
     """An iterator over `dataset` started (and restarted with new feeds) by `.initializer`."""
-    types, shapes = _flat_signature(dataset._structure)
+    types, shapes = _flat_signature(tensor_structure(dataset, "An iterator"))
     variant, _ = pipeline_tensor(dataset)
     handle = data_ops.iterator_v2(types, shapes, shared_name=shared_name or "")
     return Iterator(handle, data_ops.make_iterator(variant, handle), dataset._structure)
@@ -110,7 +117,7 @@ def make_initializable_iterator(dataset: Dataset, shared_name=None) -> Iterator:
 
 def make_one_shot_iterator(dataset: Dataset) -> Iterator:
     """An iterator that starts itself on first use; the dataset may not read placeholders."""
-    types, shapes = _flat_signature(dataset._structure)
+    types, shapes = _flat_signature(tensor_structure(dataset, "An iterator"))
     variant, reads = pipeline_tensor(dataset)
     _check_no_placeholders(reads)
     handle = data_ops.one_shot_iterator(variant, types, shapes)

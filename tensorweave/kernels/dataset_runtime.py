@@ -17,6 +17,7 @@ stacking.
 """
 from __future__ import annotations
 
+import collections
 import itertools
 
 import numpy as np
@@ -347,6 +348,47 @@ class _Unbatch(_Unary):
                 yield tuple(c[i] for c in e)
 
 
+class _Window(_Unary):
+    """Windows of `size` elements starting every `shift`, taking every `stride`-th, each
+    passed on stacked (one array per component); the last ones are shorter unless dropped."""
+
+    def __init__(self, spec, args, functions):
+        super().__init__(spec, args, functions)
+        self.size, self.shift, self.stride = (int(p) for p in self.params)
+        for what, value in (("size", self.size), ("shift", self.shift),
+                            ("stride", self.stride)):
+            if value <= 0:
+                raise errors.InvalidArgumentError(
+                    None, None, f"Window {what} must be greater than zero.")
+
+    def __iter__(self):
+        size, shift, stride = self.size, self.shift, self.stride
+        span = (size - 1) * stride + 1   # input elements one full window covers
+        inputs = iter(self.child)
+        ahead = collections.deque()      # the input from the current window's first element
+        exhausted = False
+        while True:
+            while not exhausted and len(ahead) < span:
+                e = next(inputs, _END)
+                if e is _END:
+                    exhausted = True
+                else:
+                    ahead.append(e)
+            if not ahead:
+                return
+            window = list(itertools.islice(ahead, 0, span, stride))
+            if len(window) < size and self.spec["drop_remainder"]:
+                return
+            yield stack(window)
+            skip = shift
+            while skip and ahead:
+                ahead.popleft()
+                skip -= 1
+            if skip and not exhausted and next(itertools.islice(inputs, skip - 1, None),
+                                               _END) is _END:
+                exhausted = True
+
+
 class _Reorder(_Unary):
     """A transformation that only selects and orders its input's elements.
 
@@ -561,6 +603,7 @@ _NODES = {
     "tensors": _Tensors, "slices": _Slices, "range": _Range, "generator": _Generator,
     "zip": _Zip, "concatenate": _Concatenate, "map": _Map, "filter": _Filter,
     "interleave": _Interleave, "batch": _Batch, "padded_batch": _PaddedBatch,
-    "unbatch": _Unbatch, "shuffle": _Shuffle, "repeat": _Repeat, "take": _Take, "skip": _Skip,
+    "unbatch": _Unbatch, "window": _Window, "shuffle": _Shuffle, "repeat": _Repeat,
+    "take": _Take, "skip": _Skip,
     "prefetch": _Prefetch, "cache": _Cache, "text_line": _TextLine, "tfrecord": _TFRecord,
 }
