@@ -242,6 +242,12 @@ class Dataset(StructuredOutputs):
         from tensorweave.data.batching import Unbatch
         return Unbatch(self)
 
+    def reduce(self, initial_state, reduce_func, name=None):
+        """The state after folding every element in order: `reduce_func(state, element)`
+        returns the next state, from `initial_state` (tensors; see data/reduce.py)."""
+        from tensorweave.data.reduce import reduce_dataset
+        return reduce_dataset(self, initial_state, reduce_func, name)
+
     def window(self, size, shift=None, stride=1, drop_remainder=False):
         """Windows of `size` elements, one starting every `shift` (default `size`) elements,
         taking every `stride`-th: each window is a (structure of) dataset(s), which flat_map or

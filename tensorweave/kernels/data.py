@@ -67,6 +67,24 @@ class DatasetPipelineKernel:
 kernel("DatasetPipeline")(DatasetPipelineKernel)
 
 
+@kernel("ReduceDataset")
+class ReduceDatasetKernel:
+    """Runs the pipeline to its end, folding each element into the state (Dataset.reduce)."""
+
+    def __init__(self, ctx):
+        self.function = FunctionRunner(json.loads(ctx.attrs["function"]), ctx.device)
+        self.n_state = len(ctx.attrs["Tstate"])
+
+    def compute(self, ctx, dataset, *args):
+        initial, captured = args[:self.n_state], list(args[self.n_state:])
+        state = list(initial)
+        for element in dataset.make_node():
+            state = self.function([*state, *element, *captured])
+        # A state the function never replaced is the initial value itself: hand out a copy.
+        state = [np.array(v, copy=True) if any(v is a for a in initial) else v for v in state]
+        return tuple(state) if len(state) != 1 else state[0]
+
+
 def _resource(ctx):
     name = ctx.attrs["shared_name"] or ctx.node_name
     key = f"{ctx.attrs['container']}/{name}"

@@ -33,6 +33,18 @@ DatasetPipeline = define_op(
     attrs=[Attr("pipeline", "string"), Attr("Targuments", "list(type)")] + _ELEMENT_ATTRS,
     shape_fn=_scalar, is_stateful=True, not_differentiable=True)
 
+# Dataset.reduce: folds a pipeline's elements into a state with a traced function carried, like
+# the pipeline's, as a JSON record in `function` (TensorFlow's op of the same name has an `f`
+# FunctionDef attr instead).
+ReduceDataset = define_op(
+    "ReduceDataset", inputs=[Arg("input_dataset", dtype=_dtypes.variant),
+                             Arg("initial_state", type_list_attr="Tstate"),
+                             Arg("other_arguments", type_list_attr="Targuments")],
+    outputs=[Arg("components", type_list_attr="output_types")],
+    attrs=[Attr("function", "string"), Attr("Tstate", "list(type)"),
+           Attr("Targuments", "list(type)")] + _ELEMENT_ATTRS,
+    shape_fn=_element_shapes, is_stateful=True, not_differentiable=True)
+
 IteratorV2 = define_op(
     "IteratorV2", outputs=[Arg("handle", dtype=_dtypes.resource)],
     attrs=_RESOURCE_ATTRS + _ELEMENT_ATTRS, shape_fn=_scalar, is_stateful=True,
@@ -106,3 +118,14 @@ def iterator_to_string_handle(iterator, name=None):
 def iterator_from_string_handle(string_handle, types, shapes, name=None):
     return apply_op(IteratorFromStringHandleV2, [string_handle],
                     _element_attrs(types, shapes), name=name)
+
+
+def reduce_dataset(dataset, initial_state, captured, function: str, shapes, name=None):
+    """The final state tensors of folding `dataset` (a variant) from `initial_state` with the
+    function record `function` reading `captured`."""
+    attrs = {"function": function, "Tstate": [t.dtype.base_dtype for t in initial_state],
+             "Targuments": [t.dtype.base_dtype for t in captured]}
+    attrs.update(_element_attrs(attrs["Tstate"], shapes))
+    op = create_op(ReduceDataset, [dataset, list(initial_state), list(captured)], attrs,
+                   name=name)
+    return list(op.outputs)

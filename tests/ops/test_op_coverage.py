@@ -33,6 +33,7 @@ TESTED_ELSEWHERE = {
     "IteratorGetNext": "data/test_iterator_ops.py",
     "IteratorToStringHandle": "data/test_iterator_ops.py",
     "IteratorFromStringHandleV2": "data/test_iterator_ops.py",
+    "ReduceDataset": "data/test_reduce.py",
     "Placeholder": "ops/test_constant_op.py",
     "VariableV2": "ops/test_variables.py",
     "Assign": "ops/test_variables.py",
