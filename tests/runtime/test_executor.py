@@ -83,6 +83,33 @@ def test_async_kernel_completes_later():
             np.testing.assert_array_equal(sess.run(y, {x: [1.0, 2.0]}), [2.0, 4.0])
 
 
+def _plan_executors(sess):
+    return [ex for plan in sess._core._plans.values() for ex in plan.executors]
+
+
+def test_a_single_async_kernel_is_waited_for_in_straight_line_code():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [2])
+        y = apply_op(_LATE, [x]) * 2.0 + 1.0
+        with tf.Session() as sess:
+            np.testing.assert_array_equal(sess.run(y, {x: [1.0, 2.0]}), [3.0, 5.0])
+            assert [ex.uses_dataflow for ex in _plan_executors(sess)] == [False]
+
+
+def test_an_enqueue_and_dequeue_of_one_step_still_overlap():
+    # Two asynchronous nodes: the dequeue (first in topological order) waits for the enqueue
+    # of the same step, which only the dataflow executor can run meanwhile.
+    with tf.Graph().as_default():
+        queue = tf.FIFOQueue(4, tf.float32, shapes=[[]])
+        x = tf.placeholder(tf.float32, [])
+        dequeued = queue.dequeue()
+        with tf.Session() as sess:
+            got, _ = sess.run([dequeued + 0.0, queue.enqueue(x)], {x: 7.0},
+                              options=tf.RunOptions(timeout_in_ms=5000))
+            assert got == 7.0
+            assert True in [ex.uses_dataflow for ex in _plan_executors(sess)]
+
+
 def test_deadline_cancels_a_waiting_step():
     with tf.Graph().as_default():
         x = tf.placeholder(tf.float32, [])

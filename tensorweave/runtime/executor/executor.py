@@ -1,8 +1,9 @@
 """Executor: one per partition, built once, run per step.
 
 It compiles the partition into NodeItems and picks the strategy: the straight-line function when
-nothing can overlap (no asynchronous kernels, no two independent expensive kernels), otherwise
-the dataflow executor with the inter-op pool. Both raise a kernel failure as TensorFlow's error
+nothing can overlap (no two independent expensive kernels, and at most one asynchronous kernel,
+waited for in line, when no transfer shares the partition), otherwise the dataflow executor
+with the inter-op pool. Both raise a kernel failure as TensorFlow's error
 class naming the node, its op type, device and the user's line that created it.
 """
 from __future__ import annotations
@@ -30,6 +31,19 @@ def _independent_expensive_pair(items) -> bool:
     return False
 
 
+# Ops that move values between partitions: a partition holding one may wait for another
+# partition that waits for it, which only the dataflow executor's overlap resolves.
+_TRANSFERS = frozenset({"_Send", "_Recv", "_HostSend", "_HostRecv"})
+
+
+def _awaitable_in_line(items) -> bool:
+    """True if the one asynchronous node may simply be waited for in topological order: with a
+    single one and no transfers, nothing else in the step can be what completes it (a
+    dequeue's enqueue comes from another step or thread), so waiting delays nothing."""
+    waits = [it for it in items if it.is_async]
+    return len(waits) == 1 and not any(it.node.op in _TRANSFERS for it in items)
+
+
 class Executor:
     """Runs one partition graph on one device."""
 
@@ -41,8 +55,8 @@ class Executor:
         self.pool = pool
         self.frame_graph = frames.FrameGraph(self.items) \
             if control_flow or frames.has_control_flow(self.items) else None
-        self.uses_dataflow = self.frame_graph is not None or \
-            any(it.is_async for it in self.items) or (
+        self.uses_dataflow = self.frame_graph is not None or (
+            any(it.is_async for it in self.items) and not _awaitable_in_line(self.items)) or (
                 pool is not None and _independent_expensive_pair(self.items))
         # The dataflow records serve untraced steps that need them and every traced step.
         self.initial_pending = [it.pending for it in self.items]

@@ -8,8 +8,11 @@ through the traceback's line number, so the per-node cost of error reporting is 
 """
 from __future__ import annotations
 
+import queue
+
 import numpy as np
 
+from tensorweave.framework import errors
 from tensorweave.runtime.executor import values
 
 # Values whose static size is at most this are not worth a `del` after their last use.
@@ -25,7 +28,8 @@ def _is_small(shape) -> bool:
 
 def generate(items, name: str = "partition"):
     """Returns (function(args, rets, step), line number -> NodeItem)."""
-    env = {"_deref": values.deref, "_fetch_ref": values.fetch_ref, "_np": np}
+    env = {"_deref": values.deref, "_fetch_ref": values.fetch_ref, "_np": np,
+           "_await": await_async}
     lines = ["def _run(args, rets, step):"]
     line_items = {}
     last_use = {}
@@ -52,6 +56,31 @@ def generate(items, name: str = "partition"):
     exec(code, env)
     fn = env["_run"]
     return fn, line_items
+
+
+def await_async(fn, ctx, step, inputs: list, num_outputs: int):
+    """Starts an asynchronous kernel and blocks the calling thread until it reports (the
+    executor only inlines a partition's single asynchronous node, see executor.py). A deadline
+    cancels the step, which fails the kernel's wait; a cancellation caused by an earlier
+    failure of the step raises that root error."""
+    done: queue.SimpleQueue = queue.SimpleQueue()
+
+    def report(outputs=None, error=None):
+        done.put((outputs, error))
+    fn(ctx, step, inputs, report)
+    while True:
+        try:
+            outputs, error = done.get(timeout=step.wait_seconds())
+            break
+        except queue.Empty:
+            step.enforce_deadline()
+    if error is not None:
+        if isinstance(error, errors.CancelledError) and step.error is not None:
+            raise step.error
+        raise error
+    if num_outputs > 1:
+        return tuple(outputs)
+    return outputs
 
 
 def failing_item(exc, code, line_items):
@@ -99,6 +128,10 @@ def line_for(item, env) -> str:
         return f"rets[{item.index}] = {value}"
     env[f"F{i}"] = item.fn
     args = _inputs(item, env)
+    if item.is_async:
+        env[f"C{i}"] = item.ctx
+        call = f"_await(F{i}, C{i}, step, [{args}], {item.num_outputs})"
+        return call if item.num_outputs == 0 else f"{_outputs(item)} = {call}"
     if item.kind == "pure":
         call = f"F{i}({args})"
     else:
