@@ -25,22 +25,48 @@ def per_call_us(fn: Callable[[], object], *, batches: int = 30, batch_seconds: f
     (other frameworks' batches alternate with these), and a new turn first calls `fn` untimed
     for SETTLE_SECONDS.
     """
+    return per_call_us_each({"": fn}, batches=batches, batch_seconds=batch_seconds,
+                            warmup_seconds=warmup_seconds, min_calls=min_calls)[""]
+
+
+def per_call_us_each(fns: dict[str, Callable[[], object]], *, batches: int = 30,
+                     batch_seconds: float = 0.01, warmup_seconds: float = 0.2,
+                     min_calls: int = 2000,
+                     finish: dict[str, Callable[[], object]] | None = None) -> dict[str, float]:
+    """`per_call_us` of several functions whose batches alternate, one of each per round, so
+    that a drift of the machine within the process hits them alike (for ratios between them).
+    `finish[name]()`, when given, runs inside that function's timed batches, after its calls:
+    work the batch caused that would otherwise land in the next function's batch (a queue
+    runner refilling what the batch consumed)."""
+    finish = finish or {}
     next_turn()
-    calls, start = 0, time.perf_counter()
-    while calls < 10 or time.perf_counter() - start < warmup_seconds:
-        fn()
-        calls += 1
-    per_call = (time.perf_counter() - start) / calls
-    batch = max(1, int(batch_seconds / per_call), -(-min_calls // batches))
-    means = []
+    sizes = {}
+    for name, fn in fns.items():
+        calls, start = 0, time.perf_counter()
+        while calls < 10 or time.perf_counter() - start < warmup_seconds:
+            fn()
+            calls += 1
+        finish.get(name, _nothing)()
+        per_call = (time.perf_counter() - start) / calls
+        sizes[name] = max(1, int(batch_seconds / per_call), -(-min_calls // batches))
+    means: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(batches):
         if next_turn():
-            _call_for(fn, SETTLE_SECONDS)
-        start = time.perf_counter()
-        for _ in range(batch):
-            fn()
-        means.append((time.perf_counter() - start) / batch)
-    return statistics.median(means) * 1e6
+            for name, fn in fns.items():
+                _call_for(fn, SETTLE_SECONDS / len(fns))
+                finish.get(name, _nothing)()
+        for name, fn in fns.items():
+            batch, done = sizes[name], finish.get(name, _nothing)
+            start = time.perf_counter()
+            for _ in range(batch):
+                fn()
+            done()
+            means[name].append((time.perf_counter() - start) / batch)
+    return {name: statistics.median(m) * 1e6 for name, m in means.items()}
+
+
+def _nothing() -> None:
+    return None
 
 
 def _call_for(fn: Callable[[], object], seconds: float) -> None:

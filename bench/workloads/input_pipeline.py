@@ -5,12 +5,16 @@ single examples, filled by a QueueRunner thread (enqueue_many of 512 consecutive
 data set from a random offset per run), and the step trains on `dequeue_many(128)`. `dataset`:
 tf.data's from_tensor_slices of 60,000 samples → shuffle(10,000) → repeat → batch(128) →
 prefetch(1) through a one-shot iterator. All train on the same kind of synthetic, learnable
-data; the check before timing is that 30 steps lower the loss.
+data; the check before timing is that 30 steps lower the loss. The three are timed in
+alternating batches in one process (the targets are ratios between them).
 """
+import contextlib
+import time
+
 import numpy as np
 
 from bench.metrics import Metric
-from bench.timing import per_call_us
+from bench.timing import per_call_us_each
 from bench.workloads.mlp_train import SIZES, mlp_loss
 
 BATCH = 128
@@ -18,6 +22,7 @@ SAMPLES = 4096
 DATASET_SAMPLES = 60_000
 SHUFFLE_BUFFER = 10_000
 CHUNK = 512            # rows per enqueue_many of the queue runner
+CAPACITY = 4 * CHUNK
 STEPS_TO_CHECK = 30
 
 METRICS = {
@@ -37,11 +42,6 @@ def _data(samples=SAMPLES):
     return inputs, np.eye(SIZES[-1], dtype=np.float32)[classes]
 
 
-def _timed_ms(step) -> float:
-    return per_call_us(step, batches=20, batch_seconds=0.05, warmup_seconds=0.5,
-                       min_calls=100) / 1e3
-
-
 def _train_op(tf, x, y):
     """The mlp_train model and its SGD step on inputs `x` and one-hot labels `y`."""
     loss = mlp_loss(tf, x, y)
@@ -54,7 +54,9 @@ def _check_learns(losses) -> None:
         raise AssertionError(f"loss did not decrease over {len(losses)} steps: {losses}")
 
 
-def _feed_dict_ms(tf) -> float:
+@contextlib.contextmanager
+def _feed_dict_step(tf):
+    """(step, None): the SGD step fed the next of a set of prepared NumPy batches."""
     inputs, labels = _data()
     batches = [(inputs[i:i + BATCH], labels[i:i + BATCH])
                for i in range(0, SAMPLES - BATCH + 1, BATCH)]
@@ -71,33 +73,41 @@ def _feed_dict_ms(tf) -> float:
                 bx, by = batches[next(counter) % len(batches)]
                 return sess.run(fetches, {x: bx, y: by})
             _check_learns([step([loss, train])[0] for _ in range(STEPS_TO_CHECK)])
-            return _timed_ms(step)
+            yield step, None
 
 
 def _queue_inputs(tf):
-    """A QueueRunner-filled FIFOQueue of examples; returns (x, y) = dequeue_many(BATCH)."""
+    """A QueueRunner-filled FIFOQueue of examples: ((x, y) = dequeue_many(BATCH), refilled),
+    where refilled(sess) returns once the runner has put back what the steps took."""
     inputs, labels = _data()
     data_x, data_y = tf.constant(inputs), tf.constant(labels)
     start = tf.random_uniform([], 0, SAMPLES - CHUNK + 1, dtype=tf.int32)
-    queue = tf.FIFOQueue(4 * CHUNK, [tf.float32, tf.float32], shapes=[[SIZES[0]], [SIZES[-1]]])
+    queue = tf.FIFOQueue(CAPACITY, [tf.float32, tf.float32],
+                         shapes=[[SIZES[0]], [SIZES[-1]]])
     enqueue = queue.enqueue_many([tf.slice(data, tf.stack([start, 0]), [CHUNK, -1])
                                   for data in (data_x, data_y)])
     tf.train.add_queue_runner(tf.train.QueueRunner(queue, [enqueue]))
-    return queue.dequeue_many(BATCH)
+    size = queue.size()
+
+    def refilled(sess):
+        while sess.run(size) < CAPACITY:
+            time.sleep(1e-4)
+    return queue.dequeue_many(BATCH), refilled
 
 
 def _dataset_inputs(tf):
     """(x, y) = get_next() of the issue's tf.data pipeline over DATASET_SAMPLES examples."""
     dataset = (tf.data.Dataset.from_tensor_slices(_data(DATASET_SAMPLES))
                .shuffle(SHUFFLE_BUFFER).repeat().batch(BATCH).prefetch(1))
-    return tf.data.make_one_shot_iterator(dataset).get_next()
+    return tf.data.make_one_shot_iterator(dataset).get_next(), None
 
 
-def _pipeline_ms(tf, make_inputs) -> float:
-    """Trains on tensors from `make_inputs(tf)` with queue runners started; ms per step."""
+@contextlib.contextmanager
+def _pipeline_step(tf, make_inputs):
+    """(step, finish): the SGD step on tensors from `make_inputs(tf)`, queue runners started."""
     with tf.Graph().as_default():
         tf.set_random_seed(0)
-        x, y = make_inputs(tf)
+        (x, y), refilled = make_inputs(tf)
         loss, train = _train_op(tf, x, y)
         with tf.Session() as sess:
             sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
@@ -105,18 +115,27 @@ def _pipeline_ms(tf, make_inputs) -> float:
             threads = tf.train.start_queue_runners(sess, coord)
             try:
                 _check_learns([sess.run([loss, train])[0] for _ in range(STEPS_TO_CHECK)])
-                return _timed_ms(lambda: sess.run(train))
+                yield (lambda: sess.run(train)), (
+                    (lambda: refilled(sess)) if refilled is not None else None)
             finally:
                 coord.request_stop()
                 coord.join(threads, stop_grace_period_secs=10)
 
 
-VARIANTS = [("queue_ms_per_step", _queue_inputs), ("dataset_ms_per_step", _dataset_inputs)]
-
-
 def run_tf1(tf):
-    """Time the SGD step under each input pipeline, TF1 API."""
-    results = {"feed_dict_ms_per_step": _feed_dict_ms(tf)}
-    for metric, make_inputs in VARIANTS:
-        results[metric] = _pipeline_ms(tf, make_inputs)
-    return results
+    """Time the SGD step under each input pipeline, TF1 API: the three sessions exist at once
+    and their timed batches alternate (bench.timing.per_call_us_each), so the ratios to the
+    feed_dict step compare like with like; a queue batch ends once its runner has refilled
+    the queue, so that work is charged to it and not to the next batch."""
+    with contextlib.ExitStack() as stack:
+        steps, finish = {}, {}
+        for metric, setup in (("feed_dict_ms_per_step", _feed_dict_step),
+                              ("queue_ms_per_step", lambda t: _pipeline_step(t, _queue_inputs)),
+                              ("dataset_ms_per_step",
+                               lambda t: _pipeline_step(t, _dataset_inputs))):
+            steps[metric], done = stack.enter_context(setup(tf))
+            if done is not None:
+                finish[metric] = done
+        us = per_call_us_each(steps, batches=20, batch_seconds=0.05, warmup_seconds=0.5,
+                              min_calls=100, finish=finish)
+    return {metric: value / 1e3 for metric, value in us.items()}
