@@ -1,10 +1,11 @@
 """Straight-line executor: a partition with nothing to overlap, compiled to one Python function.
 
-When no node is asynchronous and no two expensive nodes could run at once, the best schedule is
-the topological order itself. It is generated once as Python source — one line per node, values
-in local variables, constants bound as globals, large intermediates deleted after their last use
-— so a step pays one call per kernel and nothing else. A failing line maps back to its node
-through the traceback's line number, so the per-node cost of error reporting is zero.
+When no two expensive nodes could run at once and at most one node is asynchronous (waited for
+in its place, `await_async`), the best schedule is the topological order itself. It is generated
+once as Python source — one line per node, values in local variables, constants bound as
+globals, large intermediates deleted after their last use — so a step pays one call per kernel
+and nothing else. A failing line maps back to its node through the traceback's line number, so
+the per-node cost of error reporting is zero.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import queue
 import numpy as np
 
 from tensorweave.framework import errors
-from tensorweave.runtime.executor import values
+from tensorweave.runtime.executor import dataflow, values
 
 # Values whose static size is at most this are not worth a `del` after their last use.
 _SMALL = 4096
@@ -68,12 +69,7 @@ def await_async(fn, ctx, step, inputs: list, num_outputs: int):
     def report(outputs=None, error=None):
         done.put((outputs, error))
     fn(ctx, step, inputs, report)
-    while True:
-        try:
-            outputs, error = done.get(timeout=step.wait_seconds())
-            break
-        except queue.Empty:
-            step.enforce_deadline()
+    outputs, error = dataflow.wait_for(done, step)
     if error is not None:
         if isinstance(error, errors.CancelledError) and step.error is not None:
             raise step.error
