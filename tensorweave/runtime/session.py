@@ -72,6 +72,11 @@ def _slices_feed(key, value) -> tuple[tuple, tuple]:
     return tuple(tensors), tuple(values)
 
 
+def _check_feed_count(values, keys) -> None:
+    if len(values) != len(keys):
+        raise TypeError(f"Expected {len(keys)} feed values, got {len(values)}")
+
+
 class BaseSession:
     """A connection to the runtime that runs steps of one graph (TF1's tf.Session)."""
 
@@ -202,8 +207,15 @@ class BaseSession:
         """A function running `fetches` with positional feed values for `feed_list`."""
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
+        keys = list(feed_list or ())
+        if any(isinstance(k, (SparseTensor, IndexedSlices)) for k in keys):
+            # Fed component-wise, as `run` feeds them (TensorFlow's generic path too).
+            def call(*feed_values, options=None, run_metadata=None):
+                _check_feed_count(feed_values, keys)
+                return self.run(fetches, dict(zip(keys, feed_values)), options, run_metadata)
+            return call if accept_options else (lambda *feed_values: call(*feed_values))
         structure = FetchStructure(self._graph, fetches)
-        feeds = tuple(self._feed_tensor(k) for k in (feed_list or ()))
+        feeds = tuple(self._feed_tensor(k) for k in keys)
         core = self._core
         plan = core.plan(feeds, tuple(structure.tensors), tuple(structure.targets))
         convert = self._convert
@@ -212,8 +224,7 @@ class BaseSession:
         def call(*feed_values, options=None, run_metadata=None):
             if self._closed:
                 raise RuntimeError("Attempted to use a closed Session.")
-            if len(feed_values) != len(feeds):
-                raise TypeError(f"Expected {len(feeds)} feed values, got {len(feed_values)}")
+            _check_feed_count(feed_values, feeds)
             values = core.run_plan(plan, convert(plan, feed_values), timeout(options))
             return structure.build([to_result(v) for v in values])
         if not accept_options:

@@ -126,6 +126,27 @@ def test_make_callable_matches_run(graph):
         assert sess.run([y], {x: 2.0}) == [6.0]
 
 
+def test_make_callable_feeds_sparse_tensors_and_indexed_slices_component_wise(graph):
+    sp = tf.sparse_placeholder(tf.float32, [None, None])
+    total = tf.reduce_sum(sp.values)
+    slices = tf.IndexedSlices(tf.placeholder(tf.float32, [None, 2]),
+                              tf.placeholder(tf.int32, [None]))
+    picked = slices.values[:, 0] + tf.cast(slices.indices, tf.float32)
+    with tf.Session() as sess:
+        f = sess.make_callable([total, picked], feed_list=[sp, slices])
+        got = f(tf.SparseTensorValue([[0, 0], [1, 2]], [1.5, 2.0], [2, 3]),
+                ([[1.0, 9.0], [2.0, 9.0]], [10, 20]))
+        assert got[0] == 3.5 and got[1].tolist() == [11.0, 22.0]
+        with pytest.raises(TypeError, match="Expected 2 feed values, got 1"):
+            f(tf.SparseTensorValue([[0, 0]], [1.0], [1, 1]))
+        traced = sess.make_callable(total, feed_list=[sp], accept_options=True)
+        metadata = tf.RunMetadata()
+        assert traced(tf.SparseTensorValue([[0, 1]], [4.0], [1, 2]),
+                      options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
+                      run_metadata=metadata) == 4.0
+        assert metadata.step_stats.dev_stats
+
+
 def test_session_default_and_interactive(graph):
     c = tf.constant(4)
     with tf.Session() as sess:
