@@ -14,7 +14,7 @@ switched off in turn (column "tw/no-<pass>": below 1 means that pass helps).
 
 With no WORKLOAD, every module in bench/workloads/ runs. For each workload, `--repeats` rounds
 each start one `python -m bench.worker FRAMEWORK WORKLOAD` per framework, all at once, and run
-them in lockstep (bench/lockstep.py): one at a time, taking turns of about half a second of
+them in lockstep (bench/lockstep.py): one at a time, taking turns of at least a second of
 timed batches, so a drift of the machine hits every framework alike; each process prints one
 JSON line of metrics. tensorweave runs with this interpreter; TensorFlow and PyTorch run with
 `$TW_BENCH_REF_PYTHON` (see bench/README.md). A framework that does not import there is reported

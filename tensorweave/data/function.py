@@ -92,13 +92,13 @@ def trace(fn, structure, outer: Graph, name: str) -> TracedFunction:
     """
     graph = FuncGraph(outer, name)
     with graph.as_default():
-        leaves = nest.flatten(structure)
-        flat = []
-        for i, s in enumerate(leaves):
-            arg = s.placeholder_spec() if hasattr(s, "from_stacked") else s
+        flat, values = [], []
+        for i, s in enumerate(nest.flatten(structure)):
+            stacked = hasattr(s, "from_stacked")   # a DatasetSpec (dataset_ops imports us)
+            arg = s.placeholder_spec() if stacked else s
             flat.append(placeholder(arg.dtype, arg.shape, name=f"arg{i}"))
-        element = nest.pack(structure, [s.from_stacked(t) if hasattr(s, "from_stacked") else t
-                                        for s, t in zip(leaves, flat)])
+            values.append(s.from_stacked(flat[-1]) if stacked else flat[-1])
+        element = nest.pack(structure, values)
         if isinstance(element, tuple) and not hasattr(element, "_fields"):
             result = fn(*element)
         else:

@@ -26,7 +26,7 @@ def reduce_dataset(dataset, initial_state, reduce_func, name=None):
     initial = nest.map_structure(convert_to_tensor, initial_state)
     state = nest.map_structure(spec_of, initial)
     for _ in range(_MAX_RETRACES):
-        traced = _function.trace(lambda s, e: reduce_func(s, e), (state, element),
+        traced = _function.trace(reduce_func, (state, element),
                                  get_default_graph(), "Dataset.reduce()")
         relaxed = _relaxed(state, traced.result)
         if relaxed == state:
