@@ -20,6 +20,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
+from tensorweave.kernels import pool
 from tensorweave.kernels.context import KernelContext
 from tensorweave.kernels.linalg import MatMulKernel
 from tensorweave.kernels.nn import relu_grad_into
@@ -235,6 +236,11 @@ class FusedMaxPoolGradReluGradKernel:
             raise _invalid("_FusedMaxPoolGradReluGrad: no MaxPoolGrad kernel for these attrs")
         self.pool = pool_def.impl(KernelContext(InnerNode(ctx, "MaxPoolGrad"), ctx.device,
                                                 ctx.session))
+
+    @staticmethod
+    def splits_work(node) -> bool:
+        """Read by the cost model: as MaxPoolGrad's pass, split over the batch when large."""
+        return pool.splits_over_batch("MaxPoolGrad", node)
 
     def compute(self, ctx, x, y, dy):
         if self.pool.error is not None:

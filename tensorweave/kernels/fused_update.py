@@ -30,7 +30,7 @@ from tensorweave.kernels.context import KernelContext
 from tensorweave.kernels.fused import InnerNode
 from tensorweave.kernels.jit import compiled
 from tensorweave.kernels.registry import find_kernel, kernel
-from tensorweave.kernels.training import LOOP_DTYPES, over_update_chunks
+from tensorweave.kernels.training import LOOP_DTYPES, over_update_chunks, update_splits
 from tensorweave.runtime.executor.values import deref
 
 
@@ -150,6 +150,8 @@ class FusedAddNApplyGradientDescentKernel:
             if self.scale else None
         self.locking = bool(ctx.attrs["use_locking"])
         self.loop = compiled(_add_n_update_loop)
+
+    splits_work = staticmethod(update_splits)
 
     def compute(self, ctx, var_ref, alpha, *args):
         factor = args[0] if self.factors else 1

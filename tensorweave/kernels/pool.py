@@ -187,6 +187,21 @@ def _over_batch(x, run) -> None:
     intra_op.parallel_for(-(-n // step), lambda i: run(slice(i * step, (i + 1) * step)))
 
 
+def splits_over_batch(op_type: str, node) -> bool:
+    """Whether a MaxPool / MaxPoolGrad (`op_type`) node runs the compiled NHWC pass on an input
+    large enough for `_over_batch` to split: known from its attrs and static input shape."""
+    try:
+        spec = pool_spec(op_type, node.attrs)
+    except (KeyError, ValueError):
+        return False
+    size = node.input_shapes[0].num_elements() if node.input_shapes else None
+    dtype = node.attrs.get("T")
+    return spec.rank == 4 and not spec.channels_first and size is not None and \
+        size >= PARALLEL_SIZE and dtype is not None and \
+        np.dtype(dtype.as_numpy_dtype) in _LOOP_DTYPES and \
+        (op_type == "MaxPool" or all(s >= k for s, k in zip(spec.strides, spec.ksize)))
+
+
 @kernel(("MaxPool", "MaxPool3D"), expensive=True)
 class MaxPoolKernel(_PoolKernel):
     """Each output is the maximum of its window (padding never wins). Float NHWC 2-D
@@ -198,6 +213,11 @@ class MaxPoolKernel(_PoolKernel):
         self.loop = None
         if self.error is None and self.spec.rank == 4 and not self.spec.channels_first:
             self.loop = compiled(_max_pool_nhwc)
+
+    @staticmethod
+    def splits_work(node) -> bool:
+        """Read by the cost model: a split pass runs inline, like a BLAS kernel."""
+        return splits_over_batch(node.op, node)
 
     def compute(self, ctx, x):
         plan = self.plan(x.shape)
@@ -293,6 +313,11 @@ class MaxPoolGradKernel(_PoolKernel):
         self.loop = None
         if self.error is None and self.spec.rank == 4 and not self.spec.channels_first:
             self.loop = compiled(_max_pool_grad_nhwc)
+
+    @staticmethod
+    def splits_work(node) -> bool:
+        """Read by the cost model: a split pass runs inline, like a BLAS kernel."""
+        return splits_over_batch(node.op, node)
 
     def compute(self, ctx, x, y, dy):
         return self.route(x, dy, relu=False)

@@ -52,6 +52,16 @@ def over_update_chunks(size: int, run) -> None:
     intra_op.parallel_for(chunks, lambda k: run(slice(k * step, (k + 1) * step)))
 
 
+def update_splits(node) -> bool:
+    """Whether a compiled update of `node`'s variable (input 0, by its static shape and attr T)
+    runs in chunks over the intra-op threads: read by the cost model, which then keeps the
+    node inline as it does BLAS kernels."""
+    size = node.input_shapes[0].num_elements() if node.input_shapes else None
+    dtype = node.attrs.get("T")
+    return size is not None and size >= PARALLEL_SIZE and dtype is not None and \
+        np.dtype(dtype.as_numpy_dtype) in LOOP_DTYPES
+
+
 def _invalid(message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, message)
 
@@ -326,6 +336,11 @@ class _ApplyKernel:
         if type(self).loop is not None:
             loop, self.loop_args = type(self).loop
             self.compiled = compiled(loop)
+
+    @classmethod
+    def splits_work(cls, node) -> bool:
+        """Read by the cost model (see `update_splits`); only Adam and SGD have loops."""
+        return cls.loop is not None and update_splits(node)
 
     def _values(self, inputs) -> list:
         roles = self.roles

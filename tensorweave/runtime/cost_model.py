@@ -63,6 +63,17 @@ _MULTITHREADED = _CONTRACTIONS | {"Einsum", "_FusedMatMul", "_FusedConv2D",
                                   "DepthwiseConv2dNativeBackpropFilter"}
 
 
+def splits_work(node, kernel_def) -> bool:
+    """Whether the kernel spreads this node's work over the intra-op threads itself (its class
+    says so through `splits_work(node)`: pooling's batch chunks, a large compiled optimizer
+    update). Such a kernel uses every core already, like the BLAS ones, so it runs inline:
+    handed to the inter-op pool, the step's thread sat idle while it ran and the step paid the
+    hand-offs (cnn_train, whose pooling layers and 3136x1024 Adam update split: 0.89-0.91x
+    the step time inline, in-process alternating runs)."""
+    splits = getattr(kernel_def.impl, "splits_work", None)
+    return splits is not None and bool(splits(node))
+
+
 def blas_flops(node) -> float:
     """Estimated work of `node` in BLAS calls: 0 for other kernels, inf when shapes are unknown."""
     if node.op not in _MULTITHREADED:
@@ -99,6 +110,8 @@ _FREE = frozenset({"VariableV2", "Identity", "IdentityN", "StopGradient", "Snaps
 def is_expensive(node, kernel_def) -> bool:
     """Whether `node` should run on the inter-op pool rather than inline."""
     if node.op in _MULTITHREADED or node.op in _FREE or kernel_def.returns_view:
+        return False
+    if splits_work(node, kernel_def):
         return False
     flops = estimate_flops(node)
     if flops is None:

@@ -180,3 +180,41 @@ def test_large_intermediates_are_released_at_their_last_use():
         flag = apply_op(check_def, [after])   # runs after `big` was dropped
         with tf.Session() as sess:
             assert sess.run(flag, {x: np.ones(10, np.float32)}) == 1.0
+
+
+def _expensive_ops(sess) -> set:
+    return {it.node.op for ex in _plan_executors(sess) for it in ex.items if it.expensive}
+
+
+def test_kernels_that_split_their_own_work_run_inline():
+    # A compiled NHWC pooling pass over a large input (and its gradient, fused with ReluGrad
+    # or not) and a compiled Adam update of a large variable spread over the intra-op threads
+    # themselves: the step keeps them inline, as it does BLAS kernels.
+    with tf.Graph().as_default():
+        x = tf.ones([8, 64, 64, 8]) * tf.Variable(1.0)
+        pooled = tf.nn.max_pool(tf.nn.relu(x), [1, 2, 2, 1], [1, 2, 2, 1], "VALID")
+        plain = tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID")
+        w = tf.Variable(tf.zeros([1024, 1024]))
+        loss = tf.reduce_sum(pooled) + tf.reduce_sum(plain) + tf.reduce_sum(w * w)
+        train = tf.train.AdamOptimizer(0.1).minimize(loss)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(train)
+            ops = {it.node.op for ex in _plan_executors(sess) for it in ex.items}
+            assert {"MaxPool", "MaxPoolGrad", "_FusedMaxPoolGradReluGrad", "ApplyAdam"} <= ops
+            assert not _expensive_ops(sess) & {"MaxPool", "MaxPoolGrad",
+                                               "_FusedMaxPoolGradReluGrad", "ApplyAdam"}
+
+
+@pytest.mark.parametrize("ksize, stride, shape, dtype", [
+    (3, 2, [8, 64, 64, 8], tf.float32),      # overlapping windows: the gradient is not compiled
+    (2, 2, [8, 64, 64, 8], tf.float16),      # not a dtype of the compiled pass
+])
+def test_pool_gradients_that_do_not_split_stay_on_the_pool(ksize, stride, shape, dtype):
+    with tf.Graph().as_default():
+        x = tf.placeholder(dtype, shape)
+        y = tf.nn.max_pool(x, [1, ksize, ksize, 1], [1, stride, stride, 1], "VALID")
+        grad = tf.gradients(y, x)[0]
+        with tf.Session() as sess:
+            sess.run(grad, {x: np.ones(shape, dtype.as_numpy_dtype)})
+            assert "MaxPoolGrad" in _expensive_ops(sess)
