@@ -20,7 +20,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
-from tensorweave.kernels import pool
+from tensorweave.kernels import bias_rows, pool
 from tensorweave.kernels.context import KernelContext
 from tensorweave.kernels.linalg import MatMulKernel
 from tensorweave.kernels.nn import relu_grad_into
@@ -120,12 +120,6 @@ def _check_bias(bias, out_shape) -> None:
                        f"{list(bias.shape)} vs. {list(out_shape)}")
 
 
-def _add_bias(out, bias) -> None:
-    """out += bias along the last axis, with BiasAdd's checks."""
-    _check_bias(bias, out.shape)
-    np.add(out, bias, out=out)
-
-
 class _Epilogue:
     """The fused_ops after a contraction: a bias (or batch norm) and an optional activation."""
 
@@ -135,30 +129,32 @@ class _Epilogue:
             raise _invalid(f"{ctx.op_type}: unsupported fused_ops {ops}")
         self.lead = ops[0]
         self.activation = None
+        self.activation_op = ops[1] if len(ops) > 1 else None
         if len(ops) > 1:
             self.activation = in_place_activation(ops[1], ctx.attrs["T"].as_numpy_dtype,
                                                   ctx.attrs)
         if len(ops) > 2:
             raise _invalid(f"{ctx.op_type}: unsupported fused_ops {ops}")
 
+    def _apply(self, out, bias) -> None:
+        """out = activation(out + bias) in place (the bias already checked): one compiled
+        pass where `bias_rows` has it, else NumPy's add and the activation."""
+        if bias_rows.add_bias(out, bias, self.activation_op, out=out) is None:
+            np.add(out, bias, out=out)
+            if self.activation is not None:
+                self.activation(out)
+
     def rows_finisher(self, bias, out_shape):
         """fn(rows) doing `finish` in place on [pixels, channels] blocks of an output of
         `out_shape`; the bias is checked here, before any block is computed."""
         _check_bias(bias, out_shape)
-        activation = self.activation
-
-        def finish_rows(rows):
-            _add_bias(rows, bias)
-            if activation is not None:
-                activation(rows)
-        return finish_rows
+        return lambda rows: self._apply(rows, bias)
 
     def finish(self, out, bias):
         if not out.flags.writeable:
             out = out.copy()
-        _add_bias(out, bias)
-        if self.activation is not None:
-            self.activation(out)
+        _check_bias(bias, out.shape)
+        self._apply(out, bias)
         return out
 
 
@@ -353,7 +349,9 @@ def in_place_kernel(node, j: int, ctx, original, pure: bool):
         def bias_add(value, bias):
             if value.__class__ is _nd and value.flags.writeable and bias.ndim == 1 and \
                     value.ndim >= 2 and value.shape[-1] == bias.shape[0]:
-                return np.add(value, bias, out=value)
+                if bias_rows.add_bias(value, bias, out=value) is None:
+                    np.add(value, bias, out=value)
+                return value
             return fallback(value, bias)
         return bias_add
     return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.kernels import bias_rows
 from tensorweave.kernels.jit import compiled
 from tensorweave.kernels.registry import kernel, register_pure
 
@@ -184,8 +185,9 @@ class BiasAddKernel:
             raise _bad("Must provide as many biases as the channel dimension of the input "
                        f"tensor: {_shape_str(bias.shape)} vs. {_shape_str(value.shape)}")
         if self.nchw:
-            bias = bias.reshape(bias.shape + (1,) * (value.ndim - 2))
-        return value + bias
+            return value + bias.reshape(bias.shape + (1,) * (value.ndim - 2))
+        out = bias_rows.add_bias(value, bias)
+        return value + bias if out is None else out
 
 
 @kernel("BiasAddGrad")

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from tensorweave.kernels import nn, pool, reduction, training
+from tensorweave.kernels import bias_rows, nn, pool, reduction, training
 from tensorweave.kernels.jit import compiled, loop_helper
 
 
@@ -108,6 +108,37 @@ def test_leading_sum_loop_matches_numpy(dtype, shape, axes, keep):
     expected = np.add.reduce(x, axis=tuple(axes), keepdims=keep)
     assert got.shape == expected.shape and got.dtype == expected.dtype
     np.testing.assert_array_equal(got, expected)
+
+
+_BIAS_REFERENCES = {None: lambda v: v, "Relu": lambda v: np.maximum(v, 0),
+                    "Relu6": lambda v: np.minimum(np.maximum(v, 0), 6)}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("activation", [None, "Relu", "Relu6"])
+@pytest.mark.parametrize("in_place", [False, True])
+def test_bias_and_activation_loop_matches_numpy(dtype, activation, in_place):
+    rng = np.random.RandomState(6)
+    x = (rng.randn(300, 7, 32) * 10).astype(dtype)
+    x[0, 0, :6] = [np.nan, np.inf, -np.inf, -0.0, 0.0, 5.999]
+    bias = rng.randn(32).astype(dtype)
+    bias[4] = 0
+    expected = _BIAS_REFERENCES[activation](x + bias)
+    got = bias_rows.add_bias(x, bias, activation, out=x if in_place else None)
+    assert got.dtype == x.dtype and (got is x) == in_place
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("x, bias, activation", [
+    (np.ones((8, 8), np.float32), np.ones(8, np.float32), "Relu"),            # small
+    (np.ones((128, 64), np.float32)[:, :32], np.ones(32, np.float32), None),  # strided
+    (np.ones((256, 32), np.float32), np.ones(32, np.float64), None),          # mixed dtypes
+    (np.ones((256, 32), np.float16), np.ones(32, np.float16), None),          # no loop dtype
+    (np.ones((256, 32), np.float32), np.ones(16, np.float32), None),          # wrong length
+    (np.ones((256, 32), np.float32), np.ones(32, np.float32), "Elu"),         # no loop for it
+])
+def test_bias_loop_declines_what_it_does_not_compute(x, bias, activation):
+    assert bias_rows.add_bias(x, bias, activation) is None
 
 
 def test_sum_rows_loop_adds_row_after_row():

@@ -1,0 +1,64 @@
+"""A bias over the last axis, optionally followed by ReLU or ReLU6, in one compiled pass.
+
+NumPy adds a [C] bias to an [..., C] array with one inner loop per row of C elements, so with
+few channels its per-row overhead dominates: on MNIST conv1's [50176, 32] output, NumPy's add
+and maximum made the fused convolution 1.9 ms against 1.2 ms without them; one compiled pass
+made it 1.25 ms (conv2's [12544, 64]: 9.9 -> 9.4 ms). There is one loop per activation (a
+branch inside would keep LLVM from vectorizing). Each element gets NumPy's operations in the
+array's dtype, so the values are NumPy's; only a zero's sign may differ (NumPy's maximum returns
+either of two equal zeros), and NaN passes through both clamps as in NumPy.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tensorweave.kernels.jit import compiled
+
+LOOP_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+# Smaller arrays keep NumPy: its call costs less than the compiled loop's dispatch.
+MIN_SIZE = 1 << 12
+
+
+def _bias_loop(x, bias, out):
+    for i in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            out[i, c] = x[i, c] + bias[c]
+
+
+def _bias_relu_loop(x, bias, out):
+    for i in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            v = x[i, c] + bias[c]
+            out[i, c] = v if v > 0 or v != v else 0
+
+
+def _bias_relu6_loop(x, bias, out):
+    for i in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            v = x[i, c] + bias[c]
+            v = v if v > 0 or v != v else 0
+            out[i, c] = v if v < 6 or v != v else 6
+
+
+_LOOPS = {None: _bias_loop, "Relu": _bias_relu_loop, "Relu6": _bias_relu6_loop}
+ACTIVATIONS = frozenset(_LOOPS)
+
+
+def add_bias(x, bias, activation=None, out=None):
+    """activation(x + bias) over x's last axis into `out` (a new array if None), or None when
+    the compiled pass does not apply (the caller then uses NumPy): arrays other than
+    C-contiguous float32/float64 ndarrays of at least MIN_SIZE elements, a bias that is not a
+    vector of x's dtype as long as its last axis, or another activation."""
+    if x.__class__ is not np.ndarray or x.dtype not in LOOP_DTYPES or x.size < MIN_SIZE or \
+            not x.flags.c_contiguous or activation not in _LOOPS or \
+            bias.__class__ is not np.ndarray or bias.dtype != x.dtype or bias.ndim != 1 or \
+            x.ndim < 1 or x.shape[-1] != bias.shape[0]:
+        return None
+    if out is None:
+        out = np.empty_like(x)
+    elif out.shape != x.shape or out.dtype != x.dtype or not out.flags.c_contiguous or \
+            not out.flags.writeable:
+        return None
+    width = bias.shape[0]
+    compiled(_LOOPS[activation])(x.reshape(-1, width), bias, out.reshape(-1, width))
+    return out
