@@ -87,7 +87,10 @@ def test_relu_grad_loop_matches_numpy(dtype):
     g.flat[::7] = np.nan                      # NaN * 0 stays NaN; negative g * 0 is -0.0
     x.flat[::5] = 0
     expected = g * (x > 0).astype(dtype)
-    for got in (nn.relu_grad_into(g, x), nn.relu_grad_into(g.copy(), x, out=g.copy())):
+    in_place = g.copy()
+    assert nn.relu_grad_into(in_place, x, out=in_place) is in_place
+    for got in (nn.relu_grad_into(g, x), nn.relu_grad_into(g.copy(), x, out=g.copy()),
+                in_place):
         np.testing.assert_array_equal(got, expected)
         np.testing.assert_array_equal(np.signbit(got), np.signbit(expected))
     strided = nn.relu_grad_into(g[:, ::2], x[:, ::2])   # NumPy's path
