@@ -59,6 +59,13 @@ class StepState:
         for cb in callbacks:
             cb(error)
 
+    def root_error(self, exc: Exception) -> Exception:
+        """What to report for a kernel of this step failing with `exc`: a cancellation that
+        an earlier failure of the step caused reports that earlier (root) error instead."""
+        if isinstance(exc, errors.CancelledError) and self.cancelled and self.error is not None:
+            return self.error
+        return exc
+
     def wait_seconds(self) -> float:
         """How long a blocked wait may sleep before it looks at the step again: POLL_SECONDS,
         or less when the deadline comes sooner (so a deadline ends a wait on time)."""

@@ -13,7 +13,6 @@ from collections import deque
 
 import numpy as np
 
-from tensorweave.framework import errors
 from tensorweave.runtime.executor import values
 from tensorweave.runtime.step_stats import now_micros
 
@@ -90,9 +89,7 @@ def wait_for(done: queue.SimpleQueue, step):
 def fail_step(step, executor, item, exc):
     """Cancels the step with the error of `item`'s failure and returns that error; a
     cancellation caused by an earlier failure reports that earlier (root) error instead."""
-    if step.cancelled and isinstance(exc, errors.CancelledError) and step.error is not None:
-        exc = step.error
-    error = executor.wrap_error(exc, item)
+    error = executor.wrap_error(step.root_error(exc), item)
     step.cancel(error)
     return error
 

@@ -13,7 +13,6 @@ import queue
 
 import numpy as np
 
-from tensorweave.framework import errors
 from tensorweave.runtime.executor import dataflow, values
 
 # Values whose static size is at most this are not worth a `del` after their last use.
@@ -71,9 +70,7 @@ def await_async(fn, ctx, step, inputs: list, num_outputs: int):
     fn(ctx, step, inputs, report)
     outputs, error = dataflow.wait_for(done, step)
     if error is not None:
-        if isinstance(error, errors.CancelledError) and step.error is not None:
-            raise step.error
-        raise error
+        raise step.root_error(error)
     if num_outputs > 1:
         return tuple(outputs)
     return outputs
