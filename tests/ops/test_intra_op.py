@@ -114,6 +114,49 @@ def test_convolutions_do_not_depend_on_the_thread_count(monkeypatch, threads):
                                rtol=1e-5, atol=1e-4)
 
 
+def _input_gradient_reference(dy, w, in_shape, strides, pads):
+    """dx by one strided slice add per filter tap, in float64."""
+    n, h, wd, c = in_shape
+    (pt, pb), (pl, pr) = pads
+    dxp = np.zeros((n, h + pt + pb, wd + pl + pr, c))
+    _, oh, ow, _ = dy.shape
+    for i in range(w.shape[0]):
+        for j in range(w.shape[1]):
+            dxp[:, i:i + (oh - 1) * strides[0] + 1:strides[0],
+                j:j + (ow - 1) * strides[1] + 1:strides[1]] += dy @ w[i, j].T.astype(np.float64)
+    return dxp[:, pt:pt + h, pl:pl + wd]
+
+
+@pytest.mark.parametrize("c, oc, strides, split, flipped", [
+    (3, 8, (1, 1), False, False),   # col2im, whole-image blocks on the threads
+    (8, 3, (1, 1), False, True),    # more input than output channels: flipped convolution
+    (3, 8, (1, 1), True, True),     # blocks split images: the flipped convolution
+    (3, 8, (2, 2), False, False),   # strided, whole images: col2im on the threads
+    (3, 8, (2, 2), True, False),    # strided, blocks split images: col2im in block order
+])
+def test_input_gradient_paths_match_the_definition(two_threads, monkeypatch, c, oc, strides,
+                                                   split, flipped):
+    if split:   # blocks of 21 pixels, images of 81
+        monkeypatch.setattr(conv, "MIN_BLOCKS", 64)
+        monkeypatch.setattr(conv, "MIN_SPLIT_ROWS", 8)
+    forward = []
+    monkeypatch.setattr(conv, "conv2d_nhwc", lambda *a: forward.append(a) or
+                        _conv2d_nhwc(*a))
+    rng = np.random.RandomState(3)
+    in_shape = (16, 9, 9, c)
+    w = rng.randn(3, 3, c, oc).astype(np.float32)
+    pads = ((1, 1), (1, 1))
+    out = (9 + 2 - 3) // strides[0] + 1
+    dy = rng.randn(16, out, out, oc).astype(np.float32)
+    got = conv.conv2d_backprop_input_nhwc(dy, w, in_shape, strides, (1, 1), pads)
+    assert bool(forward) == flipped
+    np.testing.assert_allclose(got, _input_gradient_reference(dy, w, in_shape, strides, pads),
+                               rtol=1e-5, atol=1e-4)
+
+
+_conv2d_nhwc = conv.conv2d_nhwc
+
+
 class _PoolCtx:
     op_type = "MaxPoolGrad"
     attrs = {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1], "padding": "SAME",
