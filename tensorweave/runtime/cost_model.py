@@ -82,6 +82,21 @@ def blas_flops(node) -> float:
     return float("inf") if flops is None else flops
 
 
+# A contraction of this many multiply-adds runs on every core: BLAS-threaded or split over the
+# intra-op threads (kernels/linalg.PARALLEL_MACS; a convolution's row blocks split sooner).
+EVERY_CORE_FLOPS = 1 << 22
+
+
+def uses_every_core(node) -> bool:
+    """Whether `node` is a contraction large enough to keep every core busy. A partition with
+    one runs all its synchronous kernels inline (executor/node_item.py): on the inter-op pool,
+    a kernel only took cores from the contractions (a descheduled BLAS thread stalls its
+    partner) and its hand-off cost a wake-up, so the overlap lost. mlp_train's Adam step, whose
+    updates went to the pool, took 0.90x the time with everything inline (4.35 -> 3.95 ms,
+    in-process alternating runs); SGD, already inline, 1.00x."""
+    return blas_flops(node) >= EVERY_CORE_FLOPS
+
+
 # Rates behind `estimate_us`, read off this project's 2-core reference machine with BLAS on one
 # thread and both cores busy: about 40 G multiply-adds/s in a GEMM, 20 GB/s through an
 # elementwise kernel, a few µs to call any kernel.

@@ -218,3 +218,16 @@ def test_pool_gradients_that_do_not_split_stay_on_the_pool(ksize, stride, shape,
         with tf.Session() as sess:
             sess.run(grad, {x: np.ones(shape, dtype.as_numpy_dtype)})
             assert "MaxPoolGrad" in _expensive_ops(sess)
+
+
+@pytest.mark.parametrize("with_matmul", [False, True])
+def test_a_partition_with_a_contraction_on_every_core_runs_everything_inline(with_matmul):
+    # On the pool, an elementwise kernel would only take cores from the BLAS threads.
+    with tf.Graph().as_default():
+        a = tf.placeholder(tf.float32, [512, 512])
+        fetches = [tf.square(a)]
+        if with_matmul:
+            fetches.append(tf.matmul(a, a))
+        with tf.Session() as sess:
+            sess.run(fetches, {a: np.ones([512, 512], np.float32)})
+            assert ("Square" in _expensive_ops(sess)) != with_matmul

@@ -96,6 +96,9 @@ def compile_items(graph, device, session) -> tuple[list[NodeItem], int]:
         _bind_kernel(item, device, session)
         by_name[node.name] = item
     _mark_variable_aliases(items)
+    if any(cost_model.uses_every_core(item.node) for item in items):
+        for item in items:   # the contractions use every core: nothing to overlap with them
+            item.expensive = False
     for item in items:
         deps = [s for s, _ in item.node.inputs] + list(item.node.control_inputs)
         item.pending = len(deps)
