@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorweave.kernels.jit import compiled
+from tensorweave.kernels.jit import LOOP_DTYPES, compiled
 
-LOOP_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 # Smaller arrays keep NumPy: its call costs less than the compiled loop's dispatch.
 MIN_SIZE = 1 << 12
 
@@ -43,9 +42,6 @@ def _bias_relu6_loop(rows, bias):
 
 
 _LOOPS = {None: _bias_loop, "Relu": _bias_relu_loop, "Relu6": _bias_relu6_loop}
-ACTIVATIONS = frozenset(_LOOPS)
-
-
 def add_bias(x, bias, activation=None, out=None):
     """activation(x + bias) over x's last axis into `out` (a new array if None), or None when
     the compiled pass does not apply (the caller then uses NumPy): arrays other than

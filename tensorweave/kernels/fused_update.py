@@ -28,9 +28,9 @@ from tensorweave.kernels import intra_op, linalg
 from tensorweave.kernels.blas import gemm_accumulate
 from tensorweave.kernels.context import KernelContext
 from tensorweave.kernels.fused import InnerNode
-from tensorweave.kernels.jit import compiled
+from tensorweave.kernels.jit import LOOP_DTYPES, compiled
 from tensorweave.kernels.registry import find_kernel, kernel
-from tensorweave.kernels.training import LOOP_DTYPES, over_update_chunks, update_splits
+from tensorweave.kernels.training import over_update_chunks, update_splits
 from tensorweave.runtime.executor.values import deref
 
 

@@ -15,6 +15,11 @@ from __future__ import annotations
 import functools
 import types
 
+import numpy as np
+
+# The dtypes the compiled loops are built for; other dtypes keep the NumPy formulations.
+LOOP_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
 
 @functools.cache
 def compiled(fn):

@@ -14,7 +14,7 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.kernels import linalg
-from tensorweave.kernels.jit import compiled
+from tensorweave.kernels.jit import LOOP_DTYPES, compiled
 from tensorweave.kernels.registry import kernel
 
 
@@ -109,7 +109,6 @@ def _block_cell_grad_loop(cs_prev, i, cs, f, o, ci, co, cs_grad, h_grad, wci, wc
             cs_prev_grad[r, c] = prev
 
 
-_LOOP_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 @kernel("LSTMBlockCellGrad")
@@ -128,7 +127,7 @@ class LSTMBlockCellGradKernel:
             if a.shape != cs_prev.shape:
                 raise _bad(f"{name} must be {list(cs_prev.shape)}, got {list(a.shape)}")
         dtype = cs_prev.dtype
-        work = dtype if dtype in _LOOP_DTYPES else np.dtype(np.float32)
+        work = dtype if dtype in LOOP_DTYPES else np.dtype(np.float32)
         args = [np.ascontiguousarray(a, dtype=work) for a in
                 (cs_prev, i, cs, f, o, ci, co, cs_grad, h_grad, wci, wcf, wco)]
         cs_prev_grad = np.empty(cs_prev.shape, work)

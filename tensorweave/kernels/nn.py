@@ -12,7 +12,7 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.kernels import bias_rows
-from tensorweave.kernels.jit import compiled
+from tensorweave.kernels.jit import LOOP_DTYPES, compiled
 from tensorweave.kernels.registry import kernel, register_pure
 
 SELU_ALPHA = 1.6732632423543772848170429916717
@@ -48,7 +48,6 @@ def _relu_grad_in_place_loop(g, x):
             g[i] *= 0
 
 
-_LOOP_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def relu_grad_into(g, x, out=None):
@@ -58,7 +57,7 @@ def relu_grad_into(g, x, out=None):
     pass has its own loop: given `out` over `g`, LLVM's run-time overlap check picks the
     scalar loop (1.6M elements: 1.28 ms, slower than NumPy's 1.09)."""
     if g.__class__ is np.ndarray and x.__class__ is np.ndarray and g.shape == x.shape and \
-            g.dtype == x.dtype and g.dtype in _LOOP_DTYPES and g.flags.c_contiguous and \
+            g.dtype == x.dtype and g.dtype in LOOP_DTYPES and g.flags.c_contiguous and \
             x.flags.c_contiguous:
         if out is g:
             compiled(_relu_grad_in_place_loop)(g.reshape(-1), x.reshape(-1))

@@ -22,7 +22,7 @@ import numpy as np
 from tensorweave.framework import errors
 from tensorweave.kernels import intra_op
 from tensorweave.kernels.conv import invalid
-from tensorweave.kernels.jit import compiled, loop_helper
+from tensorweave.kernels.jit import LOOP_DTYPES, compiled, loop_helper
 from tensorweave.kernels.nn import relu_grad_into
 from tensorweave.kernels.registry import kernel
 from tensorweave.ops.nn_pool_ops import pool_spec
@@ -111,7 +111,6 @@ class _PoolKernel:
         return plan
 
 
-_LOOP_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 # The compiled MaxPool and MaxPoolGrad split inputs of at least PARALLEL_SIZE elements into
 # POOL_CHUNKS chunks of the batch (images are independent).
 PARALLEL_SIZE = 1 << 16
@@ -197,7 +196,7 @@ def splits_over_batch(op_type: str, node) -> bool:
     dtype = node.attrs.get("T")
     return spec.rank == 4 and not spec.channels_first and size is not None and \
         size >= PARALLEL_SIZE and dtype is not None and \
-        np.dtype(dtype.as_numpy_dtype) in _LOOP_DTYPES and \
+        np.dtype(dtype.as_numpy_dtype) in LOOP_DTYPES and \
         (op_type == "MaxPool" or all(s >= k for s, k in zip(spec.strides, spec.ksize)))
 
 
@@ -220,7 +219,7 @@ class MaxPoolKernel(_PoolKernel):
 
     def compute(self, ctx, x):
         plan = self.plan(x.shape)
-        if self.loop is not None and x.dtype in _LOOP_DTYPES:
+        if self.loop is not None and x.dtype in LOOP_DTYPES:
             x = np.ascontiguousarray(x)
             out = np.empty(plan.out_shape, x.dtype)
             args = (*self.spec.ksize, *self.spec.strides, *plan.pads_before)
@@ -324,7 +323,7 @@ class MaxPoolGradKernel(_PoolKernel):
         plan = self.plan(x.shape)
         if tuple(dy.shape) != tuple(plan.out_shape):
             raise invalid(f"Expected grad shape to be {plan.out_shape}, but got {dy.shape}")
-        if self.loop is not None and plan.disjoint and x.dtype in _LOOP_DTYPES \
+        if self.loop is not None and plan.disjoint and x.dtype in LOOP_DTYPES \
                 and dy.dtype == x.dtype:
             dx = (np.empty if plan.covered else np.zeros)(x.shape, x.dtype)
             x, dy = np.ascontiguousarray(x), np.ascontiguousarray(dy)

@@ -25,7 +25,7 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
 from tensorweave.framework.op_def import OP_REGISTRY
 from tensorweave.kernels import intra_op
-from tensorweave.kernels.jit import compiled
+from tensorweave.kernels.jit import LOOP_DTYPES, compiled
 from tensorweave.kernels.registry import kernel
 from tensorweave.runtime.executor.values import deref
 
@@ -475,7 +475,6 @@ _FORMULAS = {
 }
 _LOOPS = {"GradientDescent": (_gradient_descent_loop, _gradient_descent_args),
           "Adam": (_adam_loop, _adam_args)}
-LOOP_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _SPARSE = {"ProximalGradientDescent", "Momentum", "Adagrad", "Adadelta", "RMSProp",
            "CenteredRMSProp", "Ftrl", "FtrlV2"}
 
