@@ -54,10 +54,10 @@ def add_bias(x, bias, activation=None, out=None):
         return None
     if out is None:
         out = x.copy()
+    elif out.__class__ is not np.ndarray or out.shape != x.shape or out.dtype != x.dtype or \
+            not out.flags.c_contiguous or not out.flags.writeable:
+        return None   # (the loop would write through a read-only flag: numba ignores it)
     elif out is not x:
-        if out.shape != x.shape or out.dtype != x.dtype or not out.flags.c_contiguous or \
-                not out.flags.writeable:
-            return None
         np.copyto(out, x)
     compiled(_LOOPS[activation])(out.reshape(-1, bias.shape[0]), bias)
     return out

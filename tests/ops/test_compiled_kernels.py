@@ -144,6 +144,13 @@ def test_bias_loop_declines_what_it_does_not_compute(x, bias, activation):
     assert bias_rows.add_bias(x, bias, activation) is None
 
 
+def test_bias_loop_never_writes_into_a_read_only_array():
+    x = np.ones((256, 32), np.float32)
+    x.flags.writeable = False
+    assert bias_rows.add_bias(x, np.ones(32, np.float32), out=x) is None
+    np.testing.assert_array_equal(x, 1)
+
+
 def test_sum_rows_loop_adds_row_after_row():
     x = np.array([[1e8, 1.0], [1.0, 2.0], [-1e8, 3.0]], np.float32)
     out = np.empty(2, np.float32)
