@@ -56,7 +56,7 @@ def relu_grad_into(g, x, out=None):
     scalar loop (1.6M elements: 1.28 ms, slower than NumPy's 1.09)."""
     if g.__class__ is np.ndarray and x.__class__ is np.ndarray and g.shape == x.shape and \
             g.dtype == x.dtype and g.dtype in LOOP_DTYPES and g.flags.c_contiguous and \
-            x.flags.c_contiguous:
+            x.flags.c_contiguous and (out is None or out.flags.writeable):
         if out is g:
             compiled(_relu_grad_in_place_loop)(g.reshape(-1), x.reshape(-1))
             return g
