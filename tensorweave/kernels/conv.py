@@ -309,7 +309,7 @@ def conv2d_backprop_input_nhwc(dy, w, in_shape, strides, dilations, pads):
         m = (n1 - n0) * (h1 - h0) * ow
         cols = scratch(size, dy.dtype)[:m * k].reshape(m, k)
         np.matmul(dy[n0:n1, h0:h1].reshape(m, oc), wmat_t, out=cols)
-        scatter(cols, dxp, n0, h0, h1, ow, kh, kw, *strides, *dilations)
+        scatter(cols, dxp, n0, n1, h0, h1, ow, kh, kw, *strides, *dilations)
 
     if whole_images:
         intra_op.parallel_for(len(blocks), block)
@@ -321,14 +321,13 @@ def conv2d_backprop_input_nhwc(dy, w, in_shape, strides, dilations, pads):
     return dxp
 
 
-def _col2im_loop(cols, dxp, n0, h0, h1, ow, kh, kw, sh, sw, dh, dw):
+def _col2im_loop(cols, dxp, n0, n1, h0, h1, ow, kh, kw, sh, sw, dh, dw):
     """dxp[n, h*sh + i*dh, w*sw + j*dw, :] += cols[p, (i, j, :)] for the block's output pixels
-    p = (n, h, w), n from n0, h in [h0, h1), in that order (so the sums do not depend on which
-    thread ran a block: blocks run in parallel only when they cover disjoint images)."""
+    p = (n, h, w), n in [n0, n1), h in [h0, h1), in that order (so the sums do not depend on
+    which thread ran a block: blocks run in parallel only when they cover disjoint images)."""
     c = dxp.shape[3]
-    images = cols.shape[0] // ((h1 - h0) * ow)
     p = 0
-    for b in range(n0, n0 + images):
+    for b in range(n0, n1):
         for oy in range(h0, h1):
             for ox in range(ow):
                 base = 0

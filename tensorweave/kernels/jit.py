@@ -21,6 +21,15 @@ import numpy as np
 LOOP_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
+def loop_input(node, min_elements: int) -> bool:
+    """Whether `node`'s input 0 is statically known to hold at least `min_elements` elements
+    of a loop dtype (its attr T): what the cost model asks of a kernel that splits its loop."""
+    size = node.input_shapes[0].num_elements() if node.input_shapes else None
+    dtype = node.attrs.get("T")
+    return size is not None and size >= min_elements and dtype is not None and \
+        np.dtype(dtype.as_numpy_dtype) in LOOP_DTYPES
+
+
 @functools.cache
 def compiled(fn):
     """`fn` compiled with numba (one dispatcher per function, shared by every kernel). The

@@ -22,7 +22,7 @@ import numpy as np
 from tensorweave.framework import errors
 from tensorweave.kernels import intra_op
 from tensorweave.kernels.conv import invalid
-from tensorweave.kernels.jit import LOOP_DTYPES, compiled, loop_helper
+from tensorweave.kernels.jit import LOOP_DTYPES, compiled, loop_helper, loop_input
 from tensorweave.kernels.nn import relu_grad_into
 from tensorweave.kernels.registry import kernel
 from tensorweave.ops.nn_pool_ops import pool_spec
@@ -192,11 +192,7 @@ def splits_over_batch(op_type: str, node) -> bool:
         spec = pool_spec(op_type, node.attrs)
     except (KeyError, ValueError):
         return False
-    size = node.input_shapes[0].num_elements() if node.input_shapes else None
-    dtype = node.attrs.get("T")
-    return spec.rank == 4 and not spec.channels_first and size is not None and \
-        size >= PARALLEL_SIZE and dtype is not None and \
-        np.dtype(dtype.as_numpy_dtype) in LOOP_DTYPES and \
+    return spec.rank == 4 and not spec.channels_first and loop_input(node, PARALLEL_SIZE) and \
         (op_type == "MaxPool" or all(s >= k for s, k in zip(spec.strides, spec.ksize)))
 
 

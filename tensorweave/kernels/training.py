@@ -25,7 +25,7 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
 from tensorweave.framework.op_def import OP_REGISTRY
 from tensorweave.kernels import intra_op
-from tensorweave.kernels.jit import LOOP_DTYPES, compiled
+from tensorweave.kernels.jit import LOOP_DTYPES, compiled, loop_input
 from tensorweave.kernels.registry import kernel
 from tensorweave.runtime.executor.values import deref
 
@@ -56,10 +56,7 @@ def update_splits(node) -> bool:
     """Whether a compiled update of `node`'s variable (input 0, by its static shape and attr T)
     runs in chunks over the intra-op threads: read by the cost model, which then keeps the
     node inline as it does BLAS kernels."""
-    size = node.input_shapes[0].num_elements() if node.input_shapes else None
-    dtype = node.attrs.get("T")
-    return size is not None and size >= PARALLEL_SIZE and dtype is not None and \
-        np.dtype(dtype.as_numpy_dtype) in LOOP_DTYPES
+    return loop_input(node, PARALLEL_SIZE)
 
 
 def _invalid(message: str) -> errors.InvalidArgumentError:
