@@ -25,12 +25,30 @@ import queue
 import threading
 import time
 
+import numpy as np
+
 from tensorweave.runtime import blas_threads, float_env
 
 # Seconds after the last non-GEMM intra-op region during which GEMMs stay on the pool: longer
 # than OpenBLAS's threads spin after a call (about 130 ms here, 2^28 cycles).
 QUIET_SECONDS = 0.25
 _last_region = float("-inf")
+_scratch = threading.local()
+
+
+def scratch(size: int, dtype) -> np.ndarray:
+    """A reusable 1-D buffer of at least `size` elements, private to the calling thread.
+
+    Block tasks use it for temporaries that do not outlive the call (patch blocks, transformed
+    tiles), so repeated steps neither allocate nor page-fault them again."""
+    pool = getattr(_scratch, "pool", None)
+    if pool is None:
+        pool = _scratch.pool = {}
+    dtype = np.dtype(dtype)
+    buf = pool.get(dtype)
+    if buf is None or buf.size < size:
+        buf = pool[dtype] = np.empty(size, dtype)
+    return buf[:size]
 
 
 class _Job:

@@ -497,3 +497,43 @@ def test_winograd_path_matches_the_reference(monkeypatch):
         np.testing.assert_allclose(got_dx, ref_backprop_input(x0.shape, w0, dy, padding=ref_pad,
                                                               fmt=fmt), rtol=1e-5, atol=1e-5)
     assert len(calls) == 8
+
+
+def test_winograd_5x5_path_matches_the_reference(monkeypatch):
+    """Stride-1 5x5 convolutions, their filter gradients and their input gradients (such
+    convolutions too) through Winograd F(2x2, 5x5), forced on small shapes and tiny bands, with
+    the fused bias and ReLU of the remapper and in NCHW."""
+    from tensorweave.kernels import conv_winograd5
+    for name, value in (("MIN_TILES", 0), ("MIN_CHANNELS", 0), ("BAND_TILES", 3)):
+        monkeypatch.setattr(conv_winograd5, name, value)
+    calls = []
+    for name in ("conv5x5", "filter_gradient5x5"):
+        original = getattr(conv_winograd5, name)
+        monkeypatch.setattr(conv_winograd5, name,
+                            lambda *a, _f=original, _n=name: calls.append(_n) or _f(*a))
+    rng = np.random.RandomState(0)
+    for x_shape, padding, fmt in (((2, 7, 6, 3), "SAME", "NHWC"), ((1, 8, 9, 2), "VALID", "NHWC"),
+                                  ((2, 3, 6, 7), "SAME", "NCHW")):
+        x0 = rng.randn(*x_shape).astype(np.float32)
+        c = x_shape[1] if fmt == "NCHW" else x_shape[3]
+        w0 = rng.randn(5, 5, c, 4).astype(np.float32)
+        b0 = rng.randn(4).astype(np.float32)
+        with tf.Graph().as_default():
+            x, w = tf.constant(x0), tf.constant(w0)
+            y = tf.nn.conv2d(x, w, 1, padding, data_format=fmt)
+            act = tf.nn.relu(tf.nn.bias_add(y, b0, data_format=fmt))
+            dy = rng.randn(*y.shape.as_list()).astype(np.float32)
+            dx, dw = tf.gradients(y, [x, w], dy)
+            with tf.Session() as sess:
+                got_y, got_act, got_dx, got_dw = sess.run([y, act, dx, dw])
+        want_y = ref_conv(x0, w0, padding=padding, fmt=fmt)
+        bias = b0.reshape(-1, 1, 1) if fmt == "NCHW" else b0
+        tol = {"rtol": 1e-5, "atol": 1e-4}
+        np.testing.assert_allclose(got_y, want_y, **tol)
+        np.testing.assert_allclose(got_act, np.maximum(want_y + bias, 0), **tol)
+        np.testing.assert_allclose(got_dx, ref_backprop_input(x0.shape, w0, dy, padding=padding,
+                                                              fmt=fmt), **tol)
+        np.testing.assert_allclose(got_dw, ref_backprop_filter(x0, w0.shape, dy, padding=padding,
+                                                               fmt=fmt), **tol)
+    assert calls.count("filter_gradient5x5") == 3
+    assert calls.count("conv5x5") >= 6   # the forward passes (fused or not) and input gradients
