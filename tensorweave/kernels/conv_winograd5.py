@@ -190,70 +190,66 @@ def _gradient_loop(dyp, yhat, e, r0, r1, th, tw, two):
 
 
 # --- the kernels ---------------------------------------------------------------------------------
-def _grid(out_hw):
-    """(tile rows, tile columns) covering an output of out_hw."""
-    return (out_hw[0] + 1) // 2, (out_hw[1] + 1) // 2
+class _Tiling:
+    """The 2x2 output tiles of one convolution of NHWC `x` to an output of `out_hw` with `k`
+    channels: the input padded so every tile's 6x6 patch exists, the bands of tile rows
+    (counted over images: row r is tile row r % th of image r // th), and each band's buffers
+    and input transform."""
 
+    def __init__(self, x, out_hw, pads, k: int):
+        n, h, wd, self.c = x.shape
+        self.k = k
+        self.th, self.tw = th, tw = (out_hw[0] + 1) // 2, (out_hw[1] + 1) // 2
+        (pt, _), (pl, _) = pads
+        # Rows and columns past the real padding are zeros that only feed cut-off outputs.
+        self.xp = np.zeros((n, 2 * th + 4, 2 * tw + 4, self.c), x.dtype)
+        rows, cols = min(h, 2 * th + 4 - pt), min(wd, 2 * tw + 4 - pl)
+        self.xp[:, pt:pt + rows, pl:pl + cols] = x[:, :rows, :cols]
+        per = max(1, BAND_TILES // tw)
+        self.bands = [(r, min(n * th, r + per)) for r in range(0, n * th, per)]
+        self.consts = np.array([2, 4, 5], x.dtype)
+        self._transform = compiled(_input_loop)
 
-def _padded_input(x, th, tw, pads) -> np.ndarray:
-    """x zero-padded so that every tile's 6x6 patch exists (rows/columns past the real padding
-    are zeros that only feed outputs cut off at the end)."""
-    n, h, wd, c = x.shape
-    (pt, _), (pl, _) = pads
-    xp = np.zeros((n, 2 * th + 4, 2 * tw + 4, c), x.dtype)
-    rows = min(h, 2 * th + 4 - pt)
-    cols = min(wd, 2 * tw + 4 - pl)
-    xp[:, pt:pt + rows, pl:pl + cols] = x[:, :rows, :cols]
-    return xp
-
-
-def _bands(n: int, th: int, tw: int) -> list:
-    """(first, last + 1) tile rows of each band, counted over all images."""
-    per = max(1, BAND_TILES // tw)
-    total = n * th
-    return [(r, min(total, r + per)) for r in range(0, total, per)]
-
-
-def _constants(dtype):
-    return np.array([2, 4, 5], dtype)
+    def buffers(self, i: int, extra_rows: int):
+        """Band i's (first row, last + 1, transformed input [36, tiles, C], [36, tiles, K] for
+        the other operand, [extra_rows, K] of scratch), all in the thread's scratch buffer,
+        with the input already transformed."""
+        r0, r1 = self.bands[i]
+        c, k, tw, wp = self.c, self.k, self.tw, self.xp.shape[2]
+        tiles = (r1 - r0) * tw
+        most = max(b1 - b0 for b0, b1 in self.bands) * tw
+        buf = intra_op.scratch(36 * most * (c + k) + 6 * wp * c + extra_rows * k, self.xp.dtype)
+        v = buf[:36 * tiles * c].reshape(36, tiles, c)
+        other = buf[36 * most * c:36 * most * c + 36 * tiles * k].reshape(36, tiles, k)
+        rest = buf[36 * most * (c + k):]
+        vertical = rest[:6 * wp * c].reshape(6 * wp, c)
+        self._transform(self.xp, v.reshape(36 * tiles, c), vertical, r0, r1, self.th, tw,
+                        self.consts)
+        return r0, r1, v, other, rest[6 * wp * c:].reshape(extra_rows, k)
 
 
 def conv5x5(x, w, out_hw, pads, epilogue=None) -> np.ndarray:
     """Stride-1 5x5 convolution of NHWC `x` (pads: ((top, bottom), (left, right))).
-    `epilogue(rows)` runs on each band's output rows [pixels, K] while they are in cache."""
-    n, _, _, c = x.shape
-    k = w.shape[3]
-    th, tw = _grid(out_hw)
-    xp = _padded_input(x, th, tw, pads)
+    `epilogue(rows)` runs on each band's output rows [pixels, K] while they are in cache, when
+    tile rows are whole output rows (an even output height), else once at the end."""
+    n, c, k = x.shape[0], x.shape[3], w.shape[3]
+    tiling = _Tiling(x, out_hw, pads, k)
+    th, tw = tiling.th, tiling.tw
     u = linalg.matmul(_GG.astype(x.dtype), w.reshape(25, c * k)).reshape(36, c, k)
     out = np.empty((n, *out_hw, k), x.dtype)
-    bands = _bands(n, th, tw)
-    consts = _constants(x.dtype)
-    transform_in = compiled(_input_loop)
     transform_out = compiled(_output_loop)
-    wp = xp.shape[2]
-    most = max(r1 - r0 for r0, r1 in bands) * tw
+    banded = epilogue is not None and out_hw[0] == 2 * th
 
     def band(i):
-        r0, r1 = bands[i]
-        tiles = (r1 - r0) * tw
-        buf = intra_op.scratch(36 * most * (c + k) + 6 * wp * c + 16 * k, x.dtype)
-        v = buf[:36 * tiles * c].reshape(36, tiles, c)
-        m = buf[36 * most * c:36 * most * c + 36 * tiles * k].reshape(36, tiles, k)
-        rest = buf[36 * most * (c + k):]
-        ta = rest[:6 * wp * c].reshape(6 * wp, c)
-        s = rest[6 * wp * c:6 * wp * c + 12 * k].reshape(12, k)
-        edge = rest[6 * wp * c + 12 * k:].reshape(4, k)
-        transform_in(xp, v.reshape(36 * tiles, c), ta, r0, r1, th, tw, consts)
+        r0, r1, v, m, scratch = tiling.buffers(i, 16)
         np.matmul(v, u, out=m)
-        transform_out(m.reshape(36 * tiles, k), out, s, edge, r0, r1, th, tw, consts[0])
-        if epilogue is not None:
-            rows = out.reshape(n * th, -1)[r0:r1] if out_hw[0] == 2 * th else None
-            if rows is not None:
-                epilogue(rows.reshape(-1, k))
+        transform_out(m.reshape(-1, k), out, scratch[:12], scratch[12:], r0, r1, th, tw,
+                      tiling.consts[0])
+        if banded:
+            epilogue(out.reshape(n * th, -1)[r0:r1].reshape(-1, k))
 
-    intra_op.parallel_for(len(bands), band)
-    if epilogue is not None and out_hw[0] != 2 * th:
+    intra_op.parallel_for(len(tiling.bands), band)
+    if epilogue is not None and not banded:
         epilogue(out.reshape(-1, k))
     return out
 
@@ -263,33 +259,20 @@ def filter_gradient5x5(x, dy, pads) -> np.ndarray:
     is `dy`: one partial [36, C, K] per band, summed in band order."""
     n, oh, ow, k = dy.shape
     c = x.shape[3]
-    th, tw = _grid((oh, ow))
-    xp = _padded_input(x, th, tw, pads)
+    tiling = _Tiling(x, (oh, ow), pads, k)
+    th, tw = tiling.th, tiling.tw
     dyp = dy
     if (oh, ow) != (2 * th, 2 * tw) or not dy.flags.c_contiguous:
         dyp = np.zeros((n, 2 * th, 2 * tw, k), dy.dtype)
         dyp[:, :oh, :ow] = dy
-    bands = _bands(n, th, tw)
-    parts = np.empty((len(bands), 36, c, k), x.dtype)
-    consts = _constants(x.dtype)
-    transform_in = compiled(_input_loop)
+    parts = np.empty((len(tiling.bands), 36, c, k), x.dtype)
     transform_dy = compiled(_gradient_loop)
-    wp = xp.shape[2]
-    most = max(r1 - r0 for r0, r1 in bands) * tw
 
     def band(i):
-        r0, r1 = bands[i]
-        tiles = (r1 - r0) * tw
-        buf = intra_op.scratch(36 * most * (c + k) + 6 * wp * c + 12 * k, x.dtype)
-        v = buf[:36 * tiles * c].reshape(36, tiles, c)
-        yhat = buf[36 * most * c:36 * most * c + 36 * tiles * k].reshape(36, tiles, k)
-        rest = buf[36 * most * (c + k):]
-        ta = rest[:6 * wp * c].reshape(6 * wp, c)
-        e = rest[6 * wp * c:].reshape(12, k)
-        transform_in(xp, v.reshape(36 * tiles, c), ta, r0, r1, th, tw, consts)
-        transform_dy(dyp, yhat.reshape(36 * tiles, k), e, r0, r1, th, tw, consts[0])
+        r0, r1, v, yhat, scratch = tiling.buffers(i, 12)
+        transform_dy(dyp, yhat.reshape(-1, k), scratch, r0, r1, th, tw, tiling.consts[0])
         np.matmul(v.transpose(0, 2, 1), yhat, out=parts[i])
 
-    intra_op.parallel_for(len(bands), band)
+    intra_op.parallel_for(len(tiling.bands), band)
     du = np.add.reduce(parts, axis=0)
     return linalg.matmul(_GG.T.astype(x.dtype), du.reshape(36, c * k)).reshape(5, 5, c, k)
