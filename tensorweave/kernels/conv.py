@@ -1,5 +1,5 @@
-"""Convolution kernels: im2col + one BLAS GEMM per block of output rows (Winograd for large
-3x3 layers and for 5x5 layers, see `conv_winograd` and `conv_winograd5`).
+"""Convolution kernels: im2col + one BLAS GEMM per block of output rows (Winograd for 3x3 and
+5x5 layers, see `conv_winograd`).
 
 Strategy (each choice measured on this project's 2-core machine; see the report in
 ARCHITECTURE.md):
@@ -13,9 +13,8 @@ ARCHITECTURE.md):
     With few input channels the patch rows are stored transposed ([K, rows]): the copy then
     moves long runs instead of C-element ones (5x faster for C = 1), and BLAS reads either.
   * 1x1 filters without padding are a plain matmul (strided inputs are subsampled first).
-  * Stride-1 3x3 filters with >= 256 channels on >= 28x28 outputs: Winograd F(2x2, 3x3).
-  * Stride-1 5x5 filters with >= 16 input and output channels: Winograd F(2x2, 5x5), for the
-    filter gradient too.
+  * Stride-1 3x3 and 5x5 filters with enough channels and tiles: Winograd F(2x2, 3x3) and
+    F(2x2, 5x5), for the filter gradient too (`conv_winograd`).
   * BackpropFilter: the same patch blocks, transposed, times the output gradient: one partial
     product per block, summed in block order (the same result on any number of threads).
   * BackpropInput: per block, output gradient times the filter transposed gives patch-shaped
@@ -34,7 +33,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from tensorweave.framework import errors
-from tensorweave.kernels import conv_winograd, conv_winograd5, intra_op, linalg
+from tensorweave.kernels import conv_winograd, intra_op, linalg
 from tensorweave.kernels.jit import compiled
 from tensorweave.kernels.registry import kernel
 from tensorweave.ops.nn_conv_ops import window_spec
@@ -200,10 +199,7 @@ def conv2d_nhwc(x, w, strides, dilations, out_hw, pads, epilogue=None):
         out = linalg.matmul(xs.reshape(-1, c), w.reshape(c, oc))
         return _finished(out, epilogue).reshape(n, oh, ow, oc)
     if conv_winograd.applies(x.shape, w.shape, strides, dilations, out_hw, x.dtype):
-        out = conv_winograd.conv3x3(x, w, out_hw, pads)
-        return _finished(out.reshape(-1, oc), epilogue).reshape(out.shape)
-    if conv_winograd5.applies(x.shape, w.shape, strides, dilations, out_hw, x.dtype):
-        return conv_winograd5.conv5x5(x, w, out_hw, pads, epilogue)
+        return conv_winograd.conv2d(x, w, out_hw, pads, epilogue)
     view = patches(pad_spatial(x, pads), out_hw, (kh, kw), strides, dilations)
     wmat = w.reshape(k, oc)
     out = np.empty((n, oh, ow, oc), x.dtype)
@@ -241,8 +237,8 @@ def conv2d_backprop_filter_nhwc(x, dy, k_hw, strides, dilations, pads):
     if kh == kw == 1 and _no_padding(pads):
         xs = x[:, :(oh - 1) * strides[0] + 1:strides[0], :(ow - 1) * strides[1] + 1:strides[1]]
         return linalg.matmul(xs.reshape(-1, c).T, dy.reshape(-1, oc)).reshape(1, 1, c, oc)
-    if conv_winograd5.applies(x.shape, (kh, kw, c, oc), strides, dilations, (oh, ow), x.dtype):
-        return conv_winograd5.filter_gradient5x5(x, dy, pads)
+    if conv_winograd.applies(x.shape, (kh, kw, c, oc), strides, dilations, (oh, ow), x.dtype):
+        return conv_winograd.filter_gradient(x, dy, kh, pads)
     view = patches(pad_spatial(x, pads), (oh, ow), k_hw, strides, dilations)
     blocks, size = _block_plan(n, oh, ow, k, x.dtype)
     parts = np.empty((len(blocks), k, oc), x.dtype)
@@ -281,9 +277,8 @@ def conv2d_backprop_input_nhwc(dy, w, in_shape, strides, dilations, pads):
                        for kk, d, (before, after) in zip((kh, kw), dilations, pads))
         flipped_shape = (kh, kw, oc, c)
         if all(b >= 0 and a >= 0 for b, a in t_pads) and (
-                c > oc or not whole_images or any(
-                    winograd.applies(dy.shape, flipped_shape, strides, dilations, (h, wd),
-                                     dy.dtype) for winograd in (conv_winograd, conv_winograd5))):
+                c > oc or not whole_images or conv_winograd.applies(
+                    dy.shape, flipped_shape, strides, dilations, (h, wd), dy.dtype)):
             flipped = np.ascontiguousarray(w[::-1, ::-1].transpose(0, 1, 3, 2))
             return conv2d_nhwc(dy, flipped, (1, 1), dilations, (h, wd), t_pads)
     (pt, pb), (pl, pr) = pads

@@ -467,56 +467,27 @@ def test_large_inputs_use_several_row_blocks(monkeypatch):
                                    atol=1e-10)
 
 
-def test_winograd_path_matches_the_reference(monkeypatch):
-    """Stride-1 3x3 convolutions (and their input gradients, which are such convolutions too)
-    through Winograd F(2x2, 3x3), forced on small shapes and tiny bands."""
+@pytest.mark.parametrize("r", [3, 5])
+def test_winograd_path_matches_the_reference(monkeypatch, r):
+    """Stride-1 3x3 and 5x5 convolutions, their filter gradients and their input gradients
+    (such convolutions too) through Winograd, forced on small shapes and tiny bands, with the
+    fused bias and ReLU of the remapper, in NCHW and with explicit padding."""
     from tensorweave.kernels import conv_winograd
-    for name, value in (("MIN_TILES", 0), ("MIN_CHANNELS", 0), ("MIN_BAND_TILES", 1),
-                        ("BAND_BYTES", 1)):
+    for name, value in (("MIN_TILES", 0), ("MIN_CHANNELS", 0),
+                        ("MIN_BAND_TILES", 3), ("BAND_BYTES", 1)):
         monkeypatch.setattr(conv_winograd, name, value)
     calls = []
-    original = conv_winograd.conv3x3
-    monkeypatch.setattr(conv_winograd, "conv3x3", lambda *a: calls.append(1) or original(*a))
-    rng = np.random.RandomState(0)
-    for x_shape, padding, fmt in (((2, 7, 6, 3), "SAME", "NHWC"), ((1, 8, 9, 2), "VALID", "NHWC"),
-                                  ((2, 3, 5, 7), "SAME", "NCHW"),
-                                  ((1, 6, 5, 2), [[0, 0], [2, 0], [1, 2], [0, 0]], "NHWC")):
-        x0 = rng.randn(*x_shape).astype(np.float32)
-        c = x_shape[1] if fmt == "NCHW" else x_shape[3]
-        w0 = rng.randn(3, 3, c, 4).astype(np.float32)
-        ref_pad = padding if isinstance(padding, str) else padding
-        with tf.Graph().as_default():
-            x = tf.constant(x0)
-            y = tf.nn.conv2d(x, tf.constant(w0), 1, padding, data_format=fmt)
-            dy = rng.randn(*y.shape.as_list()).astype(np.float32)
-            (dx,) = tf.gradients(y, [x], dy)
-            with tf.Session() as sess:
-                got_y, got_dx = sess.run([y, dx])
-        np.testing.assert_allclose(got_y, ref_conv(x0, w0, padding=ref_pad, fmt=fmt),
-                                   rtol=1e-5, atol=1e-5)
-        np.testing.assert_allclose(got_dx, ref_backprop_input(x0.shape, w0, dy, padding=ref_pad,
-                                                              fmt=fmt), rtol=1e-5, atol=1e-5)
-    assert len(calls) == 8
-
-
-def test_winograd_5x5_path_matches_the_reference(monkeypatch):
-    """Stride-1 5x5 convolutions, their filter gradients and their input gradients (such
-    convolutions too) through Winograd F(2x2, 5x5), forced on small shapes and tiny bands, with
-    the fused bias and ReLU of the remapper and in NCHW."""
-    from tensorweave.kernels import conv_winograd5
-    for name, value in (("MIN_TILES", 0), ("MIN_CHANNELS", 0), ("BAND_TILES", 3)):
-        monkeypatch.setattr(conv_winograd5, name, value)
-    calls = []
-    for name in ("conv5x5", "filter_gradient5x5"):
-        original = getattr(conv_winograd5, name)
-        monkeypatch.setattr(conv_winograd5, name,
+    for name in ("conv2d", "filter_gradient"):
+        original = getattr(conv_winograd, name)
+        monkeypatch.setattr(conv_winograd, name,
                             lambda *a, _f=original, _n=name: calls.append(_n) or _f(*a))
     rng = np.random.RandomState(0)
     for x_shape, padding, fmt in (((2, 7, 6, 3), "SAME", "NHWC"), ((1, 8, 9, 2), "VALID", "NHWC"),
-                                  ((2, 3, 6, 7), "SAME", "NCHW")):
+                                  ((2, 3, 6, 7), "SAME", "NCHW"),
+                                  ((1, 6, 5, 2), [[0, 0], [2, 0], [1, 2], [0, 0]], "NHWC")):
         x0 = rng.randn(*x_shape).astype(np.float32)
         c = x_shape[1] if fmt == "NCHW" else x_shape[3]
-        w0 = rng.randn(5, 5, c, 4).astype(np.float32)
+        w0 = rng.randn(r, r, c, 4).astype(np.float32)
         b0 = rng.randn(4).astype(np.float32)
         with tf.Graph().as_default():
             x, w = tf.constant(x0), tf.constant(w0)
@@ -535,5 +506,5 @@ def test_winograd_5x5_path_matches_the_reference(monkeypatch):
                                                               fmt=fmt), **tol)
         np.testing.assert_allclose(got_dw, ref_backprop_filter(x0, w0.shape, dy, padding=padding,
                                                                fmt=fmt), **tol)
-    assert calls.count("filter_gradient5x5") == 3
-    assert calls.count("conv5x5") >= 6   # the forward passes (fused or not) and input gradients
+    assert calls.count("filter_gradient") == 4
+    assert calls.count("conv2d") >= 8   # the forward passes (fused or not) and input gradients
