@@ -1,5 +1,4 @@
-"""Convolution kernels: im2col + one BLAS GEMM per block of output rows (Winograd for 3x3 and
-5x5 layers, see `conv_winograd`).
+"""Convolution kernels: im2col + one BLAS GEMM per block of output rows, or Winograd.
 
 Strategy (each choice measured on this project's 2-core machine; see the report in
 ARCHITECTURE.md):
