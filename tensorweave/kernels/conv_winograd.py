@@ -250,6 +250,7 @@ class _Tiling:
         per_tile = self.a * self.a * (self.c + k) * x.itemsize
         per = max(1, max(MIN_BAND_TILES, BAND_BYTES // per_tile) // tw)
         self.bands = [(i, min(n * th, i + per)) for i in range(0, n * th, per)]
+        self._most = min(per, n * th) * tw   # tiles in the largest band
         self.consts = np.array([2, 4, 5], x.dtype)
         self._transform = compiled(_input_loop)
 
@@ -259,8 +260,7 @@ class _Tiling:
         with the input already transformed."""
         r0, r1 = self.bands[i]
         a2, c, k, tw, wp = self.a * self.a, self.c, self.k, self.tw, self.xp.shape[2]
-        tiles = (r1 - r0) * tw
-        most = max(b1 - b0 for b0, b1 in self.bands) * tw
+        tiles, most = (r1 - r0) * tw, self._most
         buf = intra_op.scratch(a2 * most * (c + k) + self.a * wp * c + extra_rows * k,
                                self.xp.dtype)
         v = buf[:a2 * tiles * c].reshape(a2, tiles, c)
