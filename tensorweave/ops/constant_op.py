@@ -48,6 +48,8 @@ def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
     """
     dtype = _dtypes.as_dtype(dtype) if dtype is not None else None
     arr = to_numpy(value, dtype)
+    if isinstance(value, np.ndarray) and np.may_share_memory(arr, value):
+        arr = arr.copy()   # the graph holds the value at creation, as TF's TensorProto does
     if shape is not None:
         shape = tuple(_ts.as_shape(shape).as_list())
         if arr.shape != shape:

@@ -60,3 +60,20 @@ def test_placeholder_with_default_shape_is_checked_and_feed_overrides():
         with tf.Session() as sess:
             assert sess.run(total) == 3.0
             assert sess.run(total, {p: [1.0, 1.0, 1.0]}) == 3.0
+
+
+def test_a_constant_holds_the_value_it_was_made_from():
+    """Changing the NumPy array afterwards changes neither the constant nor a variable's initial
+    value built from it (TensorFlow copies the value into the graph's TensorProto)."""
+    values = np.ones((2, 3), np.float32)
+    with tf.Graph().as_default():
+        c = tf.constant(values)
+        reshaped = tf.constant(values[0], shape=[3])
+        v = tf.Variable(values)
+        values[:] = 7
+        with tf.Session() as sess:
+            sess.run(v.initializer)
+            got_c, got_reshaped, got_v = sess.run([c, reshaped, v])
+    np.testing.assert_array_equal(got_c, np.ones((2, 3)))
+    np.testing.assert_array_equal(got_reshaped, np.ones(3))
+    np.testing.assert_array_equal(got_v, np.ones((2, 3)))
