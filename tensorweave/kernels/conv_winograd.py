@@ -16,9 +16,10 @@ module's first F(2x2, 3x3)) cost as much as the multiplications they save below 
 Work runs in bands of whole tile rows on `intra_op`'s threads; a band's transformed tiles stay
 in cache between its transform, its GEMMs and its inverse transform. The filter gradient keeps
 one partial sum per band and adds them in band order, so no result depends on the thread count.
-Rounding, relative to the largest output in float32: ~7e-7 for 3x3 (B and A are exact), ~4e-6
-for 5x5 (G holds 1/6, 1/12 and 1/24), ~1e-5 for the 5x5 filter gradient, whose transformed tiles
-reach ~100x the inputs before the sum over tiles.
+Non-finite inputs run im2col (`finite`), so NaN and infinity reach the outputs direct
+convolution gives them. Rounding, relative to the largest output in float32: ~7e-7 for 3x3 (B
+and A are exact), ~4e-6 for 5x5 (G holds 1/6, 1/12 and 1/24), ~1e-5 for the 5x5 filter
+gradient, whose transformed tiles reach ~100x the inputs before the sum over tiles.
 """
 from __future__ import annotations
 
@@ -79,6 +80,14 @@ def applies(x_shape, w_shape, strides, dilations, out_hw, dtype) -> bool:
         return False
     tiles = x_shape[0] * ((out_hw[0] + 1) // 2) * ((out_hw[1] + 1) // 2)
     return tiles >= MIN_TILES and min(w_shape[2], w_shape[3]) >= MIN_CHANNELS
+
+
+def finite(*arrays) -> bool:
+    """Whether every element of `arrays` is finite, which Winograd needs to give what direct
+    convolution gives: a NaN or infinity spreads through the transforms to its whole tile, and
+    inf - inf there makes NaN where direct convolution gives inf. (A sum too large for the dtype
+    also says no: such a convolution runs im2col, just slower.)"""
+    return all(np.isfinite(np.add.reduce(a, axis=None)) for a in arrays)
 
 
 # --- the transforms: one loop per output row, rows addressed by (first, step) ------------------

@@ -130,3 +130,31 @@ def test_where_it_applies(x_shape, w_shape, strides, dilations, dtype, expected)
     out_hw = (x_shape[1] // strides[0], x_shape[2] // strides[1])
     assert conv_winograd.applies(x_shape, w_shape, strides, dilations, out_hw,
                                  np.dtype(dtype)) == expected
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_values_reach_what_direct_convolution_gives(monkeypatch, bad):
+    """Winograd would spread a NaN or infinity over its tile and turn inf - inf into NaN; such
+    inputs run im2col instead (the same outputs and gradients as with Winograd switched off)."""
+    rng = np.random.RandomState(4)
+    x = rng.randn(4, 12, 12, 32).astype(np.float32)
+    w = rng.randn(5, 5, 32, 32).astype(np.float32)
+    dy = rng.randn(4, 12, 12, 32).astype(np.float32)
+    pads = ((2, 2), (2, 2))
+    x[1, 5, 6, 3] = bad
+    dy_bad = dy.copy()
+    dy_bad[2, 7, 4, 1] = bad
+    assert conv_winograd.applies(x.shape, w.shape, (1, 1), (1, 1), (12, 12), x.dtype)
+    assert not conv_winograd.finite(x, w) and conv_winograd.finite(dy, w)
+
+    def passes():
+        return (conv.conv2d_nhwc(x, w, (1, 1), (1, 1), (12, 12), pads),
+                conv.conv2d_backprop_filter_nhwc(x, dy, (5, 5), (1, 1), (1, 1), pads),
+                conv.conv2d_backprop_input_nhwc(dy_bad, w, x.shape, (1, 1), (1, 1), pads))
+    got = passes()
+    monkeypatch.setattr(conv_winograd, "applies", lambda *a: False)
+    want = passes()
+    for g, wnt in zip(got, want):
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(wnt))
+        np.testing.assert_array_equal(np.isinf(g), np.isinf(wnt))
+        np.testing.assert_allclose(g[np.isfinite(g)], wnt[np.isfinite(wnt)], rtol=1e-4, atol=1e-3)
