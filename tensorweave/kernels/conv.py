@@ -197,9 +197,10 @@ def conv2d_nhwc(x, w, strides, dilations, out_hw, pads, epilogue=None):
         xs = x[:, :(oh - 1) * strides[0] + 1:strides[0], :(ow - 1) * strides[1] + 1:strides[1]]
         out = linalg.matmul(xs.reshape(-1, c), w.reshape(c, oc))
         return _finished(out, epilogue).reshape(n, oh, ow, oc)
-    if conv_winograd.applies(x.shape, w.shape, strides, dilations, out_hw, x.dtype) and \
-            conv_winograd.finite(x, w):
-        return conv_winograd.conv2d(x, w, out_hw, pads, epilogue)
+    if conv_winograd.applies(x.shape, w.shape, strides, dilations, out_hw, x.dtype):
+        out = conv_winograd.conv2d(x, w, out_hw, pads, epilogue)
+        if out is not None:   # (None: a NaN or infinity in the input, see conv_winograd)
+            return out
     view = patches(pad_spatial(x, pads), out_hw, (kh, kw), strides, dilations)
     wmat = w.reshape(k, oc)
     out = np.empty((n, oh, ow, oc), x.dtype)
@@ -237,9 +238,10 @@ def conv2d_backprop_filter_nhwc(x, dy, k_hw, strides, dilations, pads):
     if kh == kw == 1 and _no_padding(pads):
         xs = x[:, :(oh - 1) * strides[0] + 1:strides[0], :(ow - 1) * strides[1] + 1:strides[1]]
         return linalg.matmul(xs.reshape(-1, c).T, dy.reshape(-1, oc)).reshape(1, 1, c, oc)
-    if conv_winograd.applies(x.shape, (kh, kw, c, oc), strides, dilations, (oh, ow),
-                             x.dtype) and conv_winograd.finite(x, dy):
-        return conv_winograd.filter_gradient(x, dy, kh, pads)
+    if conv_winograd.applies(x.shape, (kh, kw, c, oc), strides, dilations, (oh, ow), x.dtype):
+        dw = conv_winograd.filter_gradient(x, dy, kh, pads)
+        if dw is not None:   # (None: a NaN or infinity in an input, see conv_winograd)
+            return dw
     view = patches(pad_spatial(x, pads), (oh, ow), k_hw, strides, dilations)
     blocks, size = _block_plan(n, oh, ow, k, x.dtype)
     parts = np.empty((len(blocks), k, oc), x.dtype)

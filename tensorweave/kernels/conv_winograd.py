@@ -16,10 +16,14 @@ module's first F(2x2, 3x3)) cost as much as the multiplications they save below 
 Work runs in bands of whole tile rows on `intra_op`'s threads; a band's transformed tiles stay
 in cache between its transform, its GEMMs and its inverse transform. The filter gradient keeps
 one partial sum per band and adds them in band order, so no result depends on the thread count.
-Non-finite inputs run im2col (`finite`), so NaN and infinity reach the outputs direct
-convolution gives them. Rounding, relative to the largest output in float32: ~7e-7 for 3x3 (B
-and A are exact), ~4e-6 for 5x5 (G holds 1/6, 1/12 and 1/24), ~1e-5 for the 5x5 filter
-gradient, whose transformed tiles reach ~100x the inputs before the sum over tiles.
+Non-finite inputs run im2col: a NaN or infinity would spread through the transforms to its
+whole tile, and inf - inf there makes NaN where direct convolution gives inf. The input
+transforms check each input row once while it is in cache (VGG19 2.4% slower than unchecked; a
+NumPy pass over each input first cost 5.7%), and the kernels return None for the caller to fall
+back.
+Rounding, relative to the largest output in float32: ~7e-7 for 3x3 (B and A are exact), ~4e-6
+for 5x5 (G holds 1/6, 1/12 and 1/24), ~1e-5 for the 5x5 filter gradient, whose transformed tiles
+reach ~100x the inputs before the sum over tiles.
 """
 from __future__ import annotations
 
@@ -82,12 +86,22 @@ def applies(x_shape, w_shape, strides, dilations, out_hw, dtype) -> bool:
     return tiles >= MIN_TILES and min(w_shape[2], w_shape[3]) >= MIN_CHANNELS
 
 
-def finite(*arrays) -> bool:
-    """Whether every element of `arrays` is finite, which Winograd needs to give what direct
-    convolution gives: a NaN or infinity spreads through the transforms to its whole tile, and
-    inf - inf there makes NaN where direct convolution gives inf. (A sum too large for the dtype
-    also says no: such a convolution runs im2col, just slower.)"""
-    return all(np.isfinite(np.add.reduce(a, axis=None)) for a in arrays)
+def _finite(w) -> bool:
+    """Whether every element of the (small) filter is finite; a sum too large for the dtype
+    also says no, and that convolution runs im2col, just slower."""
+    return bool(np.isfinite(np.add.reduce(w, axis=None)))
+
+
+@loop_helper
+def _finite_rows(src, s0, count, n) -> bool:
+    """Whether rows s0 .. s0 + count - 1 of src hold only finite values (v - v is 0 exactly
+    for those): an OR over the rows that LLVM vectorizes, run while they are in cache."""
+    bad = False
+    for row in range(s0, s0 + count):
+        for c in range(n):
+            v = src[row, c]
+            bad |= (v - v) != 0
+    return not bad
 
 
 # --- the transforms: one loop per output row, rows addressed by (first, step) ------------------
@@ -178,19 +192,24 @@ def _a_rows(r, dst, d0, dstep, src, s0, sstep, n, two):
 def _input_loop(r, xp, v, ta, r0, r1, th, tw, k):
     """v [a^2 * tiles, C], position-major = B^T d B of the tiles of tile rows r0..r1 (counted
     over images: row i is tile row i % th of image i // th) of padded NHWC `xp`; ta [a * Wp, C]
-    holds one tile row's vertical transform."""
+    holds one tile row's vertical transform. Returns whether every input it read was finite."""
     nb, hp, wp, c = xp.shape
     a = r + 1
     rows = xp.reshape(nb * hp, wp * c)
     ta_rows = ta.reshape(a, wp * c)
     tiles = (r1 - r0) * tw
     t = 0
+    finite = True
     for row in range(r0, r1):
-        _bt_rows(r, ta_rows, 0, 1, rows, (row // th) * hp + 2 * (row % th), 1, wp * c, k)
+        first = (row // th) * hp + 2 * (row % th)
+        # Each input row once: a tile row's first two, and the rest at an image's last.
+        finite &= _finite_rows(rows, first, a if row % th == th - 1 else 2, wp * c)
+        _bt_rows(r, ta_rows, 0, 1, rows, first, 1, wp * c, k)
         for tj in range(tw):
             for i in range(a):
                 _bt_rows(r, v, i * a * tiles + t, tiles, ta, i * wp + 2 * tj, 1, c, k)
             t += 1
+    return finite
 
 
 def _output_loop(r, m, out, s, edge, r0, r1, th, tw, two):
@@ -225,20 +244,24 @@ def _output_loop(r, m, out, s, edge, r0, r1, th, tw, two):
 
 def _gradient_loop(r, dyp, yhat, e, r0, r1, th, tw, two):
     """yhat [a^2 * tiles, K], position-major = A dY A^T of the tiles of tile rows r0..r1 of the
-    output gradient `dyp` (NHWC, zero-padded to even sizes); e [2a, K] is scratch."""
+    output gradient `dyp` (NHWC, zero-padded to even sizes); e [2a, K] is scratch. Returns
+    whether every gradient it read was finite."""
     nb, hp, wp, k = dyp.shape
     a = r + 1
     d2 = dyp.reshape(nb * hp * wp, k)
     tiles = (r1 - r0) * tw
     t = 0
+    finite = True
     for row in range(r0, r1):
         p0 = ((row // th) * hp + 2 * (row % th)) * wp
+        finite &= _finite_rows(d2, p0, 2 * wp, k)
         for tj in range(tw):
             for j in range(2):
                 _a_rows(r, e, j, 2, d2, p0 + 2 * tj + j, wp, k, two)
             for i in range(a):
                 _a_rows(r, yhat, i * a * tiles + t, tiles, e, 2 * i, 1, k, two)
             t += 1
+    return finite
 
 
 # --- the kernels ---------------------------------------------------------------------------------
@@ -262,11 +285,13 @@ class _Tiling:
         self._most = min(per, n * th) * tw   # tiles in the largest band
         self.consts = np.array([2, 4, 5], x.dtype)
         self._transform = compiled(_input_loop)
+        self.nonfinite: list[int] = []   # bands whose inputs held a NaN or infinity
 
     def buffers(self, i: int, extra_rows: int):
         """Band i's (first row, last + 1, transformed input [a^2, tiles, C], [a^2, tiles, K]
         for the other operand, [extra_rows, K] of scratch), all in the thread's scratch buffer,
-        with the input already transformed."""
+        with the input already transformed; a band whose input holds a NaN or infinity is
+        recorded in `nonfinite`."""
         r0, r1 = self.bands[i]
         a2, c, k, tw, wp = self.a * self.a, self.c, self.k, self.tw, self.xp.shape[2]
         tiles, most = (r1 - r0) * tw, self._most
@@ -276,8 +301,9 @@ class _Tiling:
         other = buf[a2 * most * c:a2 * most * c + a2 * tiles * k].reshape(a2, tiles, k)
         rest = buf[a2 * most * (c + k):]
         vertical = rest[:self.a * wp * c].reshape(self.a * wp, c)
-        self._transform(self.r, self.xp, v.reshape(a2 * tiles, c), vertical, r0, r1, self.th,
-                        tw, self.consts)
+        if not self._transform(self.r, self.xp, v.reshape(a2 * tiles, c), vertical, r0, r1,
+                               self.th, tw, self.consts):
+            self.nonfinite.append(i)
         return r0, r1, v, other, rest[self.a * wp * c:].reshape(extra_rows, k)
 
 
@@ -287,12 +313,15 @@ def _filter_transform(r: int, dtype) -> np.ndarray:
     return np.kron(g, g).astype(dtype)
 
 
-def conv2d(x, w, out_hw, pads, epilogue=None) -> np.ndarray:
+def conv2d(x, w, out_hw, pads, epilogue=None) -> np.ndarray | None:
     """Stride-1 convolution of NHWC `x` by an r x r filter (pads: ((top, bottom), (left,
-    right))). `epilogue(rows)` runs on each band's output rows [pixels, K] while they are in
-    cache, when tile rows are whole output rows (an even output height), else once at the end."""
+    right))), or None when an input holds a NaN or infinity (see the module docstring).
+    `epilogue(rows)` runs on each band's output rows [pixels, K] while they are in cache, when
+    tile rows are whole output rows (an even output height), else once at the end."""
     n, c = x.shape[0], x.shape[3]
     r, k = w.shape[0], w.shape[3]
+    if not _finite(w):
+        return None
     tiling = _Tiling(x, r, out_hw, pads, k)
     th, tw, a = tiling.th, tiling.tw, tiling.a
     u = linalg.matmul(_filter_transform(r, x.dtype), w.reshape(r * r, c * k))
@@ -303,6 +332,8 @@ def conv2d(x, w, out_hw, pads, epilogue=None) -> np.ndarray:
 
     def band(i):
         r0, r1, v, m, scratch = tiling.buffers(i, 2 * a + 4)
+        if tiling.nonfinite:
+            return
         np.matmul(v, u, out=m)
         transform_out(r, m.reshape(-1, k), out, scratch[:2 * a], scratch[2 * a:], r0, r1, th,
                       tw, tiling.consts[0])
@@ -310,14 +341,17 @@ def conv2d(x, w, out_hw, pads, epilogue=None) -> np.ndarray:
             epilogue(out.reshape(n * th, -1)[r0:r1].reshape(-1, k))
 
     intra_op.parallel_for(len(tiling.bands), band)
+    if tiling.nonfinite:
+        return None
     if epilogue is not None and not banded:
         epilogue(out.reshape(-1, k))
     return out
 
 
-def filter_gradient(x, dy, r: int, pads) -> np.ndarray:
+def filter_gradient(x, dy, r: int, pads) -> np.ndarray | None:
     """d filter [r, r, C, K] of the stride-1 convolution of NHWC `x` whose output gradient is
-    `dy`: one partial [a^2, C, K] per band, summed in band order."""
+    `dy`: one partial [a^2, C, K] per band, summed in band order. None when an input holds a
+    NaN or infinity (see the module docstring)."""
     n, oh, ow, k = dy.shape
     c = x.shape[3]
     tiling = _Tiling(x, r, (oh, ow), pads, k)
@@ -331,10 +365,16 @@ def filter_gradient(x, dy, r: int, pads) -> np.ndarray:
 
     def band(i):
         r0, r1, v, yhat, scratch = tiling.buffers(i, 2 * a)
-        transform_dy(r, dyp, yhat.reshape(-1, k), scratch, r0, r1, th, tw, tiling.consts[0])
+        if not transform_dy(r, dyp, yhat.reshape(-1, k), scratch, r0, r1, th, tw,
+                            tiling.consts[0]):
+            tiling.nonfinite.append(i)
+        if tiling.nonfinite:
+            return
         np.matmul(v.transpose(0, 2, 1), yhat, out=parts[i])
 
     intra_op.parallel_for(len(tiling.bands), band)
+    if tiling.nonfinite:
+        return None
     du = np.add.reduce(parts, axis=0)
     return linalg.matmul(_filter_transform(r, x.dtype).T, du.reshape(a * a, c * k)).reshape(
         r, r, c, k)
