@@ -27,6 +27,8 @@ reach ~100x the inputs before the sum over tiles.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from tensorweave.kernels import intra_op, linalg
@@ -307,10 +309,13 @@ class _Tiling:
         return r0, r1, v, other, rest[self.a * wp * c:].reshape(extra_rows, k)
 
 
-def _filter_transform(r: int, dtype) -> np.ndarray:
-    """[a^2, r^2]: vec(G g G^T) = kron(G, G) vec(g)."""
+@functools.cache
+def _filter_transform(r: int, dtype: np.dtype) -> np.ndarray:
+    """[a^2, r^2]: vec(G g G^T) = kron(G, G) vec(g); built once per filter size and dtype."""
     g = matrices(r)[1]
-    return np.kron(g, g).astype(dtype)
+    kron = np.kron(g, g).astype(dtype)
+    kron.flags.writeable = False
+    return kron
 
 
 def conv2d(x, w, out_hw, pads, epilogue=None) -> np.ndarray | None:
