@@ -23,8 +23,8 @@ from tensorweave.framework import errors
 from tensorweave.kernels import bias_rows, pool
 from tensorweave.kernels.context import KernelContext
 from tensorweave.kernels.linalg import MatMulKernel
-from tensorweave.kernels.nn import relu_grad_into
-from tensorweave.kernels.registry import find_kernel, kernel
+from tensorweave.kernels.nn import relu_grad_and_sums, relu_grad_into
+from tensorweave.kernels.registry import find_kernel, kernel, register_pure
 
 _nd = np.ndarray
 
@@ -244,6 +244,31 @@ class FusedMaxPoolGradReluGradKernel:
         return self.pool.route(x, dy, relu=True)
 
 
+@kernel("_FusedMaxPoolGradReluGradBiasAddGrad", expensive=True)
+class FusedMaxPoolGradReluGradBiasAddGradKernel(FusedMaxPoolGradReluGradKernel):
+    """_FusedMaxPoolGradReluGrad's pass, adding up each channel's routed values as it writes
+    them: the bias gradient without another pass over the full-size result."""
+
+    def compute(self, ctx, x, y, dy):
+        if self.pool.error is not None:
+            raise self.pool.error
+        return self.pool.route(x, dy, relu=True, channel_sums=True)
+
+
+def _relu_grad_bias_add_grad(g, x):
+    """ReluGrad and its bias gradient in one pass (kernels/nn.py)."""
+    if g.shape != x.shape:
+        raise _invalid(f"_FusedReluGradBiasAddGrad: gradients and features must have the same "
+                       f"shape: {list(g.shape)} vs {list(x.shape)}")
+    if g.ndim < 2:
+        raise _invalid(f"_FusedReluGradBiasAddGrad: input must be at least 2-D: "
+                       f"{list(g.shape)}")
+    return relu_grad_and_sums(g, x)
+
+
+register_pure("_FusedReluGradBiasAddGrad", _relu_grad_bias_add_grad)
+
+
 @kernel("_FusedElementwise")
 class FusedElementwiseKernel:
     """A chain of elementwise ops compiled into one function over one output buffer.
@@ -306,7 +331,7 @@ def in_place_inputs(node) -> tuple:
         return (0,)
     if node.op in ELEMENTWISE_BINARY:
         return (0, 1)
-    if node.op in ("ReluGrad", "BiasAdd"):
+    if node.op in ("ReluGrad", "BiasAdd", "_FusedReluGradBiasAddGrad"):
         return (0,)
     if node.op == "_FusedElementwise":
         return fused_chain_inputs(node.attrs)
@@ -345,6 +370,12 @@ def in_place_kernel(node, j: int, ctx, original, pure: bool):
                 return relu_grad_into(g, x, out=g)
             return fallback(g, x)
         return relu_grad
+    if node.op == "_FusedReluGradBiasAddGrad" and j == 0:
+        def relu_grad_and_bias_grad(g, x):
+            if g.__class__ is _nd and g.flags.writeable and x.shape == g.shape and g.ndim >= 2:
+                return relu_grad_and_sums(g, x, out=g)
+            return fallback(g, x)
+        return relu_grad_and_bias_grad
     if node.op == "BiasAdd" and j == 0 and node.attrs.get("data_format", "NHWC") == "NHWC":
         def bias_add(value, bias):
             if value.__class__ is _nd and value.flags.writeable and bias.ndim == 1 and \

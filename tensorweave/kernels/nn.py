@@ -71,6 +71,56 @@ def relu_grad_into(g, x, out=None):
     return np.multiply(g, x > 0, out=out)
 
 
+def _relu_grad_sums_loop(g, x, out, sums, width):
+    for r in range(g.size // width):
+        base = r * width
+        for c in range(width):   # flat indices and one loop per job: both vectorize
+            out[base + c] = g[base + c] if x[base + c] > 0 else g[base + c] * 0
+        if r == 0:
+            for c in range(width):
+                sums[c] = out[c]
+        else:
+            for c in range(width):
+                sums[c] += out[base + c]
+
+
+def _relu_grad_sums_in_place_loop(g, x, sums, width):
+    for r in range(g.size // width):
+        base = r * width
+        for c in range(width):
+            if not x[base + c] > 0:
+                g[base + c] *= 0
+        if r == 0:
+            for c in range(width):
+                sums[c] = g[c]
+        else:
+            for c in range(width):
+                sums[c] += g[base + c]
+
+
+def relu_grad_and_sums(g, x, out=None):
+    """(g * [x > 0], its sum over every axis but the last): a bias gradient taken in the same
+    pass as ReluGrad, into `out` (may be g) or a new array. Contiguous float arrays of one
+    shape run one compiled loop adding row after row, the order of the Sum kernel's row loop
+    (kernels/reduction.py), so both values are bit-identical to ReluGrad then Sum; others take
+    those two kernels' NumPy paths. Into g itself the loop is another one, for the reason
+    `relu_grad_into` gives."""
+    if g.__class__ is np.ndarray and x.__class__ is np.ndarray and g.shape == x.shape and \
+            g.ndim >= 1 and g.size and g.dtype == x.dtype and g.dtype in LOOP_DTYPES and \
+            g.flags.c_contiguous and x.flags.c_contiguous:
+        width = g.shape[-1]
+        sums = np.empty(width, g.dtype)
+        if out is g:
+            compiled(_relu_grad_sums_in_place_loop)(g.reshape(-1), x.reshape(-1), sums, width)
+            return g, sums
+        out = np.empty_like(g)
+        compiled(_relu_grad_sums_loop)(g.reshape(-1), x.reshape(-1), out.reshape(-1), sums,
+                                        width)
+        return out, sums
+    out = relu_grad_into(np.asarray(g), np.asarray(x), out=out)
+    return out, np.add.reduce(out.reshape(-1, out.shape[-1]), axis=0)
+
+
 def _relu6(x):
     y = np.maximum(x, x.dtype.type(0))
     return np.minimum(y, x.dtype.type(6), out=y)

@@ -19,6 +19,11 @@ over memory and without the intermediate arrays.
 * `_FusedMaxPoolGradReluGrad(orig_input, orig_output, grad)`: ReluGrad(MaxPoolGrad(...),
   orig_input), the backward pass of relu -> max_pool: each window's gradient goes to its first
   maximum when that maximum is positive.
+* `_FusedReluGradBiasAddGrad(gradients, features)`: ReluGrad and the sum of its result over
+  every axis but the last (the bias gradient: Sum or BiasAddGrad of it) in one pass; outputs
+  (backprops, bias_grad).
+* `_FusedMaxPoolGradReluGradBiasAddGrad(orig_input, orig_output, grad)`:
+  `_FusedMaxPoolGradReluGrad` and the channel sums of its result, the same way.
 * `_FusedAddNApplyGradientDescent(var, alpha, factor, grads)`: ApplyGradientDescent whose delta
   is AddN(grads), optionally times (`scale` "mul") or divided by (`scale` "div") the scalar
   `factor` (a list of one; empty for `scale` "none"): the averaged-gradient update of
@@ -103,6 +108,29 @@ FusedMaxPoolGradReluGrad = define_op(
            Attr("explicit_paddings", "list(int)", []), Attr("data_format", "string", "NHWC")],
     shape_fn=lambda ctx: ctx.input_shape(0), not_differentiable=True,
     doc="ReluGrad(MaxPoolGrad(orig_input, orig_output, grad), orig_input) in one pass.")
+
+
+def _with_channel_sums(ctx):
+    """(the first input's shape, [its last dimension]): a gradient and its bias gradient."""
+    shape = ctx.input_shape(0)
+    return shape, _ts.TensorShape([shape[-1] if shape.ndims else None])
+
+
+FusedReluGradBiasAddGrad = define_op(
+    "_FusedReluGradBiasAddGrad", inputs=["gradients: T", "features: T"],
+    outputs=["backprops: T", "bias_grad: T"], attrs=[TypeAttr("T", _FLOAT)],
+    shape_fn=_with_channel_sums, not_differentiable=True,
+    doc="ReluGrad(gradients, features) and its sum over every axis but the last.")
+
+FusedMaxPoolGradReluGradBiasAddGrad = define_op(
+    "_FusedMaxPoolGradReluGradBiasAddGrad",
+    inputs=["orig_input: T", "orig_output: T", "grad: T"],
+    outputs=["output: T", "bias_grad: T"],
+    attrs=[TypeAttr("T", (_dtypes.float32, _dtypes.float64)), Attr("ksize", "list(int)"),
+           Attr("strides", "list(int)"), Attr("padding", "string"),
+           Attr("explicit_paddings", "list(int)", []), Attr("data_format", "string", "NHWC")],
+    shape_fn=_with_channel_sums, not_differentiable=True,
+    doc="_FusedMaxPoolGradReluGrad and its sum over every axis but the last.")
 
 
 def _fused_add_n_update_shape(ctx):

@@ -59,7 +59,7 @@ _LOADED = False
 # The modules that register the built-in passes (imported on first use, after the ops).
 _BUILTIN = ("dependency", "iterator_shapes", "constant_folding", "arithmetic", "cse", "layout",
             "remapper", "pool_grad_fusion", "update_fusion", "sum_update_fusion",
-            "elementwise_fusion", "memory")
+            "bias_grad_fusion", "elementwise_fusion", "memory")
 
 
 def register_pass(name: str, phase: str = POST_PLACEMENT, order: int = 100, toggle: str = "",

@@ -12,7 +12,7 @@ from tensorweave.runtime.passes import options as opt
 EXPECTED_ORDER = ["model_pruning", "iterator_shapes", "constant_folding",
                   "arithmetic_optimization", "common_subgraph_elimination",
                   "dependency_optimization", "layout_optimizer", "remapping", "pool_grad_fusion",
-                  "update_fusion", "sum_update_fusion", "elementwise_fusion",
+                  "update_fusion", "sum_update_fusion", "bias_grad_fusion", "elementwise_fusion",
                   "memory_optimization"]
 
 
