@@ -38,6 +38,17 @@ def per_call_us_each(fns: dict[str, Callable[[], object]], *, batches: int = 30,
     `finish[name]()`, when given, runs inside that function's timed batches, after its calls:
     work the batch caused that would otherwise land in the next function's batch (a queue
     runner refilling what the batch consumed)."""
+    means = batch_means_each(fns, batches=batches, batch_seconds=batch_seconds,
+                             warmup_seconds=warmup_seconds, min_calls=min_calls, finish=finish)
+    return {name: statistics.median(m) * 1e6 for name, m in means.items()}
+
+
+def batch_means_each(fns: dict[str, Callable[[], object]], *, batches: int, batch_seconds: float,
+                     warmup_seconds: float, min_calls: int,
+                     finish: dict[str, Callable[[], object]] | None = None,
+                     ) -> dict[str, list[float]]:
+    """The per-batch mean call times (seconds) behind `per_call_us_each`, batch k of every
+    function from the same round: their ratios pair up measurements taken moments apart."""
     finish = finish or {}
     next_turn()
     sizes = {}
@@ -62,7 +73,7 @@ def per_call_us_each(fns: dict[str, Callable[[], object]], *, batches: int = 30,
                 fn()
             done()
             means[name].append((time.perf_counter() - start) / batch)
-    return {name: statistics.median(m) * 1e6 for name, m in means.items()}
+    return means
 
 
 def _nothing() -> None:

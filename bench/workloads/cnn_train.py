@@ -42,6 +42,30 @@ def _check_learns(losses) -> None:
         raise AssertionError(f"loss did not decrease over {len(losses)} steps: {losses}")
 
 
+def cnn_loss(tf, x, y):
+    """The workload's model: mean softmax cross entropy of the two-conv net on NHWC images `x`
+    and one-hot labels `y` (the optimizer_gain workload trains it too)."""
+    def weight(shape):
+        return tf.Variable(tf.truncated_normal(shape, stddev=0.1))
+
+    def bias(shape):
+        return tf.Variable(tf.constant(0.1, shape=shape))
+
+    def conv(h, shape):
+        return tf.nn.relu(tf.nn.conv2d(h, weight(shape), [1, 1, 1, 1], "SAME")
+                          + bias(shape[-1:]))
+
+    def pool(h):
+        return tf.nn.max_pool(h, [1, 2, 2, 1], [1, 2, 2, 1], "SAME")
+
+    h = pool(conv(x, [5, 5, 1, 32]))
+    h = pool(conv(h, [5, 5, 32, 64]))
+    h = tf.reshape(h, [-1, 7 * 7 * 64])
+    h = tf.nn.relu(tf.matmul(h, weight([7 * 7 * 64, 1024])) + bias([1024]))
+    logits = tf.matmul(h, weight([1024, 10])) + bias([10])
+    return tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits_v2(labels=y, logits=logits))
+
+
 def run_tf1(tf):
     """Time `sess.run(train_op, feed)` of the two-conv net written against the TF1 API."""
     images, labels, _ = _batch()
@@ -49,27 +73,7 @@ def run_tf1(tf):
         tf.set_random_seed(0)
         x = tf.placeholder(tf.float32, [BATCH, 28, 28, 1], name="x")
         y = tf.placeholder(tf.float32, [BATCH, 10], name="y")
-
-        def weight(shape):
-            return tf.Variable(tf.truncated_normal(shape, stddev=0.1))
-
-        def bias(shape):
-            return tf.Variable(tf.constant(0.1, shape=shape))
-
-        def conv(h, shape):
-            return tf.nn.relu(tf.nn.conv2d(h, weight(shape), [1, 1, 1, 1], "SAME")
-                              + bias(shape[-1:]))
-
-        def pool(h):
-            return tf.nn.max_pool(h, [1, 2, 2, 1], [1, 2, 2, 1], "SAME")
-
-        h = pool(conv(x, [5, 5, 1, 32]))
-        h = pool(conv(h, [5, 5, 32, 64]))
-        h = tf.reshape(h, [-1, 7 * 7 * 64])
-        h = tf.nn.relu(tf.matmul(h, weight([7 * 7 * 64, 1024])) + bias([1024]))
-        logits = tf.matmul(h, weight([1024, 10])) + bias([10])
-        loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits_v2(labels=y,
-                                                                         logits=logits))
+        loss = cnn_loss(tf, x, y)
         train = tf.train.AdamOptimizer(1e-4).minimize(loss)
         feed = {x: images, y: labels}
         start = memory.start_phase()
