@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 from bench.metrics import Metric
-from bench.timing import per_call_us_each
+from bench.timing import batch_means_each
 from bench.workloads.mlp_train import SIZES, mlp_loss
 
 BATCH = 128
@@ -31,6 +31,9 @@ METRICS = {
                                       "a QueueRunner"),
     "dataset_ms_per_step": Metric("ms", f"SGD step on tf.data: shuffle({SHUFFLE_BUFFER}), "
                                         f"repeat, batch({BATCH}), prefetch(1)"),
+    "queue_over_feed_dict": Metric("x", "queue step / feed_dict step, median of the ratios "
+                                        "of batches timed moments apart"),
+    "dataset_over_feed_dict": Metric("x", "tf.data step / feed_dict step, the same way"),
 }
 
 
@@ -124,7 +127,7 @@ def _pipeline_step(tf, make_inputs):
 
 def run_tf1(tf):
     """Time the SGD step under each input pipeline, TF1 API: the three sessions exist at once
-    and their timed batches alternate (bench.timing.per_call_us_each), so the ratios to the
+    and their timed batches alternate (bench.timing.batch_means_each), so the ratios to the
     feed_dict step compare like with like; a queue batch ends once its runner has refilled
     the queue, so that work is charged to it and not to the next batch."""
     with contextlib.ExitStack() as stack:
@@ -136,6 +139,10 @@ def run_tf1(tf):
             steps[metric], done = stack.enter_context(setup(tf))
             if done is not None:
                 finish[metric] = done
-        us = per_call_us_each(steps, batches=20, batch_seconds=0.05, warmup_seconds=0.5,
-                              min_calls=100, finish=finish)
-    return {metric: value / 1e3 for metric, value in us.items()}
+        means = batch_means_each(steps, batches=20, batch_seconds=0.05, warmup_seconds=0.5,
+                                 min_calls=100, finish=finish)
+    out = {metric: float(np.median(m)) * 1e3 for metric, m in means.items()}
+    fed = np.array(means["feed_dict_ms_per_step"])
+    for name, metric in (("queue", "queue_ms_per_step"), ("dataset", "dataset_ms_per_step")):
+        out[f"{name}_over_feed_dict"] = float(np.median(np.array(means[metric]) / fed))
+    return out
