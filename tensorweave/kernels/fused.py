@@ -244,17 +244,6 @@ class FusedMaxPoolGradReluGradKernel:
         return self.pool.route(x, dy, relu=True)
 
 
-@kernel("_FusedMaxPoolGradReluGradBiasAddGrad", expensive=True)
-class FusedMaxPoolGradReluGradBiasAddGradKernel(FusedMaxPoolGradReluGradKernel):
-    """_FusedMaxPoolGradReluGrad's pass, adding up each channel's routed values as it writes
-    them: the bias gradient without another pass over the full-size result."""
-
-    def compute(self, ctx, x, y, dy):
-        if self.pool.error is not None:
-            raise self.pool.error
-        return self.pool.route(x, dy, relu=True, channel_sums=True)
-
-
 def _relu_grad_bias_add_grad(g, x):
     """ReluGrad and its bias gradient in one pass (kernels/nn.py)."""
     if g.shape != x.shape:

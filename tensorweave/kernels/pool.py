@@ -178,18 +178,11 @@ def _max_pool_nhwc(x, out, kh, kw, sh, sw, pad_top, pad_left):
                 _window_maximum(x, b, i * sh - pad_top, j * sw - pad_left, kh, kw, out, b, i, j)
 
 
-def _batch_chunks(x) -> tuple[int, int]:
-    """(images per chunk, chunks) of `_over_batch` for x: POOL_CHUNKS chunks when large."""
+def _over_batch(x, run) -> None:
+    """run(batch slice) over all of x's images: in chunks on intra_op's threads when large."""
     n = x.shape[0]
     step = -(-n // POOL_CHUNKS) if x.size >= PARALLEL_SIZE else max(n, 1)
-    return step, -(-n // step)
-
-
-def _over_batch(x, run) -> None:
-    """run(chunk index, batch slice) over all of x's images: in chunks on intra_op's threads
-    when large (`_batch_chunks`)."""
-    step, chunks = _batch_chunks(x)
-    intra_op.parallel_for(chunks, lambda i: run(i, slice(i * step, (i + 1) * step)))
+    intra_op.parallel_for(-(-n // step), lambda i: run(slice(i * step, (i + 1) * step)))
 
 
 def splits_over_batch(op_type: str, node) -> bool:
@@ -226,7 +219,7 @@ class MaxPoolKernel(_PoolKernel):
             x = np.ascontiguousarray(x)
             out = np.empty(plan.out_shape, x.dtype)
             args = (*self.spec.ksize, *self.spec.strides, *plan.pads_before)
-            _over_batch(x, lambda _, b: self.loop(x[b], out[b], *args))
+            _over_batch(x, lambda b: self.loop(x[b], out[b], *args))
             return out
         return _window_max(_padded(x, plan, _lowest(x.dtype)), plan)
 
@@ -262,24 +255,20 @@ def _route(xp, m, plan: _Plan):
         yield w, hit
 
 
-def _max_pool_grad_nhwc(x, dy, dx, kh, kw, sh, sw, pad_top, pad_left, relu, sums):
+def _max_pool_grad_nhwc(x, dy, dx, kh, kw, sh, sw, pad_top, pad_left, relu):
     """Compiled MaxPoolGrad for NHWC windows that do not overlap: per window and channel,
     dy goes to the first maximum in scan order (a padding position counts as -inf, and a
     window holding a NaN routes nowhere, as with the slice formulation). Writes every input
     element a window covers; the caller zeroes dx when some are covered by none. `relu`:
     only a positive maximum gets it (ReluGrad of the result, x being the ReLU's output).
-    `sums`, when not empty ([C]), gets the sum of each channel's routed values (with `relu`,
-    whose x >= 0 never routes to padding): the sum of dx over images and pixels, a bias
-    gradient, without reading dx again. Two passes per window, vectorized over channels: the
-    maximum (as the forward pass takes it), then each element in scan order takes the
-    gradient if it equals the maximum and no earlier one did."""
+    Two passes per window, vectorized over channels: the maximum (as the forward pass takes
+    it), then each element in scan order takes the gradient if it equals the maximum and no
+    earlier one did."""
     n, h, w, c = x.shape
     lowest = -np.inf
     best = np.empty((1, 1, 1, c), x.dtype)   # the window's maximum, as _window_maximum writes it
     routed = np.empty(c, dy.dtype)
     unrouted = np.empty(c, np.bool_)
-    summing = sums.size > 0
-    total = np.zeros(c, dy.dtype)   # the window's routed values, each channel's in scan order
     for b in range(n):
         for i in range(dy.shape[1]):
             r0 = i * sh - pad_top
@@ -303,11 +292,6 @@ def _max_pool_grad_nhwc(x, dy, dx, kh, kw, sh, sw, pad_top, pad_left, relu, sums
                             hit = unrouted[ch] and x[b, r, col, ch] == best[0, 0, 0, ch]
                             dx[b, r, col, ch] = routed[ch] if hit else 0
                             unrouted[ch] = unrouted[ch] and not hit
-                if summing:
-                    for ch in range(c):
-                        total[ch] += 0 if unrouted[ch] else routed[ch]
-    if summing:
-        sums[:] = total
 
 
 @kernel(("MaxPoolGrad", "MaxPool3DGrad"), expensive=True)
@@ -330,11 +314,8 @@ class MaxPoolGradKernel(_PoolKernel):
     def compute(self, ctx, x, y, dy):
         return self.route(x, dy, relu=False)
 
-    def route(self, x, dy, relu: bool, channel_sums: bool = False):
-        """d input; with `relu`, times (x > 0) as ReluGrad would make it. With
-        `channel_sums`, (d input, its sum over every axis but the last): the compiled pass
-        adds each chunk's values as it writes them and the chunks' sums are added in order
-        (the same for any thread count; the order differs from a Sum kernel's)."""
+    def route(self, x, dy, relu: bool):
+        """d input; with `relu`, times (x > 0) as ReluGrad would make it."""
         plan = self.plan(x.shape)
         if tuple(dy.shape) != tuple(plan.out_shape):
             raise invalid(f"Expected grad shape to be {plan.out_shape}, but got {dy.shape}")
@@ -343,19 +324,10 @@ class MaxPoolGradKernel(_PoolKernel):
             dx = (np.empty if plan.covered else np.zeros)(x.shape, x.dtype)
             x, dy = np.ascontiguousarray(x), np.ascontiguousarray(dy)
             args = (*self.spec.ksize, *self.spec.strides, *plan.pads_before, relu)
-            if not channel_sums:
-                none = np.empty(0, x.dtype)
-                _over_batch(x, lambda _, b: self.loop(x[b], dy[b], dx[b], *args, none))
-                return dx
-            sums = np.zeros((_batch_chunks(x)[1], x.shape[-1]), x.dtype)
-            _over_batch(x, lambda i, b: self.loop(x[b], dy[b], dx[b], *args, sums[i]))
-            return dx, np.add.reduce(sums, axis=0)
+            _over_batch(x, lambda b: self.loop(x[b], dy[b], dx[b], *args))
+            return dx
         dx = self._sliced(x, dy, plan)
-        if relu:
-            relu_grad_into(dx, x, out=dx)
-        if channel_sums:
-            return dx, np.add.reduce(dx.reshape(-1, dx.shape[-1]), axis=0)
-        return dx
+        return relu_grad_into(dx, x, out=dx) if relu else dx
 
     @staticmethod
     def _sliced(x, dy, plan: _Plan):

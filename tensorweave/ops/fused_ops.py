@@ -22,8 +22,6 @@ over memory and without the intermediate arrays.
 * `_FusedReluGradBiasAddGrad(gradients, features)`: ReluGrad and the sum of its result over
   every axis but the last (the bias gradient: Sum or BiasAddGrad of it) in one pass; outputs
   (backprops, bias_grad).
-* `_FusedMaxPoolGradReluGradBiasAddGrad(orig_input, orig_output, grad)`:
-  `_FusedMaxPoolGradReluGrad` and the channel sums of its result, the same way.
 * `_FusedAddNApplyGradientDescent(var, alpha, factor, grads)`: ApplyGradientDescent whose delta
   is AddN(grads), optionally times (`scale` "mul") or divided by (`scale` "div") the scalar
   `factor` (a list of one; empty for `scale` "none"): the averaged-gradient update of
@@ -121,16 +119,6 @@ FusedReluGradBiasAddGrad = define_op(
     outputs=["backprops: T", "bias_grad: T"], attrs=[TypeAttr("T", _FLOAT)],
     shape_fn=_with_channel_sums, not_differentiable=True,
     doc="ReluGrad(gradients, features) and its sum over every axis but the last.")
-
-FusedMaxPoolGradReluGradBiasAddGrad = define_op(
-    "_FusedMaxPoolGradReluGradBiasAddGrad",
-    inputs=["orig_input: T", "orig_output: T", "grad: T"],
-    outputs=["output: T", "bias_grad: T"],
-    attrs=[TypeAttr("T", (_dtypes.float32, _dtypes.float64)), Attr("ksize", "list(int)"),
-           Attr("strides", "list(int)"), Attr("padding", "string"),
-           Attr("explicit_paddings", "list(int)", []), Attr("data_format", "string", "NHWC")],
-    shape_fn=_with_channel_sums, not_differentiable=True,
-    doc="_FusedMaxPoolGradReluGrad and its sum over every axis but the last.")
 
 
 def _fused_add_n_update_shape(ctx):

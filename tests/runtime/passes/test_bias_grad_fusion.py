@@ -5,10 +5,8 @@ import pytest
 import tensorweave as tf
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.ops.fused_ops import FusedReluGradBiasAddGrad
-from tensorweave.protos import config_pb2
 
 RELU = "_FusedReluGradBiasAddGrad"
-POOL = "_FusedMaxPoolGradReluGradBiasAddGrad"
 
 
 def _partition_ops(pt, fetches, feed, cfg=None):
@@ -47,7 +45,7 @@ def test_dense_relu_bias_gradient_fuses_bit_identically(pt, dtype, shape):
         assert a.tobytes() == c.tobytes()
 
 
-def test_bias_add_and_pooled_convolution_gradients_fuse_within_rounding(pt):
+def test_bias_add_gradients_fuse_within_rounding_and_pooled_ones_stay(pt):
     rng = np.random.RandomState(2)
     x = tf.placeholder(tf.float32, [4, 12, 12, 3])
     w = tf.constant(rng.randn(3, 3, 3, 16).astype(np.float32))
@@ -62,28 +60,10 @@ def test_bias_add_and_pooled_convolution_gradients_fuse_within_rounding(pt):
     feed = {x: rng.randn(4, 12, 12, 3).astype(np.float32),
             b2: rng.randn(576).astype(np.float32)}
     ops = _partition_ops(pt, grads, feed)
-    assert ops.count(POOL) == 1 and ops.count(RELU) == 1
-    assert "BiasAddGrad" not in ops and "MaxPoolGrad" not in ops
+    assert ops.count(RELU) == 1 and ops.count("BiasAddGrad") == 1     # the pooled one stays
+    assert "_FusedMaxPoolGradReluGrad" in ops
     plain, fused = pt.compare(grads, feed, rtol=1e-5, atol=1e-5)
     assert plain[1].shape == (16,) and plain[2].shape == (576,)
-
-
-def test_pooled_bias_gradient_is_the_same_on_any_number_of_threads(pt):
-    rng = np.random.RandomState(3)
-    x = tf.placeholder(tf.float32, [16, 32, 32, 8])     # large enough to split over chunks
-    b = tf.Variable(rng.randn(8).astype(np.float32))
-    pooled = tf.nn.max_pool(tf.nn.relu(x + b), [1, 2, 2, 1], [1, 2, 2, 1], "VALID")
-    loss = tf.reduce_sum(pooled * rng.randn(16, 16, 16, 8).astype(np.float32))
-    (db,) = tf.gradients(loss, [b])
-    feed = {x: rng.randn(16, 32, 32, 8).astype(np.float32)}
-    assert _partition_ops(pt, [db], feed).count(POOL) == 1
-    results = []
-    for threads in (1, 2, 3):
-        cfg = config_pb2.ConfigProto(intra_op_parallelism_threads=threads)
-        results.append(pt.run(db, feed, cfg, init=tf.global_variables_initializer()))
-    assert all(r.tobytes() == results[0].tobytes() for r in results)
-    plain = pt.run(db, feed, pt.OFF, init=tf.global_variables_initializer())
-    np.testing.assert_allclose(results[0], plain, rtol=1e-5, atol=1e-4)
 
 
 def test_sums_it_cannot_take_stay_apart(pt):

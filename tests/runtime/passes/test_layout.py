@@ -81,7 +81,7 @@ def test_gradients_of_an_nchw_net_convert_too(pt):
                if n.op in LAYOUT_OPS or n.op.startswith("_Fused")}
     assert formats and all(f == b"NHWC" for f in formats.values()), formats
     ops = [n.op for n in graph_def.node]
-    assert "Conv2DBackpropInput" in ops and "_FusedMaxPoolGradReluGradBiasAddGrad" in ops  # fused
+    assert "Conv2DBackpropInput" in ops and "_FusedMaxPoolGradReluGrad" in ops   # NHWC, fused
     assert ops.count("Transpose") == 2     # the feed enters, dx leaves for the reduction
     pt.compare(fetches, feed, rtol=1e-4, atol=1e-4, init=init)
 
