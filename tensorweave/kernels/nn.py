@@ -85,6 +85,8 @@ def _relu_grad_sums_loop(g, x, out, sums, width):
 
 
 def _relu_grad_sums_in_place_loop(g, x, sums, width):
+    # The row sum is written out in both loops: as a shared helper it stopped vectorizing
+    # (128x512: 15 -> 36 us).
     for r in range(g.size // width):
         base = r * width
         for c in range(width):
