@@ -109,8 +109,8 @@ FusedMaxPoolGradReluGrad = define_op(
 
 
 def _with_channel_sums(ctx):
-    """(the first input's shape, [its last dimension]): a gradient and its bias gradient."""
-    shape = ctx.input_shape(0)
+    """(the inputs' merged shape, [its last dimension]): a gradient and its bias gradient."""
+    shape = merge_shapes(ctx.input_shape(0), ctx.input_shape(1))
     return shape, _ts.TensorShape([shape[-1] if shape.ndims else None])
 
 

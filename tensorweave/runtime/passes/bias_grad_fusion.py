@@ -13,13 +13,14 @@ BiasAddGrad's readers read output 1 (a fetched one becomes an Identity of it, ke
 name). Like ReluGrad, the fused kernel may write into its dying input (memory pass).
 
 Numerics: the fused sum adds row after row, the order of the Sum kernel's row loop and of
-NumPy's reduction over leading axes, so with Sum both outputs are bit-identical. BiasAddGrad
-sums with a BLAS product, so there the bias gradient differs by the rounding of a reassociated
-float sum (relative ~1e-6 in float32).
+NumPy's reduction over leading axes, so with Sum both outputs are bit-identical; narrower
+rows than the Sum kernel's row loop takes (`ROWS_MIN_WIDTH`) are left alone, since NumPy sums
+a single column pairwise. BiasAddGrad sums with a BLAS product, so there the bias gradient
+differs by the rounding of a reassociated float sum (relative ~1e-6 in float32).
 
 Conditions: the ReluGrad is pure, float32/float64, of known rank >= 2 with a known last
-dimension, on the sum's device; the Sum reduces exactly the leading axes (a constant) without
-keep_dims, or the BiasAddGrad is NHWC. Part of the remapping switch.
+dimension of at least ROWS_MIN_WIDTH, on the sum's device; the Sum reduces exactly the leading
+axes (a constant) without keep_dims, or the BiasAddGrad is NHWC. Part of the remapping switch.
 
 Not fused: the ReLU gradient behind a max-pool (`_FusedMaxPoolGradReluGrad`). Adding each
 window's routed value in that kernel cost as much as the separate Sum, which reads the
@@ -31,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
+from tensorweave.kernels.reduction import ROWS_MIN_WIDTH
 from tensorweave.runtime.passes import register_pass
 from tensorweave.runtime.passes.options import REMAPPING, PassOptions
 from tensorweave.runtime.passes.rewrite import Editor, is_pure, make_node
@@ -69,6 +71,7 @@ def _fuse(ed: Editor, total) -> None:
             producer.attrs.get("T") not in _DTYPES or not is_pure(producer) or \
             not is_pure(total) or producer.device != total.device or \
             shape is None or shape.ndims is None or shape.ndims < 2 or shape[-1] is None or \
+            shape[-1] < ROWS_MIN_WIDTH or \
             not _sums_leading_axes(ed, total, shape.ndims):
         return
     fused = make_node(producer.name, "_FusedReluGradBiasAddGrad", producer.attrs,

@@ -78,6 +78,10 @@ def test_sums_it_cannot_take_stay_apart(pt):
     whole = tf.reduce_sum(g, axis=[0, 1])
     assert RELU in _partition_ops(pt, [whole * 2.0], feed)
     pt.compare([partial, kept, last, whole * 2.0], feed)
+    column = tf.placeholder(tf.float32, [5000, 1])     # NumPy sums one column pairwise
+    (gc,) = tf.gradients(tf.nn.relu(column), [column], grad_ys=tf.ones([5000, 1]))
+    assert RELU not in _partition_ops(pt, [tf.reduce_sum(gc, axis=0) * 2.0],
+                                      {column: np.ones([5000, 1], np.float32)})
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
