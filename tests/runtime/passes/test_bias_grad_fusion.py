@@ -5,6 +5,7 @@ import pytest
 import tensorweave as tf
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.ops.fused_ops import FusedReluGradBiasAddGrad
+from tensorweave.runtime.passes.memory import IN_PLACE_ATTR
 
 RELU = "_FusedReluGradBiasAddGrad"
 
@@ -43,6 +44,23 @@ def test_dense_relu_bias_gradient_fuses_bit_identically(pt, dtype, shape):
     plain, fused = pt.compare([dh, db], feed)
     for a, c in zip(plain, fused):
         assert a.tobytes() == c.tobytes()
+
+
+def test_a_dying_matmul_gradient_is_rectified_and_summed_in_place(pt):
+    rng = np.random.RandomState(6)
+    x = tf.placeholder(tf.float32, [96, 64])
+    w = tf.constant(rng.randn(64, 80).astype(np.float32))
+    b = tf.placeholder(tf.float32, [80])
+    h = tf.nn.relu(tf.matmul(x, w) + b)
+    loss = tf.reduce_sum(tf.matmul(h, rng.randn(80, 8).astype(np.float32)) ** 2)
+    dx, db = tf.gradients(loss, [x, b])
+    feed = {x: rng.randn(96, 64).astype(np.float32), b: rng.randn(80).astype(np.float32)}
+    with tf.Session() as sess:
+        _, (gd,) = pt.partition_graphs(sess, [dx, db], feed)
+    fused = next(n for n in gd.node if n.op == RELU)
+    assert fused.attr[IN_PLACE_ATTR].i == 0       # its gradient input is a dying MatMul output
+    plain, optimized = pt.compare([dx, db], feed)
+    assert all(a.tobytes() == c.tobytes() for a, c in zip(plain, optimized))
 
 
 def test_bias_add_gradients_fuse_within_rounding_and_pooled_ones_stay(pt):
