@@ -59,8 +59,7 @@ def _sums_leading_axes(ed: Editor, node, rank: int) -> bool:
     axes = ed.const_value(node.inputs[1])
     if axes is None or node.attrs.get("keep_dims") or axes.dtype.kind not in "iu":
         return False
-    return sorted(int(a) % rank for a in np.ravel(axes)) == list(range(rank - 1)) and \
-        len(np.ravel(axes)) == rank - 1
+    return sorted(int(a) % rank for a in np.ravel(axes)) == list(range(rank - 1))
 
 
 def _fuse(ed: Editor, total) -> None:
