@@ -180,8 +180,13 @@ def _bind_kernel(item: NodeItem, device, session) -> None:
         item.kind = "pure"
         item.fn = kdef.impl
     elif kdef.is_class:
-        if node.op_def.is_stateful and session is not None:
-            instance = session.shared_kernel((device.name, node.name), lambda: kdef.impl(ctx))
+        if node.op_def.is_stateful and session is not None and not node.op.startswith("_"):
+            # A user's stateful node keeps one kernel (its state: a random stream, a reader)
+            # across every run signature. Runtime-made nodes (_Send, _Recv, ...) are not
+            # shared: their names are per-signature, and two signatures may reuse one name
+            # for different nodes.
+            instance = session.shared_kernel((device.name, node.name, node.op),
+                                             lambda: kdef.impl(ctx))
         else:
             instance = kdef.impl(ctx)
         item.fn = instance.compute_async if kdef.is_async else instance.compute
