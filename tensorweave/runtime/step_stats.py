@@ -14,6 +14,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.protos import step_stats_pb2
+from tensorweave.runtime.executor.values import VariableRef
 
 
 def _micros() -> int:
@@ -42,6 +43,8 @@ class StepStatsCollector:
             timeline_label=f"{node.name} = {node.op}({', '.join(s for s, _ in node.inputs)})")
         for slot, value in enumerate(outputs):
             out = stats.output.add(slot=slot)
+            if isinstance(value, VariableRef):   # a variable's output: describe its storage
+                value = value.value
             arr = value if isinstance(value, (np.ndarray, np.generic)) else None
             if arr is None:
                 continue
@@ -51,7 +54,9 @@ class StepStatsCollector:
                 pass
             for d in np.shape(arr):
                 out.tensor_description.shape.dim.add(size=d)
-            out.tensor_description.allocation_description.requested_bytes = arr.nbytes
+            alloc = out.tensor_description.allocation_description
+            alloc.requested_bytes = alloc.allocated_bytes = arr.nbytes
+            alloc.allocator_name = "cpu"
         with self._lock:
             self._by_device.setdefault(device, []).append(stats)
 
