@@ -69,8 +69,9 @@ def _as_shape_list(shapes, dtypes, unknown_dim_allowed=False) -> list:
     """TF1's rules: no shapes → []; one shape per dtype; fully defined unless padding."""
     if shapes is None:
         return []
+    # A flat list of dims (even an empty one: a scalar) is the one component's shape.
     if isinstance(shapes, _ts.TensorShape) or (
-            isinstance(shapes, (list, tuple)) and shapes and
+            isinstance(shapes, (list, tuple)) and
             all(s is None or isinstance(s, int) for s in shapes)):
         shapes = [shapes]
     shapes = [_ts.as_shape(s) for s in shapes]
@@ -293,7 +294,10 @@ class FIFOQueue(QueueBase):
         dtypes = _as_type_list(dtypes)
         shapes = _as_shape_list(shapes, dtypes)
         names = _as_name_list(names, dtypes)
-        ref = _queue_ref(FIFOQueueV2, dtypes, shapes, capacity, shared_name, name)
+        # Pinned to a CPU of whatever device the scope names, as TensorFlow 2.21 pins it
+        # (its node_def carries "/device:CPU:*"): the queue's storage is host memory.
+        with _scopes.device("CPU"):
+            ref = _queue_ref(FIFOQueueV2, dtypes, shapes, capacity, shared_name, name)
         super().__init__(dtypes, shapes, names, ref)
 
 

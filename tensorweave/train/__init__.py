@@ -38,4 +38,5 @@ from tensorweave.train.monitored_session import *
 from tensorweave.train.supervisor import Supervisor, basic_train_loop
 from tensorweave.train.input import *
 from tensorweave.train.queue_runner import *
+from tensorweave.train.device_setter import replica_device_setter
 from tensorweave.train import queue_runner

@@ -475,3 +475,28 @@ def test_producers_and_consumers_under_stress(capacity):
             sess.run(close)
             seen = sum((c.result() for c in consumers), [])
     assert sorted(seen) == list(range(n_producers * per_producer))
+
+
+def test_fifo_queue_is_pinned_to_a_cpu_of_its_scope():
+    """TensorFlow 2.21 creates a FIFOQueue under device "CPU" (its storage is host memory):
+    alone it asks for any CPU, under a GPU scope for the CPU of that job and index."""
+    with tf.Graph().as_default():
+        q = tf.FIFOQueue(3, tf.float32)
+        with tf.device("/job:w/gpu:1"):
+            pinned = tf.FIFOQueue(3, tf.float32)
+        padding = tf.PaddingFIFOQueue(3, tf.float32, shapes=[[None]])
+    assert q.queue_ref.op.device == "/device:CPU:*"
+    assert pinned.queue_ref.op.device == "/job:w/device:CPU:1"
+    assert padding.queue_ref.op.device == ""
+
+
+def test_an_empty_shape_list_is_one_scalar_component():
+    with tf.Graph().as_default():
+        q = tf.FIFOQueue(4, tf.int32, shapes=[])
+        enqueue = q.enqueue_many([[1, 2, 3]])
+        many = q.dequeue_many(3)
+        with tf.Session() as sess:
+            sess.run(enqueue)
+            assert sess.run(many).tolist() == [1, 2, 3]
+        with pytest.raises(ValueError):
+            tf.FIFOQueue(4, [tf.int32, tf.float32], shapes=[])
