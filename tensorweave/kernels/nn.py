@@ -32,6 +32,12 @@ def _mask(condition, like):
     return condition.astype(like.dtype)
 
 
+def _into(buffer):
+    """`buffer` as a ufunc's `out=`: a 0-d result is a NumPy scalar, which cannot be written
+    into (NumPy returns scalars for 0-d operands), so it gets a fresh result instead."""
+    return buffer if isinstance(buffer, np.ndarray) else None
+
+
 # --- activations ----------------------------------------------------------------------------
 def _relu(x):
     return np.maximum(x, x.dtype.type(0))
@@ -125,7 +131,7 @@ def relu_grad_and_sums(g, x, out=None):
 
 def _relu6(x):
     y = np.maximum(x, x.dtype.type(0))
-    return np.minimum(y, x.dtype.type(6), out=y)
+    return np.minimum(y, x.dtype.type(6), out=_into(y))
 
 
 def _relu6_grad(g, x):
@@ -177,20 +183,20 @@ def _softplus_grad(g, x):
     """g * sigmoid(x) = g / (1 + e^-x); e^-x overflowing to inf gives an exact 0."""
     d = np.exp(np.negative(x))
     d += 1
-    return np.divide(g, d, out=d)
+    return np.divide(g, d, out=_into(d))
 
 
 def _softsign(x):
     d = np.abs(x)
     d += 1
-    return np.divide(x, d, out=d)
+    return np.divide(x, d, out=_into(d))
 
 
 def _softsign_grad(g, x):
     d = np.abs(x)
     d += 1
     d *= d
-    return np.divide(g, d, out=d)
+    return np.divide(g, d, out=_into(d))
 
 
 for _op_type, _fn in (
@@ -211,7 +217,7 @@ class LeakyReluKernel:
 
     def compute(self, ctx, x):
         scaled = np.multiply(x, self.alpha)
-        return self.pick(x, scaled, out=scaled)
+        return self.pick(x, scaled, out=_into(scaled))
 
 
 @kernel("LeakyReluGrad")

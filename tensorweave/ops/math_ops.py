@@ -79,7 +79,9 @@ def _compare(op_type: str, allowed=REAL_NUMERIC, **kwargs) -> OpDef:
 
 # --- the binary ops -----------------------------------------------------------------------------
 AddV2 = binary_op("AddV2", NUMERIC, is_commutative=True)
-Add = binary_op("Add", NUMERIC | {_dtypes.string}, is_commutative=True)  # strings; old graphs
+# Add: strings and old graphs. Not commutative, as in TensorFlow's registry: it concatenates
+# strings, and "a" + "b" is not "b" + "a".
+Add = binary_op("Add", NUMERIC | {_dtypes.string})
 Sub = binary_op("Sub", NUMERIC)
 Mul = binary_op("Mul", NUMERIC, is_commutative=True)
 Div = binary_op("Div", NUMERIC)  # TF1 graphs: true division of floats, C division of ints

@@ -113,6 +113,31 @@ for _name, _op_def, _ref, _kinks in _GRAD_HELPERS:
     CASES.append(OpCase(_name, lambda g, x, d=_op_def: apply_op(d, [g, x]), _f64(_ref),
                         [_randn(3, 4), _away_from(*_kinks, low=-4, high=8)],
                         dtypes=F32_64 + ((tf.int32,) if _name == "relu_grad" else ())))
+
+
+def _scalar(value):
+    return lambda rng, dt: np.array(value, dt)
+
+
+# 0-d inputs reach a kernel as NumPy scalars, which a ufunc's `out=` cannot take (relu6,
+# leaky_relu, softsign and the softplus/softsign gradients raised "return arrays must be of
+# ArrayType"): every activation and helper once more on scalars either side of its kinks.
+_SCALAR_ACTIVATIONS = [
+    ("relu", tf.nn.relu, lambda x: np.maximum(x, 0)),
+    ("relu6", tf.nn.relu6, lambda x: np.clip(x, 0, 6)),
+    ("selu", tf.nn.selu, _f64(_selu)),
+    ("leaky_relu", tf.nn.leaky_relu, _f64(_leaky(0.2))),
+    ("leaky_relu_alpha_above_1", lambda x: tf.nn.leaky_relu(x, alpha=3.0), _f64(_leaky(3.0))),
+    ("softplus", tf.nn.softplus, _f64(_softplus)),
+    ("softsign", tf.nn.softsign, _f64(lambda x: x / (1 + np.abs(x)))),
+]
+for _name, _fn, _ref in _SCALAR_ACTIVATIONS:
+    for _value in (-0.7, 2.5, 7.5):
+        CASES.append(OpCase(f"{_name}_scalar_{_value}", _fn, _ref, [_scalar(_value)],
+                            dtypes=F32_64))
+for _name, _op_def, _ref, _ in _GRAD_HELPERS:
+    CASES.append(OpCase(f"{_name}_scalar", lambda g, x, d=_op_def: apply_op(d, [g, x]),
+                        _f64(_ref), [_scalar(1.5), _scalar(-0.7)], dtypes=F32_64))
 CASES.append(OpCase("leaky_relu_grad_alpha",
                     lambda g, x: apply_op(nn_ops.LeakyReluGrad, [g, x], {"alpha": 0.5}),
                     _f64(lambda g, x: np.where(x > 0, g, 0.5 * g)),

@@ -13,7 +13,9 @@ per run signature, so no pass costs anything per step:
 Which passes run comes from `ConfigProto.graph_options` (see options.py). Every pass keeps the
 rules in rewrite.py: fed tensors are `_Arg`s and never fold, fetched and target nodes keep their
 names, stateful ops are never folded, merged or removed, control dependencies are kept, and
-results are identical to the unoptimized graph or within the tolerance a rule documents.
+results are identical to the unoptimized graph or within the tolerance a rule documents. Static
+shapes may be trusted: whenever any pass runs, fed_shapes.py first re-infers those built from a
+value this run feeds.
 
 A pass that raises is skipped (its phase reruns without it from a copy taken at the phase's
 start) and logged, unless `RewriterConfig.fail_on_optimizer_errors` is set. Each rewrite is
@@ -57,8 +59,8 @@ class PassInfo:
 _PASSES: list[PassInfo] = []
 _LOADED = False
 # The modules that register the built-in passes (imported on first use, after the ops).
-_BUILTIN = ("dependency", "iterator_shapes", "constant_folding", "arithmetic", "cse", "layout",
-            "remapper", "pool_grad_fusion", "update_fusion", "sum_update_fusion",
+_BUILTIN = ("fed_shapes", "dependency", "iterator_shapes", "constant_folding", "arithmetic",
+            "cse", "layout", "remapper", "pool_grad_fusion", "update_fusion", "sum_update_fusion",
             "bias_grad_fusion", "elementwise_fusion", "memory")
 
 

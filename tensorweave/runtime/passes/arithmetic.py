@@ -3,13 +3,20 @@
 Rules apply to real (float and integer) dtypes only: complex multiplication by 1 is not exact
 for infinite parts, and bool/string have no arithmetic. Each rule says whether it is exact:
 
-  exact      x * 1 -> x, x / 1 -> x, x - 0 -> x, -(-x) -> x, x / 2^k -> x * 2^-k,
-             transpose∘transpose,
-             reshape∘reshape, reshape to the own static shape, exact cast round trips, casts to
-             the own dtype, not(not(x)), x - x -> 0 for integers, add_n(a, a) -> a * 2,
-             a reduction over no axes -> x, and every reassociation of integers
-             (wrap-around arithmetic is a ring).
-  sign of 0  x + 0 -> x: -0.0 + 0.0 is +0.0, the rewrite keeps -0.0 (equal under ==).
+  exact      x * 1 -> x, x / 1 -> x, x + (-0.0) -> x, x - (+0.0) -> x (for integers any zero;
+             for floats only that sign: -0.0 + 0.0 is +0.0, so x + 0.0 and x - (-0.0) turn
+             -0.0 into +0.0 and stay), -(-x) -> x, x / 2^k -> x * 2^-k,
+             transpose∘transpose, reshape∘reshape when the inner reshape cannot fail (its error
+             would be lost), reshape to the own static shape, exact cast round trips (an
+             integer of v value bits through a float of d >= v significand digits: int32
+             through float64, not int64), casts to the own dtype, not(not(x)), x - x -> 0 for
+             integers, add_n(a, a) -> a * 2, a reduction over no axes -> x, and every
+             reassociation of integers (wrap-around arithmetic is a ring).
+  denormals  x * 1, x / 1, x + (-0.0), x - (+0.0) and float cast round trips drop an
+             arithmetic op, and kernels flush denormals to zero as TensorFlow's do
+             (runtime/float_env.py): the op would turn a denormal x into 0, the rewrite passes
+             it through. For floating-point (and complex) dtypes they apply only when
+             `arithmetic_optimization` is AGGRESSIVE; integer and bool dtypes always.
   tolerance  float reassociation: hoisting constants in add/sub chains, (x + c1) + c2 ->
              x + (c1 + c2). Each step of the original rounds once and the hoisted form once,
              so for a chain of n constants the results differ by at most (n + 1)/2 ulp of the
@@ -23,12 +30,18 @@ for infinite parts, and bool/string have no arithmetic. Each rule says whether i
              default);
              add_n of repeated terms (a + b + a -> 2a + b) by the reordering, a few ulp.
              Float hoisting needs finite constants and a finite, normal (or exactly zero when
-             every factor is) combined constant, so overflow and underflow never change.
+             every factor is) combined constant, but it is reassociation all the same: the
+             intermediate results it removes may overflow or underflow where the hoisted form
+             does not (or the reverse). In float32, (x * 10) * 0.1 is inf for x = 3e38 and
+             x * 1.0 is 3e38; (x + 1e38) - 1e38 is inf there and x + 0.0 is not;
+             (x * 1e-30) * 1e30 underflows to 0 for x = 1e-20 and x * 1.0 keeps it.
+             TensorFlow's arithmetic optimizer hoists the same way by default.
 
 Never rewritten: x * 0 (NaN * 0 is NaN), x - x for floats (inf - inf is NaN). A rewrite that
 needs a broadcast to leave x's shape unchanged checks it statically (a scalar or all-ones-shaped
-constant, or equal fully-defined shapes). Replacing a node by one of its inputs requires both on
-one device, so no rewrite adds a device crossing.
+constant, or equal fully-defined shapes; static shapes hold under this run's feeds, see
+fed_shapes.py). Replacing a node by one of its inputs requires both on one device, so no
+rewrite adds a device crossing.
 """
 from __future__ import annotations
 
@@ -96,9 +109,29 @@ def _same_device(ed: Editor, node, tensor) -> bool:
     return ed.producer(tensor).device == node.device
 
 
+# Ops whose output may be a view of their first input: a variable's storage flows through them.
+_VIEWS = frozenset({"Identity", "Reshape", "ExpandDims", "Squeeze", "StopGradient",
+                    "PreventGradient"})
+
+
+def _may_be_variable_storage(ed: Editor, tensor) -> bool:
+    """Whether `tensor` may be (a view of) a variable's storage. An op computing from it makes
+    a value when it runs, before the step's in-place updates of the variable
+    (executor/update_order.py); the storage itself, fetched, shows them (TensorFlow keeps
+    such an op as a Snapshot, a copy, for the same reason)."""
+    for _ in range(64):
+        node = ed.producer(tensor)
+        if node.output_dtypes[tensor[1]]._is_ref_dtype:
+            return True
+        if node.op not in _VIEWS or not node.inputs:
+            return False
+        tensor = node.inputs[0]
+    return True
+
+
 def _forward(ed: Editor, node, x, kind: str, detail: str) -> bool:
-    """Replaces `node` by its input tensor x."""
-    if not _same_device(ed, node, x):
+    """Replaces `node` by its input tensor x (not when x may be a variable's storage)."""
+    if not _same_device(ed, node, x) or _may_be_variable_storage(ed, x):
         return False
     return ed.replace(node, [x], kind, detail)
 
@@ -135,14 +168,35 @@ def _finite(*values) -> bool:
     return all(np.all(np.isfinite(v)) for v in values)
 
 
+def _may_drop_arithmetic(ed: Editor, dtype) -> bool:
+    """Whether a rule may replace an arithmetic op on `dtype` values by its input.
+
+    Always for integers and bool. For floating-point (and complex) dtypes only when
+    `arithmetic_optimization` is AGGRESSIVE: kernels flush denormals to zero as TensorFlow's
+    do (runtime/float_env.py), so x * 1 is 0 for a denormal x, and dropping the op would pass
+    the denormal through (TensorFlow's optimizer keeps such a Mul too).
+    """
+    return not (dtype.is_floating or dtype.is_complex) or ARITHMETIC in ed.options.aggressive
+
+
+def _exact_zero(ed: Editor, node, c: np.ndarray, negative: bool) -> bool:
+    """Whether the constant is a zero that x + c (negative) or x - c (not negative) keeps x
+    exactly: for floats only -0.0 and +0.0 respectively, since -0.0 + 0.0 is +0.0."""
+    if not _uniform(c, 0) or not _may_drop_arithmetic(ed, node.output_dtypes[0]):
+        return False
+    return not node.output_dtypes[0].is_floating or bool(np.all(np.signbit(c) == negative))
+
+
 # --- rules ----------------------------------------------------------------------------------------
 def _mul(ed: Editor, node) -> bool:
     found = _const_operand(ed, node)
     if found is None:
         return False
     x, c, _ = found
-    if _uniform(c, 1) and _keeps_shape(ed, x, c, node):
-        # x * 1 -> x  (exact: 1 is the multiplicative identity, also for NaN, inf and -0.0)
+    if _uniform(c, 1) and _may_drop_arithmetic(ed, node.output_dtypes[0]) and \
+            _keeps_shape(ed, x, c, node):
+        # x * 1 -> x  (exact: 1 is the multiplicative identity, also for NaN, inf and -0.0;
+        # floats only when AGGRESSIVE, as the Mul would flush a denormal x)
         return _forward(ed, node, x, "mul_by_one", "x * 1 -> x")
     return _hoist(ed, node, x, c, "Mul")
 
@@ -151,8 +205,9 @@ def _add(ed: Editor, node) -> bool:
     found = _const_operand(ed, node)
     if found is not None:
         x, c, _ = found
-        if _uniform(c, 0) and _keeps_shape(ed, x, c, node):
-            # x + 0 -> x  (exact but for the sign of zero: -0.0 + 0.0 is +0.0)
+        if _exact_zero(ed, node, c, negative=True) and _keeps_shape(ed, x, c, node):
+            # x + (-0.0) -> x  (exact: -0.0 is the additive identity, +0.0 is not, since
+            # -0.0 + 0.0 is +0.0; for integers any zero)
             return _forward(ed, node, x, "add_zero", "x + 0 -> x")
         return _hoist(ed, node, x, c, node.op)
     return False
@@ -164,9 +219,10 @@ def _sub(ed: Editor, node) -> bool:
         # x - x -> 0  (integers only: for floats inf - inf and NaN - NaN are NaN)
         return _zeros_like(ed, node, a)
     vb = ed.const_value(b)
-    if vb is not None and ed.const_value(a) is None and _uniform(vb, 0) and \
-            _keeps_shape(ed, a, vb, node):
-        # x - 0 -> x  (exact: x - (+0) is x for every x, -0.0 included)
+    if vb is not None and ed.const_value(a) is None and \
+            _exact_zero(ed, node, vb, negative=False) and _keeps_shape(ed, a, vb, node):
+        # x - (+0.0) -> x  (exact: x - (+0) is x for every x, -0.0 included; x - (-0.0) is
+        # x + 0.0, which is +0.0 for x = -0.0; for integers any zero)
         return _forward(ed, node, a, "sub_zero", "x - 0 -> x")
     found = _const_operand(ed, node)
     if found is not None:
@@ -192,8 +248,9 @@ def _div(ed: Editor, node) -> bool:
     c = ed.const_value(y)
     if c is None or ed.const_value(x) is not None:
         return False
-    if _uniform(c, 1) and _keeps_shape(ed, x, c, node):
-        # x / 1 -> x  (exact)
+    if _uniform(c, 1) and _may_drop_arithmetic(ed, node.output_dtypes[0]) and \
+            _keeps_shape(ed, x, c, node):
+        # x / 1 -> x  (exact; floats only when AGGRESSIVE, as the division flushes denormals)
         return _forward(ed, node, x, "div_by_one", "x / 1 -> x")
     if not node.output_dtypes[0].is_floating:
         return False
@@ -314,12 +371,32 @@ def _reshape(ed: Editor, node) -> bool:
         return _forward(ed, node, x, "reshape_to_own_shape", f"shape {list(x_dims)}")
     inner = ed.producer(x)
     if inner.op == "Reshape" and is_pure(inner) and target is not None and \
-            inner.device == node.device:
-        # reshape(reshape(y, s1), s2) -> reshape(y, s2)  (exact: the element order is kept)
+            inner.device == node.device and _cannot_fail(ed, inner):
+        # reshape(reshape(y, s1), s2) -> reshape(y, s2)  (exact: the element order is kept,
+        # and the inner reshape, whose error would be lost, provably succeeds)
         attrs = dict(node.attrs)
         return _rebuild(ed, node, "Reshape", [inner.inputs[0], shape_t], "reshape_pair",
                         f"to {np.ravel(target).tolist()}", attrs=attrs)
     return False
+
+
+def _cannot_fail(ed: Editor, reshape) -> bool:
+    """Whether reshape(y, s) succeeds for every y its static shape allows: s is a constant (not
+    fed) with at most one -1, and y's size is its product, or a multiple of it with a -1."""
+    y, shape_t = reshape.inputs
+    target = ed.const_value(shape_t)
+    y_shape = ed.producer(y).output_shapes[y[1]]
+    if target is None or y_shape.ndims is None:
+        return False
+    dims = [int(d) for d in np.ravel(target)]
+    if any(d < -1 for d in dims) or dims.count(-1) > 1:
+        return False
+    fixed = int(np.prod([d for d in dims if d != -1], dtype=np.int64))
+    known = int(np.prod([d for d in y_shape.as_list() if d is not None], dtype=np.int64))
+    if -1 not in dims:
+        return y_shape.is_fully_defined() and known == fixed
+    # size(y) = known * (the unknown dims), a multiple of `fixed` whatever they are
+    return fixed > 0 and known % fixed == 0
 
 
 def _reduce(ed: Editor, node) -> bool:
@@ -335,24 +412,40 @@ def _cast(ed: Editor, node) -> bool:
     src, dst = node.attrs["SrcT"].base_dtype, node.attrs["DstT"].base_dtype
     x = node.inputs[0]
     if src == dst:
-        # cast(x, dtype(x)) -> x  (exact)
+        # cast(x, dtype(x)) -> x  (exact: the kernel copies the bits)
         return _forward(ed, node, x, "cast_to_same_type", src.name)
     inner = ed.producer(x)
     if inner.op != "Cast" or not is_pure(inner):
         return False
     first = inner.attrs["SrcT"].base_dtype
-    if first == dst and _widening(first, src):
+    if first == dst and _exactly_in(first, src) and _may_drop_arithmetic(ed, first):
         # cast(cast(x, wide), narrow) -> x when `wide` represents every value of x exactly
+        # (a float round trip only when AGGRESSIVE: the two casts flush a denormal x)
         return _forward(ed, node, inner.inputs[0], "cast_round_trip",
                         f"{first.name} -> {src.name} -> {dst.name}")
     return False
 
 
-def _widening(a, b) -> bool:
-    """Whether every value of dtype a is exactly a value of dtype b (and casts back to itself)."""
-    if _dtypes.bfloat16 in (a, b) or _dtypes.string in (a, b) or a.is_quantized or \
-            b.is_quantized:
+# Significand digits (the implicit bit included) of each float type, and of complex parts.
+_DIGITS = {_dtypes.float16: 11, _dtypes.bfloat16: 8, _dtypes.float32: 24, _dtypes.float64: 53,
+           _dtypes.complex64: 24, _dtypes.complex128: 53}
+
+
+def _exactly_in(a, b) -> bool:
+    """Whether every value of dtype a is exactly a value of dtype b (and casts back to itself).
+
+    An integer of v value bits (the sign excluded) fits a float of d significand digits iff
+    v <= d: int32 (31) fits float64 (53), int64 (63) does not (2^53 + 1 rounds to 2^53), though
+    NumPy calls int64 -> float64 a "safe" cast. Between integers, and floats or complexes of
+    NumPy's own types, NumPy's safe casting is exactly range (and precision) inclusion.
+    """
+    if _dtypes.string in (a, b) or a.is_quantized or b.is_quantized:
         return False
+    if a.is_integer and b in _DIGITS:
+        info = np.iinfo(_dtypes.numpy_dtype(a))
+        return info.bits - (1 if info.min < 0 else 0) <= _DIGITS[b]
+    if _dtypes.bfloat16 in (a, b):   # stored as float32 here: NumPy cannot tell the types apart
+        return a == _dtypes.bfloat16 and b in _DIGITS and _DIGITS[b] >= _DIGITS[_dtypes.float32]
     return bool(np.can_cast(_dtypes.numpy_dtype(a), _dtypes.numpy_dtype(b), casting="safe"))
 
 

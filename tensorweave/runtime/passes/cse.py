@@ -1,12 +1,13 @@
 """Common subexpression elimination: identical pure nodes are computed once.
 
 Two nodes are identical when they have the same op, device, data inputs (in order; the two
-inputs of a binary commutative op in either order, since a + b and b + a are the same IEEE
-result), control inputs (as a set) and public attrs (constants compare by dtype, shape and
-bytes). Visiting nodes in topological order makes merges cascade: once two inputs merge, their
-identical readers merge too. Stateful ops never merge (two random draws are two draws, two
-assign_adds add twice), and neither do nodes that read refs (each reads the variable when it
-runs), control-flow primitives or the call frame. Exact: the survivor computes the same value.
+inputs of a binary op its OpDef marks commutative in either order, since a + b and b + a are
+the same IEEE result: AddV2 and Mul, not Add, which also concatenates strings), control inputs
+(as a set) and public attrs (constants compare by dtype, shape and bytes). Visiting nodes in
+topological order makes merges cascade: once two inputs merge, their identical readers merge
+too. Stateful ops never merge (two random draws are two draws, two assign_adds add twice), and
+neither do nodes that read refs (each reads the variable when it runs), control-flow primitives
+or the call frame. Exact: the survivor computes the same value.
 
 The survivor is the first node in topological order, unless only the second is preserved
 (fetched or a target); a preserved node that loses keeps its name as an Identity of the

@@ -19,11 +19,11 @@ from __future__ import annotations
 import json
 
 from tensorweave.framework import tensor_shape as _ts
-from tensorweave.framework.shape_fns import ShapeContext
 from tensorweave.runtime.passes import register_pass
 from tensorweave.runtime.passes.constant_folding import fold_constants
 from tensorweave.runtime.passes.options import CONSTANT_FOLDING, PassOptions
 from tensorweave.runtime.passes.rewrite import CONTROL_FLOW_OPS, Editor
+from tensorweave.runtime.passes.shape_inference import infer_shapes
 
 # Transformations that keep batches whole, or an endless input endless (`_guaranteed_rows`).
 _KEEP_BATCHES = frozenset({"prefetch", "take", "skip", "shuffle", "repeat"})
@@ -64,7 +64,7 @@ def _refine(ed: Editor) -> bool:
             affected.add(node.name)   # downstream, or fed by constants folding just made
             node.input_shapes = tuple(ed.producer(src).output_shapes[src[1]]
                                       for src in node.inputs)
-            shapes = _inferred(ed, node)
+            shapes = infer_shapes(ed, node)
         else:
             continue
         merged = _merged(node.output_shapes, shapes)
@@ -106,21 +106,6 @@ def _with_rows(shape, rows: int):
     return _ts.TensorShape([rows] + shape.as_list()[1:])
 
 
-def _inferred(ed: Editor, node) -> list | None:
-    """The node's output shapes from its shape function over the current input shapes."""
-    shape_fn = node.op_def.shape_fn if node.op_def is not None else None
-    if shape_fn is None or not node.output_shapes:
-        return None
-    try:
-        shapes = shape_fn(ShapeContext([_Tensor(ed, src) for src in node.inputs], node.attrs,
-                                       node.op))
-    except Exception:  # noqa: BLE001 - a shape function that needs more than we model
-        return None
-    if isinstance(shapes, _ts.TensorShape):
-        shapes = [shapes] * len(node.output_shapes)
-    return list(shapes) if len(shapes) == len(node.output_shapes) else None
-
-
 def _merged(old, new) -> list | None:
     if new is None:
         return None
@@ -128,72 +113,3 @@ def _merged(old, new) -> list | None:
         return [a.merge_with(b) for a, b in zip(old, new)]
     except ValueError:
         return None
-
-
-class _Tensor:
-    """A runtime-graph tensor as shape functions and static-value rules read a graph Tensor."""
-
-    __slots__ = ("ed", "src")
-
-    def __init__(self, ed: Editor, src):
-        self.ed, self.src = ed, src
-
-    @property
-    def op(self):
-        return _Op(self.ed, self.ed.producer(self.src))
-
-    _op = op
-
-    @property
-    def value_index(self) -> int:
-        return self.src[1]
-
-    @property
-    def shape(self):
-        return self.ed.producer(self.src).output_shapes[self.src[1]]
-
-    _shape = shape
-
-    @property
-    def dtype(self):
-        return self.ed.producer(self.src).output_dtypes[self.src[1]]
-
-    _dtype = dtype
-
-    def get_shape(self):
-        return self.shape
-
-
-class _Op:
-    """A runtime node as static-value rules read a graph Operation."""
-
-    __slots__ = ("ed", "node")
-
-    def __init__(self, ed: Editor, node):
-        self.ed, self.node = ed, node
-
-    @property
-    def type(self) -> str:
-        return self.node.op
-
-    @property
-    def name(self) -> str:
-        return self.node.name
-
-    _name = name
-
-    @property
-    def _attrs(self) -> dict:
-        return self.node.attrs
-
-    def get_attr(self, name: str):
-        return self.node.attrs[name]
-
-    @property
-    def inputs(self) -> list:
-        return [_Tensor(self.ed, src) for src in self.node.inputs]
-
-    @property
-    def outputs(self) -> list:
-        return [_Tensor(self.ed, (self.node.name, k))
-                for k in range(len(self.node.output_dtypes))]

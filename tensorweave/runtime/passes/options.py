@@ -13,6 +13,9 @@ TensorFlow users switch the optimizer through `ConfigProto.graph_options`:
   `meta_optimizer_iterations` (ONE or TWO rounds of the main group), `min_graph_nodes`
   (smaller graphs are left alone) and `fail_on_optimizer_errors`.
 
+A pass toggled by `ANY` (fed_shapes) is no optimization but what the others rely on: it runs
+whenever any switch is on, and no switch turns it off alone.
+
 For benchmarks, two environment variables override the config: `TW_OPT_LEVEL=0` turns every
 pass off (1 changes nothing), and `TW_PASSES_OFF=constant_folding,remapping` turns the named
 switches off. `TW_LOG_REWRITES=1` logs every rewrite (logger `tensorweave.passes`, INFO, to
@@ -35,6 +38,9 @@ CSE = "common_subgraph_elimination"
 LAYOUT = "layout_optimizer"
 REMAPPING = "remapping"
 MEMORY = "memory_optimization"
+# Not a switch: a pass toggled by ANY runs whenever any switch is on (the passes that keep the
+# others' assumptions true, such as shapes that hold under this run's feeds).
+ANY = "any"
 SWITCHES = (MODEL_PRUNING, DEPENDENCY, CONSTANT_FOLDING, ARITHMETIC, CSE, LAYOUT, REMAPPING,
             MEMORY)
 _TOGGLE_FIELDS = (DEPENDENCY, CONSTANT_FOLDING, ARITHMETIC, CSE, LAYOUT, REMAPPING)
@@ -119,6 +125,8 @@ class PassOptions:
         self.pass_seconds: dict[str, float] = {}
 
     def enabled(self, switch: str) -> bool:
+        if switch == ANY:
+            return bool(self.switches)
         return switch in self.switches
 
     @classmethod

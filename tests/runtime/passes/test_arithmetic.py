@@ -3,22 +3,73 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.framework.apply_op import apply_op
+from tensorweave.ops import math_ops
 from tensorweave.runtime.passes.arithmetic import simplify_arithmetic
 
 SPECIAL = np.array([[np.nan, np.inf, -np.inf, -0.0], [0.0, 1.5, -2.25, 3e38]], np.float32)
+# Kernels flush these to zero (runtime/float_env.py), as TensorFlow's do.
+DENORMALS = np.array([1e-45, -1e-40, -0.0, 3.0], np.float32)
+AGGRESSIVE = {"arithmetic_optimization"}
 
 
 def _readers_of_retval(graph):
     return [n.inputs[0][0] for n in graph if n.op == "_Retval"]
 
 
-def test_mul_by_one_and_add_zero_disappear(pt):
-    x = tf.placeholder(tf.float32, [2, 4])
-    y = tf.identity(x * 1.0 + 0.0 - 0.0, name="y")
+def test_integer_identities_disappear(pt):
+    x = tf.placeholder(tf.int32, [2, 4])
+    one = tf.constant(1, tf.int32)
+    y = tf.identity(apply_op(math_ops.Div, [x * 1 + 0 - 0, one]), name="y")   # C division
     graph, opts = pt.apply(simplify_arithmetic, y, feeds=[x])
     assert pt.ops(graph) == {"_Arg": 1, "Identity": 1, "_Retval": 1}
-    assert {"mul_by_one", "add_zero", "sub_zero"} <= set(opts.log.kinds())
-    pt.compare(y, {x: SPECIAL})   # NaN and inf pass through unchanged
+    assert {"mul_by_one", "add_zero", "sub_zero", "div_by_one"} <= set(opts.log.kinds())
+    pt.compare(y, {x: np.array([[0, -1, 7, 2**31 - 1], [-2**31, 5, 6, 8]], np.int32)})
+
+
+def _float_identities(x):
+    return [x * 1.0, x / 1.0, x + (-0.0), x - 0.0, (x * 2.0) * 0.5,
+            tf.cast(tf.cast(x, tf.float64), tf.float32)]
+
+
+def test_float_identities_keep_the_op_that_flushes_denormals(pt):
+    # x * 1 is 0 for a denormal x, as the off graph (and TensorFlow) computes it
+    x = tf.placeholder(tf.float32, [4])
+    ys = _float_identities(x)
+    graph, opts = pt.apply(simplify_arithmetic, ys, feeds=[x])
+    assert not {"mul_by_one", "div_by_one", "add_zero", "sub_zero", "cast_round_trip"} & \
+        set(opts.log.kinds())
+    assert pt.ops(graph)["Cast"] == 2 and "Identity" not in pt.ops(graph)
+    plain, optimized = pt.compare(ys, {x: DENORMALS})
+    assert all(v[1] == 0 for v in optimized)
+
+
+def test_float_identities_disappear_when_aggressive(pt):
+    x = tf.placeholder(tf.float32, [2, 4])
+    ys = _float_identities(x)
+    graph, opts = pt.apply(simplify_arithmetic, ys, feeds=[x], aggressive=AGGRESSIVE)
+    assert pt.ops(graph) == {"_Arg": 1, "Identity": 6, "_Retval": 6}
+    assert {"mul_by_one", "div_by_one", "add_zero", "sub_zero", "cast_round_trip"} <= \
+        set(opts.log.kinds())
+    cfg = pt.config(arithmetic_optimization=pt.RewriterConfig.AGGRESSIVE)
+    # not 3e38: (x * 2) * 0.5 overflows it, x * 1.0 does not (hoisting is reassociation)
+    feed = {x: np.array([[np.nan, np.inf, -np.inf, -0.0], [0.0, 1.5, -2.25, 3e30]], np.float32)}
+    for a, b in zip(pt.run(ys, feed, pt.OFF), pt.run(ys, feed, cfg)):
+        np.testing.assert_array_equal(b, a)   # NaN, inf and -0.0 pass through unchanged
+        assert np.array_equal(np.signbit(a), np.signbit(b))
+
+
+@pytest.mark.parametrize("aggressive", [(), AGGRESSIVE])
+def test_float_zero_of_the_wrong_sign_is_kept(pt, aggressive):
+    # -0.0 + 0.0 is +0.0: x + 0.0 and x - (-0.0) are not x
+    x = tf.placeholder(tf.float32, [3])
+    ys = [x + 0.0, x - (-0.0), 0.0 + x]
+    graph, opts = pt.apply(simplify_arithmetic, ys, feeds=[x], aggressive=aggressive)
+    assert pt.ops(graph)["AddV2"] == 2 and pt.ops(graph)["Sub"] == 1
+    assert not {"add_zero", "sub_zero"} & set(opts.log.kinds())
+    plain, optimized = pt.compare([1.0 / y for y in ys], {x: np.array([-0.0, 0.0, 2.0],
+                                                                       np.float32)})
+    assert optimized[0].tolist() == [np.inf, np.inf, 0.5]
 
 
 def test_neutral_constant_that_broadcasts_is_kept(pt):
@@ -90,6 +141,36 @@ def test_cast_round_trips_only_when_exact(pt):
     assert optimized[1][0] != 0.1              # float32 rounding still happens
 
 
+# (integer, a float through which its round trip is exact, one through which it is not, and a
+# value the second one rounds)
+_ROUND_TRIPS = [
+    (tf.int64, None, tf.float64, 2**53 + 1), (tf.int64, None, tf.complex128, 2**53 + 1),
+    (tf.uint64, None, tf.float64, 2**53 + 1), (tf.int32, tf.float64, tf.float32, 2**24 + 1),
+    (tf.uint32, tf.float64, tf.float32, 2**24 + 1), (tf.int32, tf.complex128, tf.complex64,
+                                                     2**24 + 1),
+    (tf.int16, tf.float32, tf.float16, 2**11 + 1), (tf.int8, tf.float16, None, -128),
+    (tf.uint8, tf.float16, None, 255), (tf.uint16, tf.float32, tf.float16, 2**11 + 1),
+]
+
+
+@pytest.mark.parametrize("dtype, exact, inexact, value", _ROUND_TRIPS,
+                         ids=[f"{c[0].name}-{(c[2] or c[1]).name}" for c in _ROUND_TRIPS])
+def test_integer_cast_round_trip_only_through_enough_significand_digits(pt, dtype, exact,
+                                                                         inexact, value):
+    # an integer of v value bits survives a float of d significand digits iff v <= d
+    x = tf.placeholder(dtype, [3])
+    via = [v for v in (exact, inexact) if v is not None]
+    ys = [tf.cast(tf.cast(x, v), dtype) for v in via]
+    graph, opts = pt.apply(simplify_arithmetic, ys, feeds=[x])
+    assert pt.ops(graph).get("Cast", 0) == (2 if inexact is not None else 0)
+    assert opts.log.kinds().count("cast_round_trip") == (exact is not None)
+    info = np.iinfo(dtype.as_numpy_dtype)
+    plain, optimized = pt.compare(ys, {x: np.array([value, info.min, info.max],
+                                                   dtype.as_numpy_dtype)})
+    if inexact is not None:
+        assert optimized[-1][0] != value       # the narrow float rounds it, optimized or not
+
+
 def test_integer_constant_hoisting_is_exact(pt):
     x = tf.placeholder(tf.int32, [3])
     y = x
@@ -127,6 +208,21 @@ def test_mul_chain_hoists_and_keeps_overflow(pt):
     pt.compare([y, huge], {x: np.array([1.0, -2.0], np.float32)}, rtol=2.5e-7)
 
 
+def test_hoisting_is_reassociation_whose_intermediate_may_overflow(pt):
+    # documented: (x * 10) * 0.1 -> x * 1.0 and (x + 1e38) - 1e38 -> x + 0.0 lose the
+    # intermediate's overflow (TensorFlow's optimizer hoists the same way), within the combined
+    # constant's limits
+    x = tf.placeholder(tf.float32, [2])
+    ys = [(x * 10.0) * 0.1, (x + 1e38) - 1e38]
+    graph, opts = pt.apply(simplify_arithmetic, ys, feeds=[x])
+    assert opts.log.kinds().count("hoist_constants") == 2
+    feed = {x: np.array([3e38, 1.0], np.float32)}
+    plain, optimized = pt.run(ys, feed, pt.OFF), pt.run(ys, feed)
+    assert np.isinf(plain[0][0]) and np.isinf(plain[1][0])
+    assert optimized[0][0] == np.float32(3e38) and optimized[1][0] == np.float32(3e38)
+    np.testing.assert_allclose(optimized[0][1], plain[0][1], rtol=2.5e-7)
+
+
 def test_add_n_of_repeated_terms(pt):
     a = tf.placeholder(tf.float32, [3])
     b = tf.placeholder(tf.float32, [3])
@@ -141,13 +237,13 @@ def test_add_n_of_repeated_terms(pt):
 
 def test_division_by_a_power_of_two_becomes_multiplication(pt):
     x = tf.placeholder(tf.float32, [4])
-    y, z, one = x / 4.0, x / tf.constant([0.5, -2.0, 8.0, 0.25]), x / 1.0
+    y, z = x / 4.0, x / tf.constant([0.5, -2.0, 8.0, 0.25])
     inexact = x / 3.0
-    graph, opts = pt.apply(simplify_arithmetic, [y, z, one, inexact], feeds=[x])
+    graph, opts = pt.apply(simplify_arithmetic, [y, z, inexact], feeds=[x])
     assert pt.ops(graph)["RealDiv"] == 1                       # only x / 3 stays a division
-    assert opts.log.kinds().count("div_to_mul") == 2 and "div_by_one" in opts.log.kinds()
+    assert opts.log.kinds().count("div_to_mul") == 2
     feed = {x: np.array([1.0, 7.0, -0.1, 3e38], np.float32)}
-    pt.compare([y, z, one, inexact], feed)                     # exact
+    pt.compare([y, z, inexact], feed)                          # exact
 
 
 def test_aggressive_mode_divides_by_any_constant_within_tolerance(pt):
@@ -173,6 +269,6 @@ def test_division_by_zero_or_tiny_constant_is_kept(pt):
 def test_fetched_node_keeps_its_name(pt, dtype):
     x = tf.placeholder(dtype, [3])
     y = tf.multiply(x, tf.constant(1, dtype), name="fetched")
-    graph, _ = pt.apply(simplify_arithmetic, y, feeds=[x])
+    graph, _ = pt.apply(simplify_arithmetic, y, feeds=[x], aggressive=AGGRESSIVE)
     assert _readers_of_retval(graph) == ["fetched"]
     assert graph.nodes["fetched"].op == "Identity"

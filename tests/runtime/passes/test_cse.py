@@ -28,6 +28,17 @@ def test_commutative_operands_in_either_order_merge(pt):
     pt.compare(y, {x: np.array([1, 2, 3], np.float32), z: np.array([0.5, -1, 4], np.float32)})
 
 
+def test_string_add_operands_in_either_order_do_not_merge(pt):
+    # Add concatenates strings: not commutative (TensorFlow marks only AddV2 so)
+    a = tf.placeholder(tf.string, [])
+    b = tf.placeholder(tf.string, [])
+    fetches = [tf.add(a, b), tf.add(b, a), tf.add(a, "x"), tf.add("x", a)]
+    graph, _ = pt.apply(cse, fetches, feeds=[a, b])
+    assert pt.ops(graph)["Add"] == 4
+    plain, optimized = pt.compare(fetches, {a: "a", b: "b"})
+    assert [bytes(v) for v in optimized] == [b"ab", b"ba", b"ax", b"xa"]
+
+
 def test_random_ops_never_merge(pt):
     r1 = tf.random_uniform([4], seed=3)
     r2 = tf.random_uniform([4], seed=3)

@@ -17,6 +17,8 @@ def test_p10_graph_optimizations_passes(tmp_path):
     lines = proc.stdout.strip().splitlines()
     assert proc.returncode == 0 and lines and lines[-1].startswith("PASS "), \
         f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    # the optimizations p10 is about really happened (not a vacuous pass)
-    for rewrite in ("fold scale", "mul_by_one", "add_zero", "merge dup_", "fuse_matmul"):
+    # the optimizations p10 is about really happened (not a vacuous pass); its float
+    # x * 1.0 + 0.0 stays as built: the Mul would flush a denormal x and x + 0.0 turns -0.0
+    # into +0.0 (arithmetic.py), so neither is x
+    for rewrite in ("fold scale", "merge dup_", "fuse_matmul"):
         assert rewrite in proc.stderr, rewrite
