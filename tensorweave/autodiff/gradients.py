@@ -8,6 +8,7 @@ An op is processed once every consumer between xs and ys has contributed its gra
 from __future__ import annotations
 
 import collections
+import contextlib
 import enum
 
 from tensorweave.autodiff import aggregate
@@ -84,7 +85,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
         ys = [convert_to_tensor(y) for y in ys]
         xs = [x if isinstance(x, IndexedSlices) else convert_to_tensor(x, as_ref=True)
               for x in xs]
-        grad_ys = _initial_grads(ys, grad_ys)
+        grad_ys = _initial_grads(ys, grad_ys, colocate_gradients_with_ops)
         level = ys[0].graph._scopes.control_flow_context if ys else None
         grads = _backward(ys, xs, grad_ys, stop_gradients, colocate_gradients_with_ops, level)
         return [_result(g, x, unconnected) for g, x in zip(grads, xs)]
@@ -157,10 +158,10 @@ def _backprop_loop(ctx, out_grads, stop_nodes):
     return loop_gradients(ctx, out_grads, body_gradients, is_differentiable_dtype)
 
 
-def _initial_grads(ys, grad_ys):
-    from tensorweave.ops.array_creation_ops import fill
+def _initial_grads(ys, grad_ys, colocate=False):
+    """The gradients ys start from: `grad_ys`, or ones shaped like each y."""
+    from tensorweave.ops.array_creation_ops import ones
     from tensorweave.ops.array_ops import shape
-    from tensorweave.ops.constant_op import constant
     if grad_ys is None:
         grad_ys = [None] * len(ys)
     grad_ys = _as_list(grad_ys)
@@ -175,9 +176,10 @@ def _initial_grads(ys, grad_ys):
             out.append(None)  # like TF: no gradient flows from an integer, bool or string y
             continue
         if g is None:
-            with colocate_with(y.op):
-                out.append(fill(shape(y), constant(1, dtype=y.dtype.base_dtype,
-                                                   name=f"grad_ys_{i}")))
+            # Like TF, the default ones sit with y only when gradients are colocated; else
+            # the enclosing device scope places them.
+            with colocate_with(y.op) if colocate else contextlib.nullcontext():
+                out.append(ones(shape(y), dtype=y.dtype.base_dtype, name=f"grad_ys_{i}"))
             continue
         g = g if isinstance(g, IndexedSlices) else convert_to_tensor(g, name=f"grad_ys_{i}")
         if g.dtype.base_dtype != y.dtype.base_dtype:

@@ -69,16 +69,15 @@ def create_op(op_def: OpDef, inputs=(), attrs: dict | None = None, name: str | N
         attrs["_gradient_op_type"] = state.gradient_override[op_def.name]
     input_ops = [t._op for t in flat_inputs]
     control = _scopes.control_inputs_for(state, input_ops) if state.control_stack else ()
+    colocated_device = ""
     if state.colocation_stack:
-        target = state.colocation_stack[-1]
-        groups = target.colocation_groups()
-        attrs["_class"] = [g.decode() if isinstance(g, bytes) else g for g in groups]
+        attrs["_class"], colocated_device = _scopes.colocation_for(state)
     op = Operation(graph, name, op_def, flat_inputs, attrs, out_dtypes, out_shapes, control,
                    "", user_creation_site())
-    if state.colocation_stack:
-        op._device = state.colocation_stack[-1]._device
-    elif state.device_stack:
+    if state.device_stack:
         op._device = _scopes.device_for_op(state, op)
+    if colocated_device:
+        op._device = colocated_device   # TF: a colocation op's device beats device scopes
     graph._add_op(op)
     if state.control_stack:
         _scopes.record_op_in_blocks(state, op)

@@ -22,7 +22,12 @@ class DeviceSpec:
 
     @classmethod
     def from_string(cls, spec: str | None) -> DeviceSpec:
-        """Parses full, short (`/cpu:0`, `CPU:1`, `/gpu:*`) and partial device strings."""
+        """Parses full, short (`/cpu:0`, `CPU:1`, `/gpu:*`) and partial device strings.
+
+        Raises:
+          ValueError: for an unknown field (`/foo:1`, `/Job:a`, `/device:CPU`), two device
+            types (`/cpu:0/gpu:1`) or an index that is not an integer.
+        """
         return cls(*_parse(spec or ""))
 
     def parse_from_string(self, spec: str) -> DeviceSpec:
@@ -76,36 +81,42 @@ class DeviceSpec:
         return f"DeviceSpec({self.to_string()!r})"
 
 
+# Device types the short form (`/cpu:0`, `/GPU:1`) accepts in any case: TF's
+# DeviceSpec._VALID_DEVICE_TYPES. Any other type needs the full `/device:TYPE:N` form.
+_SHORT_FORM_TYPES = frozenset({"CPU", "GPU", "TPU", "CUSTOM", "EPU"})
+
+
 def _normalize_type(device_type):
+    """Like TF, only the legacy lowercase 'cpu' and 'gpu' are uppercased ('Cpu' stays)."""
     if device_type is None:
         return None
-    upper = str(device_type).upper()
-    return upper if upper in ("CPU", "GPU", "TPU") else str(device_type)
+    device_type = str(device_type)
+    return device_type.upper() if device_type in ("cpu", "gpu") else device_type
 
 
 @lru_cache(maxsize=4096)
 def _parse(spec: str):
+    """TF's DeviceSpec._string_to_components: keys are case-sensitive, one device per spec."""
     job = replica = task = device_type = device_index = None
-    parts = [p for p in spec.split("/") if p]
-    for part in parts:
+    for part in spec.split("/"):
         fields = part.split(":")
-        key = fields[0].lower()
-        if key == "job" and len(fields) == 2:
+        key, n = fields[0], len(fields)
+        if n == 2 and key == "job":
             job = fields[1]
-        elif key == "replica" and len(fields) == 2:
+        elif n == 2 and key == "replica":
             replica = int(fields[1])
-        elif key == "task" and len(fields) == 2:
+        elif n == 2 and key == "task":
             task = int(fields[1])
-        elif key == "device" and len(fields) in (2, 3):
-            device_type = fields[1]
-            if len(fields) == 3 and fields[2] != "*":
-                device_index = int(fields[2])
-        elif len(fields) in (1, 2) and key.isidentifier():
-            device_type = fields[0]
-            if len(fields) == 2 and fields[1] != "*":
-                device_index = int(fields[1])
-        else:
-            raise ValueError(f"Unknown attribute: '{part}' in '{spec}'")
+        elif (n in (1, 2) and key.upper() in _SHORT_FORM_TYPES) or (n == 3 and key == "device"):
+            if device_type is not None:
+                raise ValueError(f"Multiple device types are not allowed while parsing the "
+                                 f"device spec: {spec}.")
+            device_type = key.upper() if n < 3 else fields[1]
+            if n > 1 and fields[-1] != "*":
+                device_index = int(fields[-1])
+        elif key:
+            raise ValueError(f"Unknown attribute '{key}' is encountered while parsing the "
+                             f"device spec: '{spec}'.")
     return job, replica, task, _normalize_type(device_type), device_index
 
 

@@ -6,12 +6,15 @@ and operations to hand back.
 """
 from __future__ import annotations
 
+import contextlib
+
 from tensorweave.framework import errors
 from tensorweave.framework.apply_op import create_op
+from tensorweave.framework.device_spec import canonical
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.graph_io import attr_from_proto
 from tensorweave.framework.op_def import OP_REGISTRY
-from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.scopes import device, name_scope
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 
 __all__ = ["import_graph_def"]
@@ -80,14 +83,50 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
     if missing:
         raise ValueError(f"Attempted to map inputs that were not found in graph_def: "
                          f"[{', '.join(missing)}]")
+    node_names = {n.name for n in nodes}
     for n in nodes:
         if n.op not in OP_REGISTRY:
             raise ValueError(f"Op type not registered '{n.op}' (node {n.name}) in tensorweave")
+        for c in n.attr["_class"].list.s if "_class" in n.attr else ():
+            c = c.decode()
+            if c.startswith("loc:@") and c[5:] not in node_names:
+                raise ValueError(f"Node '{n.name}' expects to be colocated with unknown node "
+                                 f"'{c[5:]}'")
     with name_scope(name, "import") as scope:
         created = {}
         for node in _dependency_order(nodes):
             created[node.name] = _import_node(graph, node, scope, created, input_map)
+    _place_colocated(graph, created.values())
     return _return_elements(return_elements, created, nodes)
+
+
+def _colocation_names(op) -> list[str]:
+    """The other ops `op`'s `_class` attr colocates it with."""
+    names = (c[5:] for c in op._attrs.get("_class", ()) if c.startswith("loc:@"))
+    return [n for n in names if n != op.name]
+
+
+def _node_device(node, op_def, attrs):
+    """The device scope a node is created under (TF's importer._ProcessNewOps).
+
+    A node colocated with another op ignores both its own device and the enclosing scopes
+    (`_place_colocated` gives it its group's device); any other node's device is pushed as
+    the innermost `tf.device` scope, so it is canonicalized and merged with the enclosing ones.
+    """
+    if any(c.startswith("loc:@") and c[5:] != node.name for c in attrs.get("_class", ())):
+        return device(None)
+    return device(node.device) if node.device else contextlib.nullcontext()
+
+
+def _place_colocated(graph, ops) -> None:
+    """Gives each colocated op the device of the first op of its group that has one."""
+    for op in ops:
+        names = _colocation_names(op)
+        for name in names:
+            target = graph._ops_by_name[name]   # checked to be imported too
+            if target.device:
+                op._device = canonical(target.device)
+                break
 
 
 def _import_node(graph, node, scope, created, input_map):
@@ -114,12 +153,11 @@ def _import_node(graph, node, scope, created, input_map):
         attrs["_class"] = [f"loc:@{prefix}{c[5:]}" if c.startswith("loc:@") else c
                            for c in attrs["_class"]]
     inputs = _group_inputs(op_def, data, attrs, node.name)
-    op = create_op(op_def, inputs, attrs, name=f"{scope}{node.name}/")
+    with _node_device(node, op_def, attrs):
+        op = create_op(op_def, inputs, attrs, name=f"{scope}{node.name}/")
     graph._names_in_use[op.name.lower()] = max(graph._names_in_use.get(op.name.lower(), 0), 1)
     if control:
         op._add_control_inputs(control)
-    if node.device:
-        op._device = node.device
     return op
 
 

@@ -158,6 +158,9 @@ class Operation:
     def __repr__(self) -> str:
         return f"<tf.Operation '{self._name}' type={self.type}>"
 
+    def __str__(self) -> str:
+        return str(self.node_def)   # TF1 prints an operation as its NodeDef
+
 
 class Tensor:
     """A symbolic output of an Operation (TF1's tf.Tensor); compares and hashes by identity."""
@@ -222,6 +225,9 @@ class Tensor:
 
     def __repr__(self) -> str:
         return f"<tf.Tensor '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
+
+    def __str__(self) -> str:
+        return f'Tensor("{self.name}", shape={self._shape}, dtype={self._dtype.name})'
 
     # TF1 graph tensors compare by identity, so they can key feed_dicts.
     __hash__ = object.__hash__

@@ -59,7 +59,11 @@ def device(device_name_or_function):
 
 
 def device_for_op(state, op: Operation) -> str:
-    """Applies the device stack innermost first; inner fields win, outer ones fill the rest."""
+    """Applies the device stack innermost first; inner fields win, outer ones fill the rest.
+
+    Like TF, a string scope yields a canonical name, while a device function's string result
+    is kept as it is ('/cpu:0') unless an enclosing string scope merges it.
+    """
     dev = ""
     for entry in reversed(state.device_stack):
         if entry is None:
@@ -71,7 +75,7 @@ def device_for_op(state, op: Operation) -> str:
             result = entry(op)
             if hasattr(result, "to_string"):
                 result = result.to_string()
-            dev = _device_spec.canonical(result or "")
+            dev = result or ""
     return dev
 
 
@@ -149,20 +153,70 @@ def record_op_in_blocks(state, op: Operation) -> None:
 
 @contextlib.contextmanager
 def graph_colocate_with(graph, op, ignore_existing: bool = False):
-    """Ops created in the block share `op`'s colocation group (and device)."""
+    """Ops created in the block join `op`'s colocation group (and take its device).
+
+    Like TF, the blocks nest: an op joins the groups of every enclosing block, and takes the
+    device of the innermost colocation op that has one. The block starts with an empty device
+    stack (colocation is stronger than device scopes); a `device` scope opened inside it
+    applies when no colocation op has a device. `ignore_existing` drops the enclosing blocks;
+    `op=None` (only with `ignore_existing`) clears colocation altogether.
+    """
+    if op is None and not ignore_existing:
+        raise ValueError("Trying to reset colocation (op is None) but ignore_existing is not "
+                         "True")
     state = graph._scopes
     if op is not None:
         op = _as_op(graph, op)
     saved_stack, saved_devices = state.colocation_stack, state.device_stack
+    state.device_stack = []
     if ignore_existing:
         state.colocation_stack = []
     if op is not None:
         state.colocation_stack = state.colocation_stack + [op]
-        state.device_stack = []  # the colocation op's device decides
     try:
         yield
     finally:
         state.colocation_stack, state.device_stack = saved_stack, saved_devices
+
+
+class _PendingOp:
+    """Stands in the colocation stack for an op not created yet: only its name is known."""
+
+    _device = ""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def colocation_groups(self) -> list[bytes]:
+        return [f"loc:@{self._name}".encode()]
+
+
+@contextlib.contextmanager
+def colocate_with_pending(name: str):
+    """Ops created in the block get `_class` "loc:@<name>", for an op made after them.
+
+    TF's variables do this with an attr scope so that their initial value is colocated with
+    the variable op it feeds. As there, an enclosing colocate_with block wins.
+    """
+    state = get_default_graph()._scopes
+    saved = state.colocation_stack
+    if not saved:
+        state.colocation_stack = [_PendingOp(name)]
+    try:
+        yield
+    finally:
+        state.colocation_stack = saved
+
+
+def colocation_for(state) -> tuple[list[str], str]:
+    """The `_class` groups (sorted, like TF) and the device of an op made in colocate_with."""
+    groups: set[str] = set()
+    device = ""
+    for target in reversed(state.colocation_stack):
+        groups.update(g.decode() if isinstance(g, bytes) else g
+                      for g in target.colocation_groups())
+        device = device or target._device
+    return sorted(groups), device
 
 
 def colocate_with(op, ignore_existing: bool = False):

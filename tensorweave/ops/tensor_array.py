@@ -7,6 +7,8 @@ colocation), as in TensorFlow. `while_loop` carries a TensorArray by its flow:
 """
 from __future__ import annotations
 
+import contextlib
+
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
 from tensorweave.framework import tensor_shape as _ts
@@ -135,7 +137,7 @@ class TensorArray:
     def _maybe_colocate_with(self, value: Tensor):
         """Colocates with the first value written when `colocate_with_first_write_call`."""
         if not self._colocate_with_first_write_call:
-            return colocate_with(None)
+            return contextlib.nullcontext()
         if not self._colocate_with:
             self._colocate_with.append(value)
         return colocate_with(self._colocate_with[0].op)

@@ -6,13 +6,21 @@ the state, an `Assign` of the initial value (its initializer) colocated with it,
 """
 from __future__ import annotations
 
+import contextlib
+
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_conversion
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.framework.meta_graph import prepend_name_scope, strip_name_scope
 from tensorweave.framework.operation import Tensor
-from tensorweave.framework.scopes import colocate_with, control_dependencies, name_scope
+from tensorweave.framework.scopes import (
+    colocate_with,
+    colocate_with_pending,
+    control_dependencies,
+    device,
+    name_scope,
+)
 from tensorweave.ops import state_ops
 
 __all__ = ["Variable", "VariableV1", "global_variables", "local_variables",
@@ -62,21 +70,32 @@ class Variable:
         from tensorweave.ops.control_flow_context import building_in
         with building_in(None), control_dependencies(None), \
                 name_scope(name, "Variable") as scope:
-            with name_scope("Initializer"):
-                value = initial_value() if callable(initial_value) else initial_value
-                value = tensor_conversion.convert_to_tensor(value, dtype=dtype,
-                                                            name="initial_value")
-            static = value.shape if validate_shape else _ts.unknown_shape()
-            if shape is not None:
-                static = _ts.as_shape(shape)
-            if validate_shape and not static.is_fully_defined():
-                raise ValueError(f"initial_value must have a shape specified: {value}")
-            self._variable = state_ops.variable_op_v2(static, value.dtype.base_dtype,
-                                                      name=scope)
+            # Like TF: an initial value built by a callable (get_variable's initializer) is
+            # made without a device and, as the variable op, with `_class` "loc:@<name>"; a
+            # given value is converted in the variable's scope under the current device.
+            from_fn = callable(initial_value)
+            with colocate_with_pending(scope[:-1]) if from_fn else contextlib.nullcontext():
+                if from_fn:
+                    with name_scope("Initializer"), device(None):
+                        value = tensor_conversion.convert_to_tensor(
+                            initial_value(), dtype=dtype, name="initial_value")
+                else:
+                    value = tensor_conversion.convert_to_tensor(initial_value, dtype=dtype,
+                                                                name="initial_value")
+                static = value.shape if validate_shape else _ts.unknown_shape()
+                if shape is not None:
+                    static = _ts.as_shape(shape)
+                if validate_shape and not static.is_fully_defined():
+                    raise ValueError(f"initial_value must have a shape specified: {value}")
+                self._variable = state_ops.variable_op_v2(static, value.dtype.base_dtype,
+                                                          name=scope)
             self._initial_value = value
             with colocate_with(self._variable.op):
                 self._initializer_op = state_ops.assign(
                     self._variable, value, validate_shape=validate_shape).op
+            # TF: the snapshot goes on the caching device if one is given, else with the op.
+            with device(caching_device) if caching_device is not None else \
+                    colocate_with(self._variable.op):
                 self._snapshot = _identity(self._variable, name="read")
         self._trainable = trainable
         self._constraint = constraint

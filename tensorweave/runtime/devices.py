@@ -141,8 +141,19 @@ class DeviceMgr:
 
     @classmethod
     def local(cls, device_count: dict | None = None, job: str = LOCAL_JOB, task: int = 0):
+        """The devices `device_count` asks for (one CPU by default).
+
+        Like TF, keys are device types exactly as spelled: {'cpu': 3} counts no registered
+        type and is ignored.
+
+        Raises:
+          NotFoundError: if the count leaves no CPU (TF's DeviceFactory::AddDevices).
+        """
         counts = {"CPU": 1}
-        counts.update({k.upper(): int(v) for k, v in (device_count or {}).items()})
+        counts.update({k: int(v) for k, v in (device_count or {}).items()})
+        if counts["CPU"] <= 0:
+            raise errors.NotFoundError(None, None, "No CPU devices are available in this "
+                                       "process")
         devices = []
         for device_type, factory in _FACTORIES.items():
             for index in range(counts.get(device_type, 0)):

@@ -166,15 +166,14 @@ def _place_constrained(group, devices, soft: bool, job: str, task: int, failures
         spec = DeviceSpec.from_string(node.requested_device)
         if requested is None:
             requested = (spec, node)
-        elif not requested[0].is_compatible_with(spec):
-            if soft:
-                continue
+            continue
+        merged = _merge_requests(requested[0], spec, soft)
+        if merged is None:
             failures.append(f"{node.name}: colocation group has conflicting devices "
                             f"{requested[0].to_string()} ({requested[1].name}) and "
                             f"{spec.to_string()} ({node.name})")
             return None, ""
-        else:
-            requested = (requested[0].make_merged_spec(spec), requested[1])
+        requested = (merged, requested[1])
     spec, asker = requested
     said = f"requested '{asker.requested_device}' by {asker.name}"
     capable = [d for d in devices if all(_can_run(n, d) for n in group)]
@@ -192,13 +191,45 @@ def _place_constrained(group, devices, soft: bool, job: str, task: int, failures
         failures.append(f"{asker.name} ({asker.op}): {why} (defined at "
                         f"{asker.creation_site[0]}:{asker.creation_site[1]})")
         return None, ""
-    same_type = [d for d in capable if d.device_type == spec.device_type]
-    if same_type or capable:
-        return (same_type or capable)[0], (f"{said}, but {why}; allow_soft_placement moved it "
+    # Soft placement relaxes only the device type and index (TF's placer clears just those):
+    # a requested job, replica or task that this session lacks stays an error.
+    relaxed = spec.replace(device_type=None, device_index=None)
+    allowed = [d for d in capable if relaxed.matches(d.spec) and local.matches(d.spec)]
+    same_type = [d for d in allowed if d.device_type == spec.device_type]
+    if same_type or allowed:
+        return (same_type or allowed)[0], (f"{said}, but {why}; allow_soft_placement moved it "
                                            "to the first capable device")
+    if not any(relaxed.matches(d.spec) and local.matches(d.spec) for d in devices):
+        failures.append(f"{asker.name} ({asker.op}): {why}; allow_soft_placement changes only "
+                        "the device type and index, not the job, replica or task")
+        return None, ""
     failures.append(f"{asker.name} ({asker.op}): {why}, and no device can run its "
                     f"colocation group ({', '.join(n.name for n in group)})")
     return None, ""
+
+
+def _merge_requests(a: DeviceSpec, b: DeviceSpec, soft: bool) -> DeviceSpec | None:
+    """Two requests of one colocation group merged, or None if they conflict.
+
+    Like TF's DeviceNameUtils::MergeDevNames: a different job, replica or task always
+    conflicts; with soft placement a different device type drops the type and index, and a
+    different index drops the index.
+    """
+    if any(x is not None and y is not None and x != y
+           for x, y in ((a.job, b.job), (a.replica, b.replica), (a.task, b.task))):
+        return None
+    merged = a.make_merged_spec(b)
+    if a.device_type is not None and b.device_type is not None and \
+            a.device_type != b.device_type:
+        if not soft:
+            return None
+        return merged.replace(device_type=None, device_index=None)
+    if a.device_index is not None and b.device_index is not None and \
+            a.device_index != b.device_index:
+        if not soft:
+            return None
+        return merged.replace(device_index=None)
+    return merged
 
 
 def explain(session_or_plan, node_name: str) -> str:

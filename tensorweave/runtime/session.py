@@ -110,7 +110,13 @@ class BaseSession:
         return self._target
 
     def list_devices(self) -> list:
-        """The session's devices: name, device_type, memory_limit_bytes, incarnation."""
+        """The session's devices: name, device_type, memory_limit_bytes, incarnation.
+
+        Raises:
+          CancelledError: if the session is closed (as TF's TF_SessionListDevices).
+        """
+        if self._closed:
+            raise errors.CancelledError(None, None, "Session has been closed.")
         return describe_devices(self._core.device_mgr.devices)
 
     # --- run ------------------------------------------------------------------------------

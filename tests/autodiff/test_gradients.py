@@ -204,3 +204,26 @@ def test_compute_gradient_error_is_small_for_correct_gradients():
         with tf.Session():
             err = tf.test.compute_gradient_error(x, [2, 3], y, [2, 3])
     assert err < 1e-5  # central differences with TF's default delta, 1e-3
+
+
+@pytest.mark.parametrize("colocate", [False, True])
+def test_default_grad_ys_follow_the_device_scope_unless_colocating(colocate):
+    """TF 2.21: ones(shape(y), name='grad_ys_i') — a Fill 'g/grad_ys_0' fed by
+    'g/grad_ys_0/Const' — colocated with y only under colocate_gradients_with_ops."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [2], name="x")
+        with tf.device("/job:w/cpu:2"):
+            z = tf.reduce_sum(x * 3.0, name="z")
+        with tf.device("/cpu:0"):
+            tf.gradients(z, x, name="g", colocate_gradients_with_ops=colocate)
+    fill = g.get_operation_by_name("g/grad_ys_0")
+    one = g.get_operation_by_name("g/grad_ys_0/Const")
+    assert fill.type == "Fill" and fill.inputs[1].op is one
+    for op in (fill, one):
+        if colocate:
+            assert op.device == "/job:w/device:CPU:2"
+            assert op.colocation_groups() == [b"loc:@z"]
+        else:
+            assert op.device == "/device:CPU:0"
+            assert "_class" not in op.node_def.attr

@@ -71,6 +71,56 @@ def test_colocate_with_sets_class_attr_and_device():
     assert w.device == v.device
 
 
+def test_nested_colocate_with_accumulates_groups_and_takes_innermost_device():
+    """TF 2.21: e's `_class` holds both groups (sorted); its device is b's, the innermost."""
+    with tf.Graph().as_default() as g:
+        with tf.device("/cpu:1"):
+            a = tf.constant(1.0, name="a")
+        with tf.device("/job:w/cpu:2"):
+            b = tf.constant(2.0, name="b")
+        with tf.colocate_with(b):
+            with tf.colocate_with(a):
+                e = tf.add(a, b, name="e")
+            with tf.colocate_with(a, ignore_existing=True):
+                f = tf.add(a, b, name="f")
+    assert e.op.colocation_groups() == [b"loc:@a", b"loc:@b"]
+    assert e.device == "/device:CPU:1"
+    assert f.op.colocation_groups() == [b"loc:@a"]
+    node = next(n for n in g.as_graph_def().node if n.name == "e")
+    assert list(node.attr["_class"].list.s) == [b"loc:@a", b"loc:@b"]
+
+
+def test_colocate_with_none_clears_colocation_and_devices():
+    with tf.Graph().as_default():
+        a = tf.constant(1.0, name="a")
+        with tf.device("/cpu:4"), tf.colocate_with(a):
+            with tf.colocate_with(None, ignore_existing=True):
+                i = tf.identity(a, name="i")
+        with tf.device("/cpu:4"):
+            with tf.colocate_with(None, ignore_existing=True):
+                j = tf.identity(a, name="j")
+        with pytest.raises(ValueError, match="ignore_existing is not True"):
+            with tf.colocate_with(None):
+                pass
+    assert (i.device, j.device) == ("", "")
+    assert i.op.colocation_groups() == [b"loc:@i"]
+
+
+def test_device_scope_inside_colocate_with_applies_when_the_target_has_no_device():
+    with tf.Graph().as_default():
+        n = tf.constant(0.0, name="n")
+        with tf.device("/cpu:1"):
+            m = tf.constant(0.0, name="m")
+        with tf.colocate_with(n):
+            with tf.device("/cpu:5"):
+                c = tf.identity(n, name="c")
+        with tf.colocate_with(m):
+            with tf.device("/cpu:5"):
+                d = tf.identity(m, name="d")
+    assert c.device == "/device:CPU:5" and c.op.colocation_groups() == [b"loc:@n"]
+    assert d.device == "/device:CPU:1"
+
+
 def test_finalize_blocks_new_ops():
     g = tf.Graph()
     with g.as_default():
@@ -160,3 +210,12 @@ def test_creation_site_is_the_user_line():
         c = tf.constant(1.0) + 2.0
     file, line = c.op.creation_site
     assert file.endswith("test_graph.py") and line > 0
+
+
+def test_str_and_repr_of_tensors_and_operations_as_in_tf1():
+    with tf.Graph().as_default():
+        p = tf.placeholder(tf.float32, [None, 3], name="p")
+    assert str(p) == 'Tensor("p:0", shape=(?, 3), dtype=float32)'
+    assert repr(p) == "<tf.Tensor 'p:0' shape=(?, 3) dtype=float32>"
+    assert str(p.op).startswith('name: "p"\nop: "Placeholder"')
+    assert repr(p.op) == "<tf.Operation 'p' type=Placeholder>"

@@ -103,3 +103,56 @@ def test_graph_def_written_by_tensorflow_runs_with_the_same_results():
     for name, value in zip(names, values):
         np.testing.assert_allclose(value, expected[name], rtol=1e-6, atol=1e-6, err_msg=name)
         assert np.asarray(value).dtype == expected[name].dtype, name
+
+
+def _graph_with_colocation():
+    with tf.Graph().as_default() as g:
+        a = tf.constant(1.0, name="a")
+        b = tf.identity(a, name="b")
+        with tf.colocate_with(a):
+            tf.identity(a, name="c")
+        with tf.colocate_with(b):
+            tf.identity(a, name="d")
+        tf.identity(a, name="f")
+    gd = g.as_graph_def()
+    devices = {"a": "/cpu:2", "c": "/cpu:3", "d": "/gpu:1",
+               "f": "/job:y/replica:1/task:0/device:CPU:7"}
+    for node in gd.node:
+        node.device = devices.get(node.name, "")
+    return gd
+
+
+@pytest.mark.parametrize("outer, expected", [
+    ("/job:x/task:1", ["/job:x/task:1/device:CPU:2", "/job:x/task:1",
+                       "/job:x/task:1/device:CPU:2", "/job:x/task:1",
+                       "/job:y/replica:1/task:0/device:CPU:7"]),
+    (None, ["/device:CPU:2", "", "/device:CPU:2", "", "/job:y/replica:1/task:0/device:CPU:7"]),
+    ("/cpu:4", ["/device:CPU:2", "/device:CPU:4", "/device:CPU:2", "/device:CPU:4",
+                "/job:y/replica:1/task:0/device:CPU:7"]),
+])
+def test_imported_devices_are_canonical_and_merged_with_the_device_scope(outer, expected):
+    """TF 2.21: a node's device is the innermost device scope; a colocated node (c, d) takes
+    the device of the op it is colocated with, dropping its own."""
+    gd = _graph_with_colocation()
+    with tf.Graph().as_default() as g:
+        with tf.device(outer):
+            tf.import_graph_def(gd, name="i")
+    assert [op.device for op in g.get_operations()] == expected
+
+
+def test_imported_devices_under_a_device_function():
+    gd = _graph_with_colocation()
+    with tf.Graph().as_default() as g:
+        with tf.device(lambda op: "/cpu:6" if op.type == "Identity" else ""):
+            tf.import_graph_def(gd, name="i")
+    assert [op.device for op in g.get_operations()] == \
+        ["", "/cpu:6", "", "/device:CPU:6", "/cpu:6"]
+
+
+def test_import_colocation_with_a_missing_op_raises():
+    gd = _graph_with_colocation()
+    del gd.node[0]   # "a", which c is colocated with
+    with tf.Graph().as_default():
+        a = tf.constant(1.0, name="a")
+        with pytest.raises(ValueError, match="expects to be colocated with unknown node .a."):
+            tf.import_graph_def(gd, input_map={"a:0": a}, name="i")

@@ -190,3 +190,25 @@ def test_soft_placement_error_lists_unplaceable_nodes(graph):
     config = tf.ConfigProto(allow_soft_placement=True)
     with tf.Session(config=config) as sess:
         assert sess.run(c) == 2.0
+
+
+@pytest.mark.parametrize("device_count, n_devices", [
+    ({"cpu": 3}, 1), ({"Cpu": 2}, 1), ({"cpu": 0}, 1), ({"GPU": 0}, 1), ({"CPU": 2}, 2)])
+def test_device_count_keys_are_case_sensitive(graph, device_count, n_devices):
+    """TF 2.21: a key that is not a device type as spelled ('cpu') is ignored."""
+    a = tf.constant(1.0) * 2
+    with tf.Session(config=tf.ConfigProto(device_count=device_count)) as sess:
+        assert len(sess.list_devices()) == n_devices
+        assert sess.run(a) == 2.0
+
+
+def test_no_cpu_device_is_not_found_at_session_creation(graph):
+    with pytest.raises(tf.errors.NotFoundError, match="No CPU devices are available"):
+        tf.Session(config=tf.ConfigProto(device_count={"CPU": 0}))
+
+
+def test_list_devices_of_a_closed_session_is_cancelled(graph):
+    sess = tf.Session()
+    sess.close()
+    with pytest.raises(tf.errors.CancelledError, match="Session has been closed"):
+        sess.list_devices()
