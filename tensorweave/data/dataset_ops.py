@@ -330,7 +330,7 @@ class _Map(_Unary):
     def __init__(self, input_dataset, map_func):
         traced = _function.trace(map_func, input_dataset._structure, get_default_graph(),
                                  "Dataset.map()")
-        if isinstance(traced.result, Dataset):
+        if any(isinstance(r, Dataset) for r in nest.flatten(traced.result)):
             raise TypeError("The `map_func` of Dataset.map() returned a Dataset; use flat_map "
                             "or interleave to produce datasets.")
         self._traced = traced

@@ -88,7 +88,9 @@ def trace(fn, structure, outer: Graph, name: str) -> TracedFunction:
 
     A tuple element is passed as separate arguments, anything else as one, as tf.data does.
     A component that is a dataset (a DatasetSpec: a window) arrives stacked in one placeholder
-    and is passed to `fn` as the dataset of its slices.
+    and is passed to `fn` as the dataset of its slices. A list the function returns is taken as
+    a tuple (its items may differ in dtype and shape), as tf.data does at the top level only:
+    a list inside the result stays one tensor.
     """
     graph = FuncGraph(outer, name)
     with graph.as_default():
@@ -103,16 +105,18 @@ def trace(fn, structure, outer: Graph, name: str) -> TracedFunction:
             result = fn(*element)
         else:
             result = fn(element)
+        if isinstance(result, list):
+            result = tuple(result)
         result = _to_tensors(graph, result)
     return TracedFunction(graph, flat, result)
 
 
 def _to_tensors(graph: FuncGraph, result):
-    """Leaves of a function's result as Tensors of `graph` (values and lists are converted)."""
-    if hasattr(result, "_dataset_spec"):
-        return result
-
+    """Leaves of a function's result as Tensors of `graph` (values and lists are converted);
+    datasets stay datasets, for the callers to accept or refuse."""
     def convert(leaf):
+        if hasattr(leaf, "_dataset_spec"):
+            return leaf
         tensor = convert_to_tensor(leaf)
         return graph.capture(tensor) if tensor.graph is not graph else tensor
     return nest.map_structure(convert, result)

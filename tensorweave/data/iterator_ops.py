@@ -3,7 +3,9 @@
 `make_initializable_iterator` and `Iterator.from_structure` create an `IteratorV2` resource
 that `MakeIterator` (re)starts on a dataset; `make_one_shot_iterator` a `OneShotIterator` that
 starts itself on first use in each session; `from_string_handle` selects an iterator at run time
-through the string handle of another.
+through the string handle of another. As in TensorFlow, every Iterator makes its
+`IteratorToStringHandle` op when it is made (after its initializer), and `string_handle()`
+returns that one tensor.
 """
 from __future__ import annotations
 
@@ -47,6 +49,7 @@ class Iterator(StructuredOutputs):
         self._resource = iterator_resource
         self._initializer = initializer
         self._structure = structure
+        self._string_handle = data_ops.iterator_to_string_handle(iterator_resource)
 
     @staticmethod
     def from_structure(output_types, output_shapes=None, shared_name=None,
@@ -84,9 +87,9 @@ class Iterator(StructuredOutputs):
         if not all(s.is_compatible_with(d) for s, d in zip(want[1], got[1])):
             raise TypeError(f"Expected output shapes compatible with {self.output_shapes} but "
                             f"got dataset with output shapes {dataset.output_shapes}.")
-        with name_scope(name, "make_initializer"):
-            variant, _ = pipeline_tensor(dataset)
-            return data_ops.make_iterator(variant, self._resource)
+        variant, _ = pipeline_tensor(dataset)
+        with name_scope(name, "make_initializer") as scope:
+            return data_ops.make_iterator(variant, self._resource, name=scope)
 
     def get_next(self, name=None):
         """The next element as the dataset's nested structure of tensors.
@@ -99,7 +102,13 @@ class Iterator(StructuredOutputs):
         return nest.pack(self._structure, flat)
 
     def string_handle(self, name=None):
-        """A scalar string tensor naming this iterator, for `from_string_handle`."""
+        """A scalar string tensor naming this iterator, for `from_string_handle`.
+
+        Without `name`, the same tensor every time (made with the iterator); with one, a new
+        op of that name.
+        """
+        if name is None:
+            return self._string_handle
         return data_ops.iterator_to_string_handle(self._resource, name=name)
 
     @property

@@ -1,12 +1,16 @@
 """Kernels of the tf.data ops (ops/data_ops.py): the pipeline value and iterator resources.
 
 An iterator is an `IteratorResource` in the device's resource manager (so each session has its
-own); its handle value is the resource itself, its string handle the resource's key.
+own); its handle value is the resource itself, its string handle "<key>@<serial>": the resource's
+key and a number unique to this resource in the process, so that the handle of an iterator of
+another session (or of an earlier one of this node) names no iterator here (NotFoundError, as in
+TensorFlow), while a string not of that form is not a handle at all (InvalidArgumentError).
 `MakeIterator` builds fresh runtime nodes (kernels/dataset_runtime.py) from the dataset value
 and starts iterating; `IteratorGetNext` takes the next element.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 
@@ -18,6 +22,7 @@ from tensorweave.kernels.dataset_runtime import DatasetValue
 from tensorweave.kernels.registry import kernel
 
 _CONTAINER = "_iterators"
+_serials = itertools.count()
 
 
 class IteratorResource:
@@ -25,6 +30,7 @@ class IteratorResource:
 
     def __init__(self, key: str, types, shapes):
         self.key = key
+        self.string_handle = f"{key}@{next(_serials)}"
         self.types = list(types)
         self.shapes = list(shapes)
         self._it = None
@@ -119,14 +125,21 @@ def _iterator_get_next(ctx, iterator):
 
 @kernel("IteratorToStringHandle")
 def _iterator_to_string_handle(ctx, iterator):
-    return np.array(iterator.key.encode(), dtype=object)
+    return np.array(iterator.string_handle.encode(), dtype=object)
 
 
 @kernel("IteratorFromStringHandleV2")
 def _iterator_from_string_handle(ctx, handle):
-    key = handle.item() if isinstance(handle, np.ndarray) else handle
-    key = key.decode() if isinstance(key, bytes) else str(key)
+    handle = handle.item() if isinstance(handle, np.ndarray) else handle
+    handle = handle.decode(errors="replace") if isinstance(handle, bytes) else str(handle)
+    key, at, serial = handle.rpartition("@")
+    if not at or not key or not serial.isdigit():
+        raise errors.InvalidArgumentError(
+            None, None, "Could not parse string_handle as a valid ResourceHandle")
     resource = ctx.resources.lookup(_CONTAINER, key)
+    if resource.string_handle != handle:
+        raise errors.NotFoundError(None, None, f"Resource {handle} does not exist in this "
+                                   "session.")
     types = ctx.attrs["output_types"]
     if types and list(types) != resource.types:
         raise errors.InvalidArgumentError(

@@ -304,17 +304,39 @@ class _Interleave(_Unary):
             block, i = 0, (i + 1) % cycle
 
 
+def _batch_size(value) -> int:
+    """A batch size, checked when the iterator starts (as TensorFlow builds its dataset)."""
+    size = int(value)
+    if size <= 0:
+        raise errors.InvalidArgumentError(None, None, "Batch size must be greater than zero.")
+    return size
+
+
 class _Batch(_Unary):
+    def __init__(self, spec, args, functions):
+        super().__init__(spec, args, functions)
+        self.size = _batch_size(self.params[0])
+
     def __iter__(self):
-        return self.child.batches(int(self.params[0]), self.spec["drop_remainder"])
+        return self.child.batches(self.size, self.spec["drop_remainder"])
 
 
 class _PaddedBatch(_Unary):
+    """Its params: the batch size, one padded shape (int64 vector, -1: the batch's largest)
+    per component, then one padding value per component."""
+
+    def __init__(self, spec, args, functions):
+        super().__init__(spec, args, functions)
+        self.size = _batch_size(self.params[0])
+        k = (len(self.params) - 1) // 2
+        self.shapes = [[int(d) for d in np.ravel(s)] for s in self.params[1:1 + k]]
+        self.pads = self.params[1 + k:]
+
     def __iter__(self):
-        n, pads = int(self.params[0]), self.params[1:]
-        for chunk in chunks(self.child, n, self.spec["drop_remainder"]):
+        shapes, pads = self.shapes, self.pads
+        for chunk in chunks(self.child, self.size, self.spec["drop_remainder"]):
             yield tuple(_pad_column([e[k] for e in chunk], shape, pads[k], k)
-                        for k, shape in enumerate(self.spec["padded_shapes"]))
+                        for k, shape in enumerate(shapes))
 
 
 def _pad_column(column, padded_shape, pad_value, k):
@@ -327,9 +349,9 @@ def _pad_column(column, padded_shape, pad_value, k):
               for d, want in enumerate(padded_shape)]
     for s in shapes:
         if any(have > want for have, want in zip(s, target)):
-            raise errors.InvalidArgumentError(
-                None, None, f"Attempted to pad to a smaller size than the input element: "
-                f"component {k} has shape {list(s)}, padded shape {target}")
+            raise errors.DataLossError(
+                None, None, "Attempted to pad to a smaller size than the input element. "
+                f"(Component {k} has shape {list(s)}, padded shape {target}.)")
     pad = np.asarray(pad_value)
     out = np.full([len(column)] + target, pad, dtype=pad.dtype if pad.dtype != object
                   else object)

@@ -121,7 +121,14 @@ class QueueResource:
         return self._closed
 
     def enqueue(self, runs, step, done) -> None:
-        """Puts the elements of `runs` in order; `done(())` once all are in."""
+        """Puts the elements of `runs` in order; `done(())` once all are in.
+
+        An empty enqueue_many (no runs) succeeds at once, even on a closed queue, as in
+        TensorFlow.
+        """
+        if not runs:
+            done(())
+            return
         if self._closed:
             done(error=errors.CancelledError(None, None, f"{self.kind} '{self.name}' is "
                                              "closed."))
@@ -134,8 +141,15 @@ class QueueResource:
                             single=n is None), self._dequeues, _DEQUEUE_CANCELLED)
 
     def close(self, cancel_pending_enqueues: bool = False) -> None:
-        """Closes the queue: no new enqueues; dequeues drain it, then fail with OutOfRange."""
+        """Closes the queue: no new enqueues; dequeues drain it, then fail with OutOfRange.
+
+        Closing a closed queue again raises CancelledError, unless `cancel_pending_enqueues`
+        (as in TensorFlow).
+        """
         with self._lock:
+            if self._closed and not cancel_pending_enqueues:
+                raise errors.CancelledError(None, None, f"Queue '{self.name}' is already "
+                                            "closed.")
             self._closed = True
             finished = []
             if cancel_pending_enqueues:

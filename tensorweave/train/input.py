@@ -90,7 +90,7 @@ def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=Tr
         input_tensor = limit_epochs(input_tensor, num_epochs)
         queue = data_flow_ops.FIFOQueue(capacity, [input_tensor.dtype.base_dtype],
                                         shapes=[element_shape], shared_name=shared_name,
-                                        name=name or "fifo_queue")
+                                        name=name)   # None: "FIFOQueueV2", as TF names it
         enqueue = queue.enqueue_many([input_tensor])
         add_queue_runner(QueueRunner(queue, [enqueue], cancel_op=cancel_op))
         if summary_name is not None:
@@ -167,6 +167,18 @@ def _restore(original, dequeued):
     return dequeued
 
 
+def _common_dtypes(tensor_lists) -> list:
+    """The component dtypes, which every list must share (TensorFlow's check and message)."""
+    dtypes = [t.dtype.base_dtype for t in tensor_lists[0]]
+    for tensor_list in tensor_lists[1:]:
+        others = [t.dtype.base_dtype for t in tensor_list]
+        if others != dtypes:
+            raise TypeError("Expected types to be consistent: "
+                            f"{', '.join(d.name for d in dtypes)} vs. "
+                            f"{', '.join(d.name for d in others)}.")
+    return dtypes
+
+
 def _shapes(tensor_lists, shapes, enqueue_many):
     if shapes is not None:
         return shapes
@@ -183,16 +195,24 @@ def _shapes(tensor_lists, shapes, enqueue_many):
     return merged
 
 
-def _batch_impl(tensor_lists, original, batch_size, queue_fn, threads_per_list, enqueue_many,
-                allow_smaller_final_batch, summary_tag, scope_default, name):
-    """The shared body of batch/batch_join/shuffle_batch/shuffle_batch_join."""
+def _batch_impl(tensors_list, batch_size, make_queue, threads_per_list, enqueue_many, shapes,
+                allow_smaller_final_batch, summary_tag, scope_default, name, check=None):
+    """The shared body of batch/batch_join/shuffle_batch/shuffle_batch_join.
+
+    In TensorFlow's order, inside the name scope: `check()` (shuffle_batch's capacity), the
+    tensors, the dtypes agreeing across lists, then the shapes, before any queue op.
+    """
+    if not tensors_list:
+        raise ValueError("Expected at least one set of tensors")
     with _scopes.name_scope(name, scope_default) as scope:
+        if check is not None:
+            check()
+        tensor_lists = [_flatten(t) for t in tensors_list]
+        if not tensor_lists[0]:
+            raise ValueError("Expected at least one tensor in batch().")
         constant(True)   # TF's keep_input; kept so op names match TensorFlow's
-        dtypes = [t.dtype.base_dtype for t in tensor_lists[0]]
-        for tensor_list in tensor_lists[1:]:
-            if [t.dtype.base_dtype for t in tensor_list] != dtypes:
-                raise TypeError("All tensor lists must have the same types")
-        queue = queue_fn(dtypes)
+        dtypes = _common_dtypes(tensor_lists)
+        queue = make_queue(dtypes, _shapes(tensor_lists, shapes, enqueue_many))
         enqueue = queue.enqueue_many if enqueue_many else queue.enqueue
         ops = [enqueue(tensor_list) for tensor_list in tensor_lists]
         add_queue_runner(QueueRunner(queue, ops * threads_per_list))
@@ -201,36 +221,40 @@ def _batch_impl(tensor_lists, original, batch_size, queue_fn, threads_per_list, 
             dequeued = queue.dequeue_up_to(batch_size, name=scope)
         else:
             dequeued = queue.dequeue_many(batch_size, name=scope)
-        return _restore(original, dequeued)
+        return _restore(tensors_list[0], dequeued)
 
 
-def _fifo_batch(tensor_lists, original, batch_size, num_threads, capacity, enqueue_many,
-                shapes, dynamic_pad, allow_smaller_final_batch, shared_name, name, default):
-    shapes = _shapes(tensor_lists, shapes, enqueue_many)
+def _fifo_batch(tensors_list, batch_size, num_threads, capacity, enqueue_many, shapes,
+                dynamic_pad, allow_smaller_final_batch, shared_name, name, default):
     queue_class = data_flow_ops.PaddingFIFOQueue if dynamic_pad else data_flow_ops.FIFOQueue
     return _batch_impl(
-        tensor_lists, original, batch_size,
-        lambda dtypes: queue_class(capacity, dtypes, shapes, shared_name=shared_name),
-        num_threads, enqueue_many, allow_smaller_final_batch,
+        tensors_list, batch_size,
+        lambda dtypes, shapes: queue_class(capacity, dtypes, shapes, shared_name=shared_name),
+        num_threads, enqueue_many, shapes, allow_smaller_final_batch,
         lambda q: _fraction_full_summary(q, capacity, f"fraction_of_{capacity}_full"),
         default, name)
 
 
-def _shuffle_batch(tensor_lists, original, batch_size, capacity, min_after_dequeue,
-                   num_threads, seed, enqueue_many, shapes, allow_smaller_final_batch,
-                   shared_name, name, default):
-    shapes = _shapes(tensor_lists, shapes, enqueue_many)
-
+def _shuffle_batch(tensors_list, batch_size, capacity, min_after_dequeue, num_threads, seed,
+                   enqueue_many, shapes, allow_smaller_final_batch, shared_name, name, default):
     def summary(queue):
         full = (cast(maximum(0, queue.size() - min_after_dequeue), _dtypes.float32) *
                 (1.0 / (capacity - min_after_dequeue)))
         summary_ops.scalar(f"fraction_over_{min_after_dequeue}_of_"
                            f"{capacity - min_after_dequeue}_full", full)
+
+    def check_capacity():
+        # shuffle_batch only: TensorFlow's shuffle_batch_join does not check (and fails
+        # dividing by zero when they are equal).
+        if default == "shuffle_batch" and capacity <= min_after_dequeue:
+            raise ValueError(f"capacity {capacity} must be bigger than min_after_dequeue "
+                             f"{min_after_dequeue}.")
     return _batch_impl(
-        tensor_lists, original, batch_size,
-        lambda dtypes: data_flow_ops.RandomShuffleQueue(
+        tensors_list, batch_size,
+        lambda dtypes, shapes: data_flow_ops.RandomShuffleQueue(
             capacity, min_after_dequeue, dtypes, shapes, seed=seed, shared_name=shared_name),
-        num_threads, enqueue_many, allow_smaller_final_batch, summary, default, name)
+        num_threads, enqueue_many, shapes, allow_smaller_final_batch, summary, default, name,
+        check_capacity)
 
 
 def batch(tensors, batch_size, num_threads=1, capacity=32, enqueue_many=False, shapes=None,
@@ -252,18 +276,16 @@ def batch(tensors, batch_size, num_threads=1, capacity=32, enqueue_many=False, s
     Returns:
       Tensors in the structure of `tensors`, with a leading batch dimension.
     """
-    return _fifo_batch([_flatten(tensors)], tensors, batch_size, num_threads, capacity,
-                       enqueue_many, shapes, dynamic_pad, allow_smaller_final_batch,
-                       shared_name, name, "batch")
+    return _fifo_batch([tensors], batch_size, num_threads, capacity, enqueue_many, shapes,
+                       dynamic_pad, allow_smaller_final_batch, shared_name, name, "batch")
 
 
 def batch_join(tensors_list, batch_size, capacity=32, enqueue_many=False, shapes=None,
                dynamic_pad=False, allow_smaller_final_batch=False, shared_name=None,
                name=None):
     """Like `batch`, with one enqueuing thread per element of `tensors_list`."""
-    return _fifo_batch([_flatten(t) for t in tensors_list], tensors_list[0], batch_size, 1,
-                       capacity, enqueue_many, shapes, dynamic_pad, allow_smaller_final_batch,
-                       shared_name, name, "batch_join")
+    return _fifo_batch(tensors_list, batch_size, 1, capacity, enqueue_many, shapes,
+                       dynamic_pad, allow_smaller_final_batch, shared_name, name, "batch_join")
 
 
 def shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, num_threads=1, seed=None,
@@ -280,15 +302,15 @@ def shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, num_threads=
     Returns:
       Tensors in the structure of `tensors`, with a leading batch dimension.
     """
-    return _shuffle_batch([_flatten(tensors)], tensors, batch_size, capacity,
-                          min_after_dequeue, num_threads, seed, enqueue_many, shapes,
-                          allow_smaller_final_batch, shared_name, name, "shuffle_batch")
+    return _shuffle_batch([tensors], batch_size, capacity, min_after_dequeue, num_threads,
+                          seed, enqueue_many, shapes, allow_smaller_final_batch, shared_name,
+                          name, "shuffle_batch")
 
 
 def shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue, seed=None,
                        enqueue_many=False, shapes=None, allow_smaller_final_batch=False,
                        shared_name=None, name=None):
     """Like `shuffle_batch`, with one enqueuing thread per element of `tensors_list`."""
-    return _shuffle_batch([_flatten(t) for t in tensors_list], tensors_list[0], batch_size,
-                          capacity, min_after_dequeue, 1, seed, enqueue_many, shapes,
-                          allow_smaller_final_batch, shared_name, name, "shuffle_batch_join")
+    return _shuffle_batch(tensors_list, batch_size, capacity, min_after_dequeue, 1, seed,
+                          enqueue_many, shapes, allow_smaller_final_batch, shared_name, name,
+                          "shuffle_batch_join")

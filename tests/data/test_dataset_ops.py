@@ -54,9 +54,13 @@ D = tf.data.Dataset
     (lambda: D.range(6).batch(4).unbatch(), list(range(6))),
     (lambda: D.range(5).apply(lambda d: d.take(2)), [0, 1]),
     (lambda: D.range(0).repeat(), []),
-    (lambda: D.range(1, 4).map(lambda n: tf.fill([n], n)).padded_batch(2, padded_shapes=[4],
-                                                                       padding_values=-1),
+    (lambda: D.range(1, 4).map(lambda n: tf.fill([n], n)).padded_batch(
+        2, padded_shapes=[4], padding_values=tf.constant(-1, tf.int64)),
      [[[1, -1, -1, -1], [2, 2, -1, -1]], [[3, 3, 3, -1]]]),
+    (lambda: D.range(1, 4).map(lambda n: tf.fill([n], n)).padded_batch(
+        2, padded_shapes=tf.constant([3], tf.int64)), [[[1, 0, 0], [2, 2, 0]], [[3, 3, 3]]]),
+    (lambda: D.range(1, 4).map(lambda n: tf.fill([n], tf.cast(n, tf.int32))).padded_batch(
+        2, padded_shapes=[None], padding_values=-1), [[[1, -1], [2, 2]], [[3, 3, 3]]]),
 ])
 def test_transformation_values(make, expected):
     assert values(make) == expected
@@ -68,6 +72,27 @@ def test_map_with_captured_tensor_and_constant_vectors():
         offset = tf.constant([1, 2], tf.int64)   # not a scalar: no batch fusion
         return D.range(3).map(lambda x: x * scale + offset).batch(2)
     assert values(make) == [[[1, 2], [4, 5]], [[7, 8]]]
+
+
+def test_a_list_returned_by_a_function_is_a_tuple():
+    # TensorFlow 2.21: at the top level a returned list is a tuple (components may differ in
+    # dtype); a list inside the result stays one tensor.
+    with tf.Graph().as_default():
+        pair = D.range(3).map(lambda x: [x, tf.cast(x, tf.float32)])
+        assert pair.output_types == (tf.int64, tf.float32)
+        assert pair.map(lambda a, b: a).output_types == tf.int64
+        assert D.range(3).map(lambda x: [x]).output_types == (tf.int64,)
+        inner = D.range(3).map(lambda x: ([x, x], x))
+        assert [s.as_list() for s in inner.output_shapes] == [[2], []]
+        with pytest.raises(TypeError, match="Got <class 'tuple'>"):
+            D.range(3).flat_map(lambda x: [D.range(x)])
+    assert [tuple(map(int, e)) for e in drain(lambda: D.range(3).map(lambda x: [x, x + 1]))] \
+        == [(0, 1), (1, 2), (2, 3)]
+    with tf.Graph().as_default():
+        total = D.range(4).reduce((tf.constant(0, tf.int64), tf.constant(1, tf.int64)),
+                                  lambda s, x: [s[0] + x, s[1] * 2])
+        with tf.Session() as sess:
+            assert [int(v) for v in sess.run(total)] == [6, 16]
 
 
 def test_nested_structures_and_dicts():
@@ -162,6 +187,81 @@ def test_construction_errors(build, error, match):
     with tf.Graph().as_default():
         with pytest.raises(error, match=match):
             build()
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    # TensorFlow 2.21: a padding value must have the component's dtype exactly, and a Python
+    # number gets its default dtype first (int32), so -1 cannot pad an int64 component.
+    (lambda: dict(padded_shapes=[None], padding_values=-1), TypeError,
+     r"Invalid `padding_values`\. `padding_values` values type <dtype: 'int32'> does not match "
+     r"type <dtype: 'int64'>"),
+    (lambda: dict(padded_shapes=[None], padding_values=tf.constant(-1, tf.int32)), TypeError,
+     "Invalid `padding_values`"),
+    (lambda: dict(padded_shapes=[None], padding_values=tf.constant([-1], tf.int64)),
+     ValueError,
+     "should be scalars"),
+    (lambda: dict(padded_shapes=tf.constant([3], tf.int32)), TypeError,
+     "must be a `tf.int64` vector tensor, but its element type was int32"),
+    (lambda: dict(padded_shapes=[3, 3]), ValueError,
+     r"The padded shape \(3, 3\) is not compatible with the shape \(\?,\)"),
+])
+def test_padded_batch_argument_errors(kwargs, error, match):
+    with tf.Graph().as_default():
+        filled = D.range(1, 4).map(lambda n: tf.fill([n], n))
+        with pytest.raises(error, match=match):
+            filled.padded_batch(2, **kwargs())
+
+
+def test_padded_batch_static_shape_from_a_padded_shape_tensor():
+    with tf.Graph().as_default():
+        filled = D.range(1, 4).map(lambda n: tf.fill([n], n))
+        given = filled.padded_batch(2, padded_shapes=tf.constant([3], tf.int64))
+        assert given.output_shapes.as_list() == [None, 3]
+        fed = filled.padded_batch(2, padded_shapes=tf.placeholder(tf.int64, [1]))
+        assert fed.output_shapes.as_list() == [None, None]
+
+
+def test_padding_to_a_smaller_shape_is_data_loss():
+    # TensorFlow 2.21 raises DataLossError, then goes on with the next batch's end.
+    got = []
+    with tf.Graph().as_default():
+        nxt = D.range(6).map(lambda x: tf.fill([x], x)).padded_batch(
+            2, padded_shapes=[3]).make_one_shot_iterator().get_next()
+        with tf.Session() as sess:
+            got.append(sess.run(nxt).tolist())
+            got.append(sess.run(nxt).tolist())
+            with pytest.raises(tf.errors.DataLossError,
+                               match="Attempted to pad to a smaller size than the input"):
+                sess.run(nxt)
+    assert got == [[[0, 0, 0], [1, 0, 0]], [[2, 2, 0], [3, 3, 3]]]
+
+
+@pytest.mark.parametrize("make", [
+    lambda: D.range(3).batch(tf.constant(0, tf.int64)),
+    lambda: D.range(3).batch(-1),
+    lambda: D.range(3).padded_batch(tf.constant(0, tf.int64), padded_shapes=[]),
+])
+def test_a_dataset_that_fails_to_build_fails_every_get_next(make):
+    # TensorFlow 2.21: the batch size is checked when the dataset is built, so a one-shot
+    # iterator fails the same way on every run and an initializer fails itself.
+    with tf.Graph().as_default():
+        nxt = make().make_one_shot_iterator().get_next()
+        with tf.Session() as sess:
+            for _ in range(3):
+                with pytest.raises(tf.errors.InvalidArgumentError,
+                                   match="Batch size must be greater than zero"):
+                    sess.run(nxt)
+    with tf.Graph().as_default():
+        size = tf.placeholder(tf.int64, [])
+        it = D.range(3).batch(size).make_initializable_iterator()
+        nxt = it.get_next()
+        with tf.Session() as sess:
+            with pytest.raises(tf.errors.InvalidArgumentError, match="Batch size"):
+                sess.run(it.initializer, {size: 0})
+            with pytest.raises(tf.errors.FailedPreconditionError, match="not been initialized"):
+                sess.run(nxt)
+            sess.run(it.initializer, {size: 2})
+            assert sess.run(nxt).tolist() == [0, 1]
 
 
 def test_batch_of_mismatched_shapes_is_invalid_argument():

@@ -32,7 +32,9 @@ def test_op_types_and_names_match_tensorflow():
         assert nxt.name == "IteratorGetNext:0" and it.initializer.type == "MakeIterator"
         assert handle.dtype == tf.string and handle.shape.as_list() == []
         tf.data.make_one_shot_iterator(D.range(2))
-        assert g.get_operations()[-1].type == "OneShotIterator"
+        # TensorFlow makes an iterator's string handle op with the iterator.
+        assert [op.type for op in g.get_operations()[-2:]] == ["OneShotIterator",
+                                                               "IteratorToStringHandle"]
         # The GraphDef stays serializable: the pipeline is a JSON string attr.
         graph_def = g.as_graph_def()
         node = next(n for n in graph_def.node if n.op == "DatasetPipeline")
@@ -117,8 +119,33 @@ def test_feedable_iterator_switches_by_string_handle():
             assert [sess.run(nxt, {handle: th}) for _ in range(2)] == [0, 1]
             assert sess.run(nxt, {handle: vh}) == -3
             assert sess.run(nxt, {handle: th}) == 2
-            with pytest.raises(tf.errors.NotFoundError):
-                sess.run(nxt, {handle: b"no/such-iterator"})
+            # TensorFlow 2.21: a string that is no handle is an invalid argument; a handle
+            # naming no iterator of this session (here: of another session) is not found.
+            for bogus in (b"bogus", b"", b"no/such-iterator"):
+                with pytest.raises(tf.errors.InvalidArgumentError,
+                                   match="Could not parse string_handle"):
+                    sess.run(nxt, {handle: bogus})
+        with tf.Session() as other:
+            other.run(valid.initializer)   # this session's iterator of the same node
+            assert other.run(nxt, {handle: other.run(valid.string_handle())}) == -3
+            with pytest.raises(tf.errors.NotFoundError, match="does not exist"):
+                other.run(nxt, {handle: vh})
+
+
+def test_string_handle_and_make_initializer_ops_are_named_as_in_tensorflow():
+    with tf.Graph().as_default() as g:
+        it = tf.data.Iterator.from_structure(tf.int64, tf.TensorShape([]))
+        assert [op.type for op in g.get_operations()] == ["IteratorV2",
+                                                          "IteratorToStringHandle"]
+        init = it.make_initializer(D.range(3))
+        assert (init.name, init.type) == ("make_initializer", "MakeIterator")
+        assert it.make_initializer(D.range(3), name="restart").name == "restart"
+        first, second = it.string_handle(), it.string_handle()
+        assert first is second and first.name == "IteratorToStringHandle:0"
+        assert it.string_handle(name="named").name == "named:0"
+        later = D.range(3).make_initializable_iterator()
+        assert later.string_handle().name == "IteratorToStringHandle_1:0"
+        assert g.get_operations()[-2].type == "MakeIterator"
 
 
 def test_get_next_from_several_threads_yields_each_element_once():

@@ -114,6 +114,29 @@ def test_fifo_order_close_and_tensorflow_errors():
                 sess.run(one)
 
 
+def test_closing_twice_and_an_empty_enqueue_many_on_a_closed_queue():
+    # TensorFlow 2.21: a second plain close fails, one cancelling pending enqueues does not;
+    # an empty enqueue_many succeeds even on a closed queue, a non-empty one fails.
+    with tf.Graph().as_default():
+        q = tf.FIFOQueue(3, tf.int32, shapes=[[]])
+        close, cancel = q.close(), q.close(cancel_pending_enqueues=True)
+        empty, full = q.enqueue_many([[]]), q.enqueue_many([[1]])
+        with tf.Session() as sess:
+            sess.run(close)
+            with pytest.raises(tf.errors.CancelledError,
+                               match=r"Queue '_\d+_fifo_queue' is already closed\."):
+                sess.run(close)
+            sess.run(cancel)
+            sess.run(empty)
+            with pytest.raises(tf.errors.CancelledError, match="is closed"):
+                sess.run(full)
+            assert sess.run(q.size()) == 0
+        with tf.Session() as sess:   # cancel first, then a plain close: also already closed
+            sess.run(cancel)
+            with pytest.raises(tf.errors.CancelledError, match="is already closed"):
+                sess.run(close)
+
+
 def test_dequeue_many_of_closed_queue_keeps_the_elements():
     with tf.Graph().as_default():
         q = tf.FIFOQueue(10, [tf.int32], shapes=[[]])

@@ -117,3 +117,51 @@ def test_shuffle_batch_and_join_variants():
         assert sorted(seen) == list(range(20)) and seen != list(range(20))
         assert set(sess.run(joined, options=BOUNDED).tolist()) <= {1, 2}
         assert sess.run(shuffled_join, options=BOUNDED).tolist() == [7, 7, 7]
+
+
+def test_input_producer_queue_and_dequeue_are_named_as_in_tensorflow():
+    # TensorFlow 2.21 passes name=None to the FIFOQueue, which takes its op type as its name.
+    with tf.Graph().as_default():
+        queue = tf.train.input_producer(tf.constant([[1, 2], [3, 4]]), shuffle=False)
+        assert queue.name == "input_producer/FIFOQueueV2"
+        assert queue.dequeue().name == "FIFOQueueV2_Dequeue:0"
+        assert tf.train.string_input_producer(["a"], shuffle=False).name == "input_producer_1"
+        assert tf.train.range_input_producer(5, shuffle=False).name == "input_producer_2"
+        (row,) = tf.train.slice_input_producer([tf.constant([1, 2])], shuffle=False)
+        assert row.name == "input_producer_3/GatherV2:0"
+
+
+def test_shuffle_batch_checks_capacity_before_making_any_op():
+    with tf.Graph().as_default() as g:
+        x = tf.constant(1)
+        before = len(g.get_operations())
+        for capacity, min_after_dequeue in ((5, 5), (5, 10)):
+            with pytest.raises(ValueError, match=f"capacity {capacity} must be bigger than "
+                                                 f"min_after_dequeue {min_after_dequeue}\\."):
+                tf.train.shuffle_batch([x], 2, capacity=capacity,
+                                       min_after_dequeue=min_after_dequeue)
+        assert len(g.get_operations()) == before
+        assert tf.get_collection(tf.GraphKeys.SUMMARIES) == []
+        # TensorFlow's shuffle_batch_join does not check; the scopes used above stay used.
+        joined = tf.train.shuffle_batch_join([[x]], 2, capacity=5, min_after_dequeue=10)
+        assert joined.shape.as_list() == [2]
+        assert tf.train.shuffle_batch([x], 2, capacity=5, min_after_dequeue=4).op.name == \
+            "shuffle_batch_2"
+
+
+def test_batching_validates_tensors_then_dtypes_then_shapes():
+    with tf.Graph().as_default():
+        x = tf.constant([[1, 2], [3, 4], [5, 6]])
+        for join in (tf.train.batch_join,
+                     lambda lists, n: tf.train.shuffle_batch_join(lists, n, 10, 2)):
+            with pytest.raises(TypeError,
+                               match=r"Expected types to be consistent: int32 vs\. float32\."):
+                join([[x], [tf.constant([1.0])]], 2)
+        with pytest.raises(TypeError, match="Expected types to be consistent"):
+            tf.train.batch_join([{"a": x}, {"a": tf.constant([1.0])}], 2)
+        with pytest.raises(ValueError, match=r"Shapes \(3, 2\) and \(1,\) are not compatible"):
+            tf.train.batch_join([[x], [tf.constant([1])]], 2)
+        with pytest.raises(ValueError, match=r"Expected at least one tensor in batch\(\)\."):
+            tf.train.batch([], batch_size=2)
+        with pytest.raises(ValueError, match="Expected at least one set of tensors"):
+            tf.train.batch_join([], batch_size=2)
