@@ -48,6 +48,7 @@ from tensorweave import compat, initializers, layers, losses, nn, test, train
 from tensorweave import graph_util
 from tensorweave import io, python_io, sparse, summary
 from tensorweave import data
+from tensorweave import strings
 from tensorweave.autodiff.gradients import *
 from tensorweave.autodiff.registry import NotDifferentiable, RegisterGradient, no_gradient
 from tensorweave.framework.indexed_slices import IndexedSlices
@@ -80,9 +81,12 @@ from tensorweave.ops.random_ops import *
 from tensorweave.ops.reader_ops import *
 from tensorweave.ops.reduction_ops import *
 from tensorweave.ops.scatter_ops import *
+from tensorweave.ops.script_ops import *
 from tensorweave.ops.stack_ops import *
 from tensorweave.ops.sparse_ops import *
 from tensorweave.ops.state_ops import *
+from tensorweave.ops.string_ops import *
+from tensorweave.ops.string_regex_ops import *
 from tensorweave.ops.tensor_array import *
 from tensorweave.ops.variable_scope import *
 from tensorweave.ops.variables import *

@@ -40,3 +40,4 @@ from tensorweave.train.input import *
 from tensorweave.train.queue_runner import *
 from tensorweave.train.device_setter import replica_device_setter
 from tensorweave.train import queue_runner
+from tensorweave.summary.summary_iterator import summary_iterator

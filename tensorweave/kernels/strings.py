@@ -1,0 +1,340 @@
+"""Kernels of the string ops (ops/string_ops.py, ops/string_regex_ops.py).
+
+String tensors are object arrays of bytes; each kernel maps a Python function over the flat
+elements and reshapes. Formats and error messages follow TensorFlow's kernels: AsString builds
+one printf format when the node is created (Python's % operator has C's semantics), Substr and
+StringLength count UTF-8 characters as the bytes that are not continuation bytes, and regular
+expressions run with `re` on the UTF-8 text (RE2's rewrite syntax is translated).
+"""
+from __future__ import annotations
+
+import functools
+import math
+import re
+
+import numpy as np
+
+from tensorweave.framework import dtypes as _dtypes
+from tensorweave.framework import errors
+from tensorweave.kernels.registry import kernel
+
+_FLOATS = _dtypes.FLOATING
+_FILL_FLAGS = " +-0#"
+
+
+def _bad(msg: str) -> errors.InvalidArgumentError:
+    return errors.InvalidArgumentError(None, None, msg)
+
+
+def _shape_str(shape) -> str:
+    return "[" + ",".join(str(d) for d in shape) + "]"
+
+
+def _flat(strings) -> np.ndarray:
+    return np.asarray(strings, dtype=object).reshape(-1)
+
+
+def _strings(values, shape) -> np.ndarray:
+    """An object array of `shape` holding `values` (a flat sequence of bytes)."""
+    out = np.empty(int(np.prod(shape, dtype=np.int64)), dtype=object)
+    out[:] = values
+    return out.reshape(shape)
+
+
+def _map(fn, strings) -> np.ndarray:
+    return _strings([fn(s) for s in _flat(strings)], np.shape(strings))
+
+
+def _shown(raw: bytes) -> str:
+    return raw.decode("utf-8", "backslashreplace")
+
+
+# --- AsString ----------------------------------------------------------------------------------
+@kernel("AsString")
+class AsStringKernel:
+    """Every element through one printf-style format built from the attrs."""
+
+    def __init__(self, ctx):
+        a = ctx.attrs
+        dtype = a["T"]
+        if a["scientific"] and a["shortest"]:
+            raise _bad("Cannot select both scientific and shortest notation")
+        fill = a["fill"]
+        if len(fill) > 1:
+            raise _bad("Fill string must be one or fewer characters")
+        if fill and fill not in _FILL_FLAGS:
+            raise _bad(f'Fill argument not supported: "{fill}"')
+        if a["precision"] > -1 and dtype not in _FLOATS | _dtypes.COMPLEX:
+            raise _bad(f"precision not supported for datatype {dtype.name}")
+        spec = fill + (str(a["width"]) if a["width"] > -1 else "") + \
+            (f".{a['precision']}" if a["precision"] > -1 else "")
+        self.dtype = dtype
+        if dtype in _FLOATS or dtype in _dtypes.COMPLEX:
+            kind = "g" if a["shortest"] else "e" if a["scientific"] else "f"
+            self.fmt = "%" + spec + kind
+            # C pads inf and nan with spaces even with the 0 flag; Python would use zeros.
+            self.nonfinite_fmt = "%" + spec.replace("0", "", 1 if fill == "0" else 0) + kind
+        else:
+            self.fmt = "%" + spec + "d"
+
+    def _float(self, x: float) -> str:
+        return (self.fmt if math.isfinite(x) else self.nonfinite_fmt) % x
+
+    def compute(self, ctx, values):
+        dtype = self.dtype
+        flat = np.asarray(values).reshape(-1)
+        if dtype == _dtypes.string:
+            return np.asarray(values, dtype=object).copy()
+        if dtype == _dtypes.bool:
+            texts = [b"true" if v else b"false" for v in flat]
+        elif dtype in _dtypes.COMPLEX:
+            texts = [f"({self._float(float(v.real))},{self._float(float(v.imag))})".encode()
+                     for v in flat]
+        elif dtype in _FLOATS:
+            texts = [self._float(v).encode() for v in flat.astype(np.float64).tolist()]
+        else:
+            texts = [(self.fmt % v).encode() for v in flat.tolist()]
+        return _strings(texts, np.shape(values))
+
+
+# --- joins -------------------------------------------------------------------------------------
+@kernel("StringJoin")
+class StringJoinKernel:
+    """Elementwise join; scalar inputs broadcast, the others must share one shape."""
+
+    def __init__(self, ctx):
+        sep = ctx.attrs["separator"]
+        self.sep = sep.encode() if isinstance(sep, str) else sep
+
+    def compute(self, ctx, *inputs):
+        shape = ()
+        for value in inputs:
+            s = np.shape(value)
+            if s == ():
+                continue
+            if shape and s != shape:
+                raise _bad(f"Input shapes do not match: {_shape_str(shape)} vs. "
+                           f"{_shape_str(s)}")
+            shape = s
+        columns = [_flat(np.broadcast_to(np.asarray(v, dtype=object), shape)) for v in inputs]
+        size = int(np.prod(shape, dtype=np.int64))
+        return _strings([self.sep.join(parts) for parts in zip(*columns)] if columns
+                        else [b""] * size, shape)
+
+
+@kernel("ReduceJoin")
+class ReduceJoinKernel:
+    """Joins along the given axes; the first axis listed varies fastest in the joined order."""
+
+    def __init__(self, ctx):
+        sep = ctx.attrs["separator"]
+        self.sep = sep.encode() if isinstance(sep, str) else sep
+        self.keep = ctx.attrs["keep_dims"]
+
+    def compute(self, ctx, inputs, reduction_indices):
+        array = np.asarray(inputs, dtype=object)
+        rank = array.ndim
+        axes = []
+        for axis in np.ravel(reduction_indices).tolist():
+            if not -rank <= axis < rank:
+                raise errors.OutOfRangeError(
+                    None, None, f"Invalid reduction dimension {axis} for input with {rank} "
+                    "dimension(s)")
+            if axis % rank in axes:
+                raise _bad(f"Duplicate reduction dimension {axis}")
+            axes.append(axis % rank)
+        kept = [i for i in range(rank) if i not in axes]
+        out_shape = tuple(array.shape[i] for i in kept)
+        n_out = int(np.prod(out_shape, dtype=np.int64))
+        n_joined = int(np.prod([array.shape[i] for i in axes], dtype=np.int64))
+        rows = np.transpose(array, kept + axes[::-1]).reshape(n_out, n_joined)
+        joined = _strings([self.sep.join(row) for row in rows], out_shape)
+        if self.keep:
+            joined = joined.reshape([1 if i in axes else d for i, d in enumerate(array.shape)])
+        return joined
+
+
+# --- per-string transformations ----------------------------------------------------------------
+def _utf8_length(s: bytes) -> int:
+    return len(s) - sum(1 for b in s if 0x80 <= b < 0xC0)
+
+
+@kernel("StringLength")
+class StringLengthKernel:
+    """Bytes, or UTF-8 characters (bytes that are not continuation bytes)."""
+
+    def __init__(self, ctx):
+        self.fn = len if ctx.attrs["unit"] == "BYTE" else _utf8_length
+
+    def compute(self, ctx, strings):
+        flat = _flat(strings)
+        return np.fromiter((self.fn(s) for s in flat), np.int32, len(flat)).reshape(
+            np.shape(strings))
+
+
+class _CaseKernel:
+    """ASCII case mapping with encoding "", Unicode case mapping with "utf-8"."""
+
+    method = ""
+
+    def __init__(self, ctx):
+        encoding = ctx.attrs["encoding"]
+        if encoding not in ("", "utf-8"):
+            raise _bad(f"only utf-8 or '' (no encoding) is supported, received {encoding}")
+        self.utf8 = encoding == "utf-8"
+
+    def compute(self, ctx, strings):
+        method = self.method
+        if self.utf8:
+            return _map(lambda s: getattr(s.decode("utf-8", "replace"), method)().encode(),
+                        strings)
+        return _map(lambda s: getattr(s, method)(), strings)   # bytes: ASCII letters only
+
+
+@kernel("StringLower")
+class StringLowerKernel(_CaseKernel):
+    method = "lower"
+
+
+@kernel("StringUpper")
+class StringUpperKernel(_CaseKernel):
+    method = "upper"
+
+
+@kernel("StringStrip")
+def _string_strip(ctx, strings):
+    return _map(bytes.strip, strings)   # ASCII whitespace, like absl::StripAsciiWhitespace
+
+
+def _char_starts(s: bytes) -> list[int]:
+    """Byte offsets of the UTF-8 characters of `s`, plus len(s)."""
+    return [i for i, b in enumerate(s) if not 0x80 <= b < 0xC0] + [len(s)]
+
+
+@kernel("Substr")
+class SubstrKernel:
+    """Substrings with NumPy broadcasting of `input` against `pos` and `len`."""
+
+    def __init__(self, ctx):
+        self.utf8 = ctx.attrs["unit"] == "UTF8_CHAR"
+
+    def compute(self, ctx, strings, pos, length):
+        if np.shape(pos) != np.shape(length):
+            raise _bad(f"pos and len should have same shape: {_shape_str(np.shape(pos))} vs. "
+                       f"{_shape_str(np.shape(length))}")
+        try:
+            shape = np.broadcast_shapes(np.shape(strings), np.shape(pos))
+        except ValueError:
+            raise _bad(f"Incompatible shapes: {_shape_str(np.shape(strings))} vs. "
+                       f"{_shape_str(np.shape(pos))}") from None
+        flat_s = _flat(np.broadcast_to(np.asarray(strings, dtype=object), shape))
+        flat_p = np.broadcast_to(pos, shape).reshape(-1).tolist()
+        flat_n = np.broadcast_to(length, shape).reshape(-1).tolist()
+        out = []
+        for i, (s, p, n) in enumerate(zip(flat_s, flat_p, flat_n)):
+            starts = _char_starts(s) if self.utf8 else None
+            size = len(starts) - 1 if self.utf8 else len(s)
+            start = p + size if p < 0 else p
+            if not 0 <= start <= size:
+                raise _bad(f"pos {p} out of range for string b'{_shown(s)}' at index {i}")
+            end = size if n < 0 else min(size, start + n)
+            out.append(s[starts[start]:starts[end]] if self.utf8 else s[start:end])
+        return _strings(out, shape)
+
+
+# --- regular expressions -----------------------------------------------------------------------
+@functools.lru_cache(maxsize=256)
+def _compile(pattern: str):
+    try:
+        return re.compile(pattern)
+    except re.error as e:
+        raise _bad(f"Invalid pattern: {pattern}, error: {e}") from None
+
+
+def _scalar_text(value) -> str:
+    item = np.asarray(value, dtype=object).reshape(-1)[0]
+    return item.decode("utf-8", "surrogateescape") if isinstance(item, bytes) else str(item)
+
+
+def _decode(s: bytes) -> str:
+    return s.decode("utf-8", "surrogateescape")
+
+
+def _encode(s: str) -> bytes:
+    return s.encode("utf-8", "surrogateescape")
+
+
+def _full_match(pattern: str, strings) -> np.ndarray:
+    regex = _compile(pattern)
+    flat = _flat(strings)
+    return np.fromiter((regex.fullmatch(_decode(s)) is not None for s in flat), bool,
+                       len(flat)).reshape(np.shape(strings))
+
+
+@kernel("StaticRegexFullMatch")
+class StaticRegexFullMatchKernel:
+    def __init__(self, ctx):
+        self.pattern = ctx.attrs["pattern"]
+        _compile(self.pattern)
+
+    def compute(self, ctx, strings):
+        return _full_match(self.pattern, strings)
+
+
+@kernel("RegexFullMatch")
+def _regex_full_match(ctx, strings, pattern):
+    return _full_match(_scalar_text(pattern), strings)
+
+
+def _rewriter(regex, rewrite: str):
+    """RE2's rewrite string as a function of a match; None if RE2 would reject it (a group the
+    pattern lacks, a stray backslash), in which case RE2 leaves the string unchanged."""
+    parts, i = [], 0
+    while i < len(rewrite):
+        c = rewrite[i]
+        if c != "\\":
+            parts.append(c)
+            i += 1
+            continue
+        nxt = rewrite[i + 1:i + 2]
+        if nxt.isdigit():
+            if int(nxt) > regex.groups:
+                return None
+            parts.append(int(nxt))
+        elif nxt == "\\":
+            parts.append("\\")
+        else:
+            return None
+        i += 2
+    return lambda m: "".join(p if isinstance(p, str) else (m.group(p) or "") for p in parts)
+
+
+def _replace(pattern: str, rewrite: str, replace_global: bool, strings) -> np.ndarray:
+    regex = _compile(pattern)
+    fn = _rewriter(regex, rewrite)
+    if fn is None:
+        return np.asarray(strings, dtype=object).copy()
+    count = 0 if replace_global else 1
+    return _map(lambda s: _encode(regex.sub(fn, _decode(s), count=count)), strings)
+
+
+@kernel("StaticRegexReplace")
+class StaticRegexReplaceKernel:
+    def __init__(self, ctx):
+        self.pattern = ctx.attrs["pattern"]
+        self.rewrite = ctx.attrs["rewrite"]
+        self.replace_global = ctx.attrs["replace_global"]
+        _compile(self.pattern)
+
+    def compute(self, ctx, strings):
+        return _replace(self.pattern, self.rewrite, self.replace_global, strings)
+
+
+@kernel("RegexReplace")
+class RegexReplaceKernel:
+    def __init__(self, ctx):
+        self.replace_global = ctx.attrs["replace_global"]
+
+    def compute(self, ctx, strings, pattern, rewrite):
+        return _replace(_scalar_text(pattern), _scalar_text(rewrite), self.replace_global,
+                        strings)
