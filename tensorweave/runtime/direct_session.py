@@ -31,6 +31,7 @@ from tensorweave.runtime.cooperative import CooperativeSchedule, link_sends
 from tensorweave.runtime.devices import DeviceMgr
 from tensorweave.runtime.executor.executor import Executor
 from tensorweave.runtime.executor.frames import CONTROL_FLOW_OPS
+from tensorweave.runtime.executor.values import finish_fetches
 from tensorweave.runtime.merged_line import mergeable
 from tensorweave.runtime.rendezvous import LocalRendezvous
 from tensorweave.runtime.step import StepState
@@ -322,6 +323,7 @@ class DirectSessionCore:
                 parallel.run(args, rets, step, self._partition_threads())
             else:
                 self._run_concurrently(executors, args, rets, step)
+            finish_fetches(rets)
         except KeyboardInterrupt:
             step.cancel(errors.CancelledError(None, None, "Step interrupted (Ctrl-C)"))
             raise

@@ -31,9 +31,8 @@ import threading
 import numpy as np
 
 from tensorweave.runtime import cost_model
-from tensorweave.runtime.executor import straight_line
+from tensorweave.runtime.executor import straight_line, update_order
 from tensorweave.runtime.executor.kernel_errors import node_error
-from tensorweave.runtime.executor.node_item import input_arg_is_ref
 from tensorweave.runtime.merged_line import merge
 
 # What the schedule charges a value for crossing threads: a put, a waiting thread's wake-up
@@ -96,78 +95,6 @@ def _take(k, step):
     return step.rendezvous.take(k, step)
 
 
-def _storage_access(items) -> tuple[dict, dict]:
-    """Variable (its ref slot) -> ids of items reading its storage, and of items updating it
-    in place. Storage flows through ref outputs and through views (`returns_view`)."""
-    roots: dict[int, frozenset] = {}
-    readers: dict[int, list[int]] = {}
-    writers: dict[int, list[int]] = {}
-    for it in items:
-        if it.node.op in _VARIABLES:
-            roots[it.out_start] = frozenset((it.out_start,))
-            continue
-        seen = frozenset()
-        for j, s in enumerate(it.in_slots):
-            var = roots.get(s)
-            if var:
-                seen |= var
-                kind = writers if input_arg_is_ref(it.node, j) else readers
-                for v in var:
-                    kind.setdefault(v, []).append(it.id)
-        if seen:
-            for k in range(it.num_outputs):
-                if it.returns_view or it.node.output_dtypes[k]._is_ref_dtype:
-                    roots[it.out_start + k] = seen
-    return readers, writers
-
-
-def _successors(preds) -> list[list[int]]:
-    succ = [[] for _ in preds]
-    for i, ps in enumerate(preds):
-        for p in ps:
-            succ[p].append(i)
-    return succ
-
-
-def _descendants(start: int, succ) -> set[int]:
-    seen, stack = set(), [start]
-    while stack:
-        for s in succ[stack.pop()]:
-            if s not in seen:
-                seen.add(s)
-                stack.append(s)
-    return seen
-
-
-def _order_updates(items, preds) -> list[int] | None:
-    """Adds edges putting each in-place update after the unordered reads and earlier updates
-    of its variable; returns a topological order of the items with them, or None if they
-    would close a cycle."""
-    readers, writers = _storage_access(items)
-    succ = _successors(preds)
-    added = []
-    for var, updates in writers.items():
-        for u in set(updates):
-            below = _descendants(u, succ)
-            before = {r for r in readers.get(var, ()) if r != u and r not in below}
-            before |= {w for w in updates if w < u}
-            added.extend((r, u) for r in before if r not in preds[u])
-    for r, u in set(added):
-        preds[u].append(r)
-        succ[r].append(u)
-    indeg = [len(set(ps)) for ps in preds]
-    ready = sorted((i for i, d in enumerate(indeg) if d == 0), reverse=True)
-    order = []
-    while ready:
-        i = ready.pop()
-        order.append(i)
-        for s in sorted(set(succ[i]), reverse=True):
-            indeg[s] -= 1
-            if indeg[s] == 0:
-                ready.append(s)
-    return order if len(order) == len(items) else None
-
-
 def _bound_anywhere(items, preds) -> list[bool]:
     anywhere = []
     for it, ps in zip(items, preds):
@@ -185,7 +112,7 @@ def _schedule(items, preds, order, threads: int) -> tuple[list[int], list[tuple]
     anywhere = _bound_anywhere(items, preds)
     cost = [0.0 if anywhere[i] or it.kind == "_Retval" else cost_model.estimate_us(it.node)
             for i, it in enumerate(items)]
-    succ = _successors(preds)
+    succ = update_order.successors(preds)
     rank = [0.0] * n
     for i in reversed(order):
         rank[i] = cost[i] + max((rank[s] for s in succ[i]), default=0.0)
@@ -264,7 +191,7 @@ def schedule(executors, links, threads: int) -> ParallelLines | None:
     updates after their reads would close a cycle."""
     merged = merge(executors, links)
     items, preds = merged.items, [list(ps) for ps in merged.preds]
-    order = _order_updates(items, preds)
+    order = update_order.order_updates(items, preds)
     if order is None:
         return None
     thread, key = _schedule(items, preds, order, threads)

@@ -14,7 +14,7 @@ from tensorweave.framework import errors
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.platform import tf_logging as logging
 from tensorweave.train.session_run_hook import SessionRunArgs, SessionRunHook
-from tensorweave.train.training_util import get_global_step
+from tensorweave.train.training_util import _get_or_create_global_step_read
 
 __all__ = ["SecondOrStepTimer", "StopAtStepHook", "LoggingTensorHook", "NanTensorHook",
            "NanLossDuringTrainingError", "FinalOpsHook", "FeedFnHook", "GlobalStepWaiterHook"]
@@ -74,7 +74,9 @@ class _NeverTriggerTimer(SecondOrStepTimer):
 
 
 def _require_global_step(hook_name: str):
-    step = get_global_step()
+    """The global step's read (`global_step + 0`) that the hooks fetch, as TensorFlow's do:
+    fetched with the train op, it is the step the run started from."""
+    step = _get_or_create_global_step_read()
     if step is None:
         raise RuntimeError(f"Global step should be created to use {hook_name}.")
     return step

@@ -16,6 +16,7 @@ from tensorweave.protos.summary_pb2 import Summary
 from tensorweave.summary.writer import FileWriterCache
 from tensorweave.train.basic_session_run_hooks import SecondOrStepTimer, _require_global_step
 from tensorweave.train.session_run_hook import SessionRunArgs, SessionRunHook
+from tensorweave.train.training_util import get_global_step
 
 __all__ = ["CheckpointSaverListener", "CheckpointSaverHook", "StepCounterHook",
            "SummarySaverHook", "ProfilerHook"]
@@ -164,7 +165,7 @@ class StepCounterHook(SessionRunHook):
     def begin(self):
         self._summary_writer = _writer_for(self._output_dir, self._summary_writer)
         self._global_step_tensor = _require_global_step("StepCounterHook")
-        self._summary_tag = self._global_step_tensor.op.name + "/sec"
+        self._summary_tag = get_global_step().op.name + "/sec"
 
     def before_run(self, run_context):
         return SessionRunArgs(self._global_step_tensor)

@@ -91,3 +91,36 @@ def get_or_create_global_step(graph=None):
     if step is None:
         step = create_global_step(graph)
     return step
+
+
+GLOBAL_STEP_READ_KEY = "global_step_read_op_cache"
+
+
+def _get_global_step_read(graph=None):
+    """The graph's cached global-step read (see `_get_or_create_global_step_read`), or None."""
+    graph = graph or get_default_graph()
+    reads = graph.get_collection(GLOBAL_STEP_READ_KEY)
+    if len(reads) > 1:
+        raise RuntimeError(f"There are multiple items in collection {GLOBAL_STEP_READ_KEY}. "
+                           "There should be only one.")
+    return reads[0] if reads else None
+
+
+def _get_or_create_global_step_read(graph=None):
+    """`global_step + 0`: a copy of the step's value taken when the read runs, which the
+    session hooks fetch (as TensorFlow's do). Run with the train op, it gives the step the
+    run started from, where a fetch of the variable itself gives the updated step. None if
+    the graph has no global step."""
+    graph = graph or get_default_graph()
+    read = _get_global_step_read(graph)
+    if read is not None:
+        return read
+    step = get_global_step(graph)
+    if step is None:
+        return None
+    with graph.as_default(), graph_name_scope(graph, None), \
+            graph_name_scope(graph, step.op.name + "/"):
+        value = step.read_value() if hasattr(step, "read_value") else step
+        read = value + 0
+    graph.add_to_collection(GLOBAL_STEP_READ_KEY, read)
+    return read

@@ -175,7 +175,8 @@ def test_logging_tensor_hook(caplog):
                 sess.run(train)
     messages = [r.getMessage() for r in caplog.records]
     logged = [m.split(" (")[0] for m in messages if m.startswith("doubled:0 = ")]
-    assert logged == ["doubled:0 = 2", "doubled:0 = 6", "doubled:0 = 10"]  # iterations 0, 2, 4
+    # Iterations 0, 2, 4; `step * 2` reads the step the run started from (as in TensorFlow).
+    assert logged == ["doubled:0 = 0", "doubled:0 = 4", "doubled:0 = 8"]
     assert messages[-1] == "formatted 5"
     with pytest.raises(ValueError, match="either at_end and/or exactly one"):
         tf.train.LoggingTensorHook(["x"])

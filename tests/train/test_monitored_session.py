@@ -254,8 +254,10 @@ def test_preempted_step_recreates_the_session_from_the_latest_checkpoint(tmp_pat
     recorder = StepRecorder()
     start, ran, _ = _train(str(tmp_path), 10, hooks=[recorder], fail_on_step=True)
     assert _INJECT["left"] == 0 and recorder.sessions == 2
-    # Steps 0..6 ran, step 7 failed; the new session restored the checkpoint of step 5.
-    assert steps_seen == [0, 0, 1, 2, 3, 4, 5, 6, 5, 6, 7, 8, 9]
+    # The first run reads the step (0); steps 0..6 ran, each fetching the variable it updates
+    # (so it shows the new step, as in TensorFlow); step 7 failed, and the new session
+    # restored the checkpoint of step 5 and went on from there.
+    assert steps_seen == [0, 1, 2, 3, 4, 5, 6, 7, 6, 7, 8, 9, 10]
     assert (start, ran) == (0, 12)
     assert tf.train.load_variable(str(tmp_path), "global_step") == 10
 

@@ -50,7 +50,7 @@ class _Compiler:
     def __init__(self, items, fg):
         self.items = items
         self.fg = fg
-        self.env = {"_deref": values.deref, "_fetch_ref": values.fetch_ref, "_np": np,
+        self.env = {"_deref": values.deref, "_Later": values.StorageFetch, "_np": np,
                     "DEAD": DEAD}
         self.lines: list[str] = []
         self.line_items: dict[int, object] = {}

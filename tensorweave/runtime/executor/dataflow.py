@@ -18,7 +18,7 @@ from tensorweave.runtime.step_stats import now_micros
 
 
 def _gather_inputs(item, vals):
-    if True in item.deref:
+    if True in item.deref and item.kind != "_Retval":   # a fetch derefs when the step ends
         return [values.deref(vals[s]) if d else vals[s] for s, d in zip(item.in_slots, item.deref)]
     return [vals[s] for s in item.in_slots]
 
@@ -31,10 +31,9 @@ def compute(item, inputs, args, rets, step) -> tuple:
     if kind == "Const":
         return (item.const_value,)
     if kind == "_Retval":
-        value = inputs[0]  # a ref input was already dereferenced by _gather_inputs
-        if item.deref[0] or item.copy_out:
-            value = np.array(value, copy=True)
-        rets[item.index] = value
+        value = inputs[0]
+        rets[item.index] = values.StorageFetch(value) if item.deref[0] or item.copy_out \
+            else value
         return ()
     if kind == "pure":
         out = item.fn(*inputs)

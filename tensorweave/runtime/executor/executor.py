@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorweave.runtime.executor import compiled_frames, dataflow, frames, straight_line
+from tensorweave.runtime.executor import (
+    compiled_frames,
+    dataflow,
+    frames,
+    straight_line,
+    update_order,
+)
 from tensorweave.runtime.executor.kernel_errors import node_error
 from tensorweave.runtime.executor.node_item import compile_items
 
@@ -72,7 +78,8 @@ class Executor:
             if compiled is not None:
                 self._fn, self._line_items, self._filename = compiled
         elif not self.uses_dataflow:
-            self._fn, self._line_items = straight_line.generate(self.items, name)
+            self._fn, self._line_items = straight_line.generate(
+                update_order.straight_line_order(self.items), name)
             self._filename = self._fn.__code__.co_filename
 
     def run(self, args, rets, step) -> None:

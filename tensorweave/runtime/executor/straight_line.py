@@ -28,7 +28,7 @@ def _is_small(shape) -> bool:
 
 def generate(items, name: str = "partition"):
     """Returns (function(args, rets, step), line number -> NodeItem)."""
-    env = {"_deref": values.deref, "_fetch_ref": values.fetch_ref, "_np": np,
+    env = {"_deref": values.deref, "_Later": values.StorageFetch, "_np": np,
            "_await": await_async}
     lines = ["def _run(args, rets, step):"]
     line_items = {}
@@ -112,12 +112,7 @@ def line_for(item, env) -> str:
         return f"v{item.out_start} = K{i}"
     if item.kind == "_Retval":
         slot = item.in_slots[0]
-        if item.deref[0]:
-            value = f"_fetch_ref(v{slot})"
-        elif item.copy_out:
-            value = f"_np.array(v{slot}, copy=True)"
-        else:
-            value = f"v{slot}"
+        value = f"_Later(v{slot})" if item.deref[0] or item.copy_out else f"v{slot}"
         return f"rets[{item.index}] = {value}"
     env[f"F{i}"] = item.fn
     args = _inputs(item, env)

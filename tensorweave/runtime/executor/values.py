@@ -35,6 +35,26 @@ def deref(ref: VariableRef):
     return value
 
 
-def fetch_ref(ref: VariableRef):
-    """A fetched variable is copied: later in-place updates must not change the result."""
-    return np.array(deref(ref), copy=True)
+class StorageFetch:
+    """A fetch that is, or may share memory with, a variable's storage: copied when the step
+    has ended (`finish_fetches`). So it shows every update the step made, as in TensorFlow,
+    whose fetched tensor aliases the variable's buffer (`_, step = sess.run([train_op,
+    global_step])` gives the incremented step), and no later step can change it."""
+
+    __slots__ = ("source",)
+
+    def __init__(self, source):
+        self.source = source    # a VariableRef, or an array (a view of a variable's storage)
+
+    def value(self) -> np.ndarray:
+        source = self.source
+        if isinstance(source, VariableRef):
+            source = deref(source)
+        return np.array(source, copy=True)
+
+
+def finish_fetches(rets: list) -> None:
+    """Replaces each StorageFetch of a finished step's results with its copy."""
+    for i, value in enumerate(rets):
+        if type(value) is StorageFetch:
+            rets[i] = value.value()
