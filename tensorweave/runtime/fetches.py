@@ -87,10 +87,15 @@ def _as_element(graph, fetch):
 
 
 def to_result(value):
-    """A fetched value as TF returns it: ndarrays, with 0-d results as NumPy scalars."""
+    """A fetched value as TF returns it: ndarrays, with 0-d results as NumPy scalars, and a
+    scalar string as `bytes` (not NumPy's `bytes_`)."""
     if type(value) is np.ndarray:
-        return value[()] if value.ndim == 0 else value
-    if isinstance(value, np.generic):
-        return value
-    arr = np.asarray(value)
-    return arr[()] if arr.ndim == 0 else arr
+        if value.ndim:
+            return value
+        value = value[()]
+    elif not isinstance(value, np.generic):
+        arr = np.asarray(value)
+        if arr.ndim:
+            return arr
+        value = arr[()]
+    return bytes(value) if type(value) is np.bytes_ else value

@@ -212,3 +212,16 @@ def test_list_devices_of_a_closed_session_is_cancelled(graph):
     sess.close()
     with pytest.raises(tf.errors.CancelledError, match="Session has been closed"):
         sess.list_devices()
+
+
+def test_a_fetched_scalar_string_is_bytes():
+    """TF returns a 0-d string as `bytes`, whichever kernel made it (queue, dataset, const)."""
+    with tf.Graph().as_default():
+        q = tf.FIFOQueue(3, [tf.string], shapes=[[]])
+        enqueue = q.enqueue("x")
+        element = tf.data.Dataset.from_tensor_slices(["a", "b"]).make_one_shot_iterator()
+        with tf.Session() as sess:
+            sess.run(enqueue)
+            values = [sess.run(q.dequeue()), sess.run(element.get_next()),
+                      sess.run(tf.constant("c"))]
+    assert [(type(v), v) for v in values] == [(bytes, b"x"), (bytes, b"a"), (bytes, b"c")]
