@@ -132,10 +132,16 @@ class Operation:
 
     # --- attrs ----------------------------------------------------------------------------
     def get_attr(self, name: str) -> Any:
+        """The attr's value as TF1 returns it: string attrs (and lists of them) as bytes."""
         try:
-            return self._attrs[name]
+            value = self._attrs[name]
         except KeyError:
             raise ValueError(f"Operation {self._name!r} has no attr named {name!r}.") from None
+        if isinstance(value, str):
+            return value.encode()
+        if isinstance(value, list) and value and isinstance(value[0], str):
+            return [v.encode() for v in value]
+        return value
 
     @property
     def attrs(self) -> dict:

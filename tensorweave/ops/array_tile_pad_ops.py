@@ -144,13 +144,13 @@ def _pad_grad(op, grad):
 
 @MirrorPad.gradient
 def _mirror_pad_grad(op, grad):
-    return [apply_op(MirrorPadGrad, [grad, op.inputs[1]], {"mode": op.get_attr("mode")}), None]
+    return [apply_op(MirrorPadGrad, [grad, op.inputs[1]], {"mode": op.attrs["mode"]}), None]
 
 
 @MirrorPadGrad.gradient
 def _mirror_pad_grad_grad(op, grad):
     """MirrorPadGrad is linear, and its adjoint is MirrorPad."""
-    return [apply_op(MirrorPad, [grad, op.inputs[1]], {"mode": op.get_attr("mode")}), None]
+    return [apply_op(MirrorPad, [grad, op.inputs[1]], {"mode": op.attrs["mode"]}), None]
 
 
 def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):

@@ -415,7 +415,7 @@ def _einsum_grad(op, grad):
        lives on the diagonal), each repeat spelled with a fresh label.
     Complex inputs enter conjugated."""
     inputs = list(op.inputs)
-    ins, out = _parse_equation(_resolve_equation(op.get_attr("equation"), len(inputs)))
+    ins, out = _parse_equation(_resolve_equation(op.attrs["equation"], len(inputs)))
     operands = [_conj(t) for t in inputs]
     used = {t for term in ins + [out] for t in term}
     fresh = iter(c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"

@@ -104,7 +104,7 @@ def test_not_differentiable_registration_and_override_of_a_missing_gradient():
         x = tf.constant([1.0, 2.0])
         with g.gradient_override_map({"_TestNoGradient": "_TestTimesTen"}):
             y = apply_op(_NoGradient, [x])
-        assert y.op.get_attr("_gradient_op_type") == "_TestTimesTen"
+        assert y.op.get_attr("_gradient_op_type") == b"_TestTimesTen"
         (grad,) = tf.gradients(y, x)
         assert _run(grad)[0].tolist() == [10.0, 10.0]
     with pytest.raises(KeyError, match="Registering two gradient with name '_TestTimesTen'"):

@@ -67,7 +67,7 @@ def test_colocate_with_sets_class_attr_and_device():
             v = tf.constant(1.0, name="v")
         with tf.device("/cpu:1"), tf.colocate_with(v.op):
             w = tf.identity(v)
-    assert w.op.get_attr("_class") == ["loc:@v"]
+    assert w.op.get_attr("_class") == [b"loc:@v"]
     assert w.device == v.device
 
 

@@ -295,7 +295,7 @@ def test_default_op_names_types_and_dtypes():
         for tensor, name, op_type, dtype in made:
             assert (tensor.op.name, tensor.op.type, tensor.dtype) == (name, op_type, dtype)
         assert tf.transpose(x).op.inputs[1].op.name == "transpose_1/perm"
-        assert tf.pad(x, [[0, 0], [0, 0]], "reflect").op.get_attr("mode") == "REFLECT"
+        assert tf.pad(x, [[0, 0], [0, 0]], "reflect").op.get_attr("mode") == b"REFLECT"
         assert tf.shape(x).op.get_attr("out_type") == tf.int32
         assert tf.reshape(x, np.array([-1], np.int64)).op.get_attr("Tshape") == tf.int64
         assert tf.reverse_v2 is tf.reverse and tf.lin_space is tf.linspace

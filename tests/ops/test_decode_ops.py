@@ -86,7 +86,7 @@ def test_static_shapes_and_names():
         cols = tf.decode_csv(tf.placeholder(tf.string, [2, 3]), [[1], ["s"]])
         assert [c.name for c in cols] == ["DecodeCSV:0", "DecodeCSV:1"]
         assert cols[0].shape.as_list() == [2, 3] and cols[1].dtype == tf.string
-        assert cols[0].op.get_attr("field_delim") == "," and \
+        assert cols[0].op.get_attr("field_delim") == b"," and \
             cols[0].op.get_attr("OUT_TYPE") == [tf.int32, tf.string]
         number = tf.string_to_number(tf.placeholder(tf.string, [4]), tf.int32)
         assert number.name == "StringToNumber:0" and number.dtype == tf.int32

@@ -134,7 +134,7 @@ def test_single_table_graph_and_sparse_gradient():
         e = tf.nn.embedding_lookup(p, ids)
         assert e.name == "embedding_lookup/Identity:0" and e.shape.as_list() == [None, 2, 3]
         gather = g.get_operation_by_name("embedding_lookup")
-        assert gather.type == "GatherV2" and gather.get_attr("_class") == ["loc:@p"]
+        assert gather.type == "GatherV2" and gather.get_attr("_class") == [b"loc:@p"]
         assert "_class" not in e.op.node_def.attr
         (grad,) = tf.gradients(tf.reduce_sum(e), p)
         assert isinstance(grad, tf.IndexedSlices)
@@ -155,7 +155,7 @@ def test_sharded_graph_matches_tensorflow_structure():
         assert types.count("DynamicPartition") == 2 and "ParallelDynamicStitch" in types
         assert g.get_operation_by_name("embedding_lookup/Const").type == "Const"  # 9 ids
         assert g.get_operation_by_name("embedding_lookup/GatherV2_1").get_attr("_class") == \
-            ["loc:@s1"]
+            [b"loc:@s1"]
 
 
 def test_optimizer_updates_only_looked_up_rows():

@@ -157,7 +157,7 @@ def test_op_choice_names_and_attrs():
         assert partial.shape.as_list() == [None, 4]
         e = tf.einsum("ij,jk", a, b)
         assert (e.op.name, e.op.type) == ("einsum/Einsum", "Einsum")
-        assert e.op.get_attr("equation") == "ij,jk->ik"
+        assert e.op.get_attr("equation") == b"ij,jk->ik"
         assert tf.tensordot(a, b, 1).op.name == "Tensordot/MatMul"
         assert tf.tensordot(tf.ones([2, 3, 3]), b, 1).op.name == "Tensordot_1"
         lists = tf.matmul([[1.0]], [[2.0]])

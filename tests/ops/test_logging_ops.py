@@ -142,7 +142,7 @@ def test_check_numerics():
         x = tf.placeholder(tf.float64, [None])
         checked = tf.check_numerics(x, "bad x")
         assert checked.name == "CheckNumerics:0" and checked.shape.as_list() == [None]
-        assert checked.op.get_attr("message") == "bad x"
+        assert checked.op.get_attr("message") == b"bad x"
         with tf.Session() as sess:
             np.testing.assert_array_equal(sess.run(checked, {x: [1.0, -2.0]}), [1.0, -2.0])
             for value, what in (([1.0, np.nan], "NaN"), ([np.inf], "Inf"),
@@ -189,7 +189,7 @@ def test_tf_print_formats_structures(capsys):
         assert isinstance(op, tf.Operation) and op.type == "PrintV2" and op.name == "PrintV2"
         fmt = op.inputs[0].op
         assert fmt.type == "StringFormat" and fmt.get_attr("summarize") == 1
-        assert op.get_attr("output_stream") == "stdout" and op.get_attr("end") == "!\n"
+        assert op.get_attr("output_stream") == b"stdout" and op.get_attr("end") == b"!\n"
         with tf.Session() as sess:
             assert sess.run(op) is None
     assert capsys.readouterr().out == (
@@ -199,7 +199,7 @@ def test_tf_print_formats_structures(capsys):
 def test_tf_print_defaults_to_stderr(capfd):
     with tf.Graph().as_default():
         op = tf.print(tf.constant(np.arange(10)), tf.constant("s"))
-        assert op.get_attr("output_stream") == "stderr"
+        assert op.get_attr("output_stream") == b"stderr"
         with tf.Session() as sess:
             sess.run(op)
     assert capfd.readouterr().err == '[0 1 2 ... 7 8 9] "s"\n'
@@ -225,7 +225,7 @@ def test_tf_print_to_file_and_log(tmp_path):
     with tf.Graph().as_default():
         op = tf.print("a", tf.constant(1.5), output_stream=f"file://{path}")
         logged = tf.print("to log", output_stream=tf.logging.info)
-        assert logged.get_attr("output_stream") == "log(info)"
+        assert logged.get_attr("output_stream") == b"log(info)"
         with tf.Session() as sess:
             sess.run(op)
             sess.run(op)

@@ -311,7 +311,7 @@ def test_conv2d_attrs_like_tensorflow():
         w = tf.placeholder(tf.float32, [3, 3, 3, 4])
         op = tf.nn.conv2d(x, w, [2, 2], [[0, 0], [1, 2], [0, 1], [0, 0]], dilations=2).op
         assert op.get_attr("strides") == [1, 2, 2, 1]
-        assert op.get_attr("padding") == "EXPLICIT"
+        assert op.get_attr("padding") == b"EXPLICIT"
         assert op.get_attr("explicit_paddings") == [0, 0, 1, 2, 0, 1, 0, 0]
         assert op.get_attr("dilations") == [1, 2, 2, 1]
         assert op.get_attr("use_cudnn_on_gpu") is True

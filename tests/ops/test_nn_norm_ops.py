@@ -247,7 +247,7 @@ def test_fused_batch_norm_graph_like_tensorflow():
         op = y.op
         assert [t.name for t in op.inputs[3:]] == ["Const:0", "Const_1:0"]
         assert op.get_attr("epsilon") == pytest.approx(1.001e-5)
-        assert op.get_attr("is_training") is True and op.get_attr("data_format") == "NHWC"
+        assert op.get_attr("is_training") is True and op.get_attr("data_format") == b"NHWC"
         assert [o.shape.as_list() for o in op.outputs[1:5]] == [[3]] * 4
         assert op.outputs[5].shape.ndims is None
         (dx,) = tf.gradients(y, [x])

@@ -258,7 +258,7 @@ def test_default_op_names_and_attrs_like_tensorflow():
                               data_format="NCHW")
         assert nchw.op.get_attr("strides") == [1, 1, 2, 2]
         explicit = tf.nn.max_pool(x, 2, 1, [[0, 0], [1, 1], [1, 1], [0, 0]])
-        assert explicit.op.get_attr("padding") == "EXPLICIT"
+        assert explicit.op.get_attr("padding") == b"EXPLICIT"
         assert explicit.shape.as_list() == [2, 9, 9, 3]
         dy = tf.gradients(tf.nn.avg_pool(x, 2, 2, "SAME"), x)[0]
         assert dy.op.type == "AvgPoolGrad" and dy.shape.as_list() == [2, 8, 8, 3]

@@ -81,7 +81,7 @@ def test_compressed_tf_records_and_identity_reader(tmp_path):
     with tf.Graph().as_default():
         q, fill, _ = _filled_queue([path, "unit"])
         zipped = tf.TFRecordReader(options=options)
-        assert zipped.reader_ref.op.get_attr("compression_type") == "GZIP"
+        assert zipped.reader_ref.op.get_attr("compression_type") == b"GZIP"
         _, value = zipped.read(q)
         ident_key, ident_value = tf.IdentityReader().read(q)
         with tf.Session() as sess:

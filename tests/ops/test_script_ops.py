@@ -33,7 +33,7 @@ def test_graph_structure_matches_tensorflow():
     with tf.Graph().as_default():
         y = tf.py_func(lambda a: a * 2, [tf.constant([1.0, 2.0])], tf.float32)
         assert y.op.type == "PyFunc" and y.name == "PyFunc:0" and y.shape.ndims is None
-        assert re.fullmatch(r"pyfunc_\d+", y.op.get_attr("token"))
+        assert re.fullmatch(rb"pyfunc_\d+", y.op.get_attr("token"))
         assert y.op.get_attr("Tin") == [tf.float32] and y.op.get_attr("Tout") == [tf.float32]
         two = tf.py_func(lambda a: [a, a], [y], [tf.float32, tf.float32], stateful=False,
                          name="two")
@@ -98,7 +98,7 @@ def test_arguments_and_result_conversions():
 def test_errors_match_tensorflow(tout, fn, error, message):
     with tf.Graph().as_default():
         t = tf.py_func(fn, [], tout, name="err")
-        token = (t if isinstance(t, tf.Operation) else t.op).get_attr("token")
+        token = (t if isinstance(t, tf.Operation) else t.op).get_attr("token").decode()
         with pytest.raises(error) as info:
             _run(t)
     assert message.format(token=token) in info.value.message

@@ -26,7 +26,7 @@ def test_names_attrs_and_shapes_match_tf():
         close = stack_close_v2(h)
         assert (h.op.name, h.op.type, h.dtype, h.shape.as_list()) == \
             ("StackV2", "StackV2", tf.resource, [2])
-        assert h.op.get_attr("stack_name") == "foo" and h.op.get_attr("elem_type") == tf.float32
+        assert h.op.get_attr("stack_name") == b"foo" and h.op.get_attr("elem_type") == tf.float32
         assert h.op.inputs[0].op.name == "StackV2/max_size"
         assert push.op.type == "StackPushV2" and push.shape.as_list() == [2]
         assert push.op.get_attr("swap_memory") is True and push.op.get_attr("T") == tf.float32

@@ -105,7 +105,7 @@ def test_op_names_types_attrs_and_static_shapes_match_tf():
         assert node.get_attr("clear_after_read") is True
         assert node.get_attr("dynamic_size") is False
         assert node.get_attr("element_shape").ndims is None
-        assert gr.handle.op.get_attr("source") == "gradients"
+        assert gr.handle.op.get_attr("source") == b"gradients"
         assert c.op.get_attr("element_shape_except0").as_list() == []
         empty = TA(tf.float32, size=0, dynamic_size=True, element_shape=[2]).stack()
         assert empty.shape.as_list() == [None, 2]
@@ -281,7 +281,7 @@ def test_gradients_of_repeated_reads_add_up():
         (dx_again,) = tf.gradients(y * 2.0, x)  # another source: another gradient array
         grad_ops = {op.get_attr("source") for op in x.graph.get_operations()
                     if op.type == "TensorArrayGradV3"}
-        assert grad_ops == {"gradients", "gradients_1"}
+        assert grad_ops == {b"gradients", b"gradients_1"}
         with tf.Session() as sess:
             np.testing.assert_array_equal(sess.run(dx), [[5, 5], [0, 0], [1, 1]])
             np.testing.assert_array_equal(sess.run(dx_again), [[10, 10], [0, 0], [2, 2]])

@@ -13,7 +13,7 @@ def test_variable_is_variablev2_assign_and_read_identity():
     assert ops["v/read"] == "Identity"
     assert v.dtype == tf.float32._as_ref and v.dtype.base_dtype == tf.float32
     assert v.initializer.name == "v/Assign" and v.value().name == "v/read:0"
-    assert v.value().op.get_attr("_class") == ["loc:@v"]
+    assert v.value().op.get_attr("_class") == [b"loc:@v"]
 
 
 def test_assign_add_sub_and_is_variable_initialized():

@@ -17,7 +17,7 @@ def test_shadow_variables_and_updates():
         avg = ema.average(w)
         assert update.name == "ExponentialMovingAverage" and update.type == "NoOp"
         assert avg.name == "w/ExponentialMovingAverage:0" and not avg.trainable
-        assert avg.op.get_attr("_class") == ["loc:@w"]
+        assert avg.op.get_attr("_class") == [b"loc:@w"]
         assert tf.moving_average_variables() == [w]
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())

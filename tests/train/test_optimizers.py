@@ -276,7 +276,7 @@ def test_slot_names_like_tensorflow(make_opt, slots):
         for slot, suffix in slots.items():
             var = opt.get_slot(w, slot)
             assert var.name == f"layer/w/{suffix}:0"
-            assert var.op.get_attr("_class") == ["loc:@layer/w"]
+            assert var.op.get_attr("_class") == [b"loc:@layer/w"]
             assert var.shape.as_list() == [3, 2] and var.dtype.base_dtype == tf.float32
             assert var in tf.global_variables() and var not in tf.trainable_variables()
         assert opt.get_slot(w, "nonexistent") is None
@@ -304,9 +304,9 @@ def test_adam_graph_structure():
         apply_w = g.get_operation_by_name("Adam/update_w/ApplyAdam")
         assert [t.name for t in apply_w.inputs[:5]] == [
             "w:0", "w/Adam:0", "w/Adam_1:0", "beta1_power/read:0", "beta2_power/read:0"]
-        assert apply_w.get_attr("_class") == ["loc:@w"]
+        assert apply_w.get_attr("_class") == [b"loc:@w"]
         beta1 = [v for v in opt.variables() if v.op.name == "beta1_power"][0]
-        assert beta1.op.get_attr("_class") == ["loc:@a_first"]  # first variable by name
+        assert beta1.op.get_attr("_class") == [b"loc:@a_first"]  # first variable by name
         mul = g.get_operation_by_name("Adam/mul")
         assert sorted(c.name for c in mul.control_inputs) == sorted(by_type["ApplyAdam"])
         update = g.get_operation_by_name("Adam/update")
@@ -371,7 +371,7 @@ def test_global_step_increments_after_the_updates():
         train = tf.train.GradientDescentOptimizer(0.5).apply_gradients([(tf.constant(1.0), w)],
                                                                       global_step=gs)
         assert train.type == "AssignAdd" and train.name == "GradientDescent"
-        assert train.get_attr("_class") == ["loc:@global_step"]
+        assert train.get_attr("_class") == [b"loc:@global_step"]
         assert [c.name for c in g.get_operation_by_name("GradientDescent/value").control_inputs
                 ] == ["GradientDescent/update"]
         with tf.Session() as sess:
