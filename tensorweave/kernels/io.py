@@ -7,6 +7,8 @@ the whole checkpoint is good.
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from tensorweave.framework import errors
@@ -61,7 +63,10 @@ class SaveV2Kernel:
             raise errors.InvalidArgumentError(
                 None, None, f"Got {len(names)} tensor names for {len(tensors)} tensors")
         _check_whole_tensors(_texts(shape_and_slices, "shape_and_slices"), len(names))
-        _format().write_checkpoint(_text(prefix), names, tensors, self.dtypes)
+        path = _text(prefix)
+        # As TensorFlow's bundle writer, the prefix's directory is created if missing.
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        _format().write_checkpoint(path, names, tensors, self.dtypes)
 
 
 @kernel("RestoreV2", expensive=True)

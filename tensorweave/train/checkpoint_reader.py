@@ -43,7 +43,7 @@ class CheckpointReader:
         return _key(tensor_str) in self._index.entries
 
     def get_tensor(self, tensor_str):
-        """The tensor's value as a NumPy array (a Python bytes for a scalar string).
+        """The tensor's value as a NumPy array; a scalar as a NumPy scalar (bytes for a string).
 
         Raises:
           NotFoundError: the checkpoint has no such tensor.
@@ -55,7 +55,7 @@ class CheckpointReader:
             hint = missing_key_lines([name], sorted(self._index.entries))[0].strip()
             raise errors.NotFoundError(None, None, hint)
         value = _fmt.read_tensors(self._index, [name])[0]
-        return value[()] if value.ndim == 0 and value.dtype == object else value
+        return value[()] if value.ndim == 0 else value
 
     def debug_string(self) -> bytes:
         """One line per tensor, sorted: `name (DT_FLOAT) [3,1]`."""

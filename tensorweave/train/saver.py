@@ -15,6 +15,7 @@ import numbers
 import os
 import time
 
+from tensorweave.framework import errors
 from tensorweave.framework import graph as _graph
 from tensorweave.platform import tf_logging as logging
 from tensorweave.protos import saver_pb2
@@ -261,10 +262,14 @@ class Saver:
         if self._is_empty:
             return None
         save_dir = os.path.dirname(save_path)
-        if save_dir and not os.path.isdir(save_dir):
-            raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
-        prefix = sess.run(self.saver_def.save_tensor_name,
-                          {self.saver_def.filename_tensor_name: checkpoint_file})
+        try:   # the save op creates a missing directory, as TensorFlow's does
+            prefix = sess.run(self.saver_def.save_tensor_name,
+                              {self.saver_def.filename_tensor_name: checkpoint_file})
+        except (errors.FailedPreconditionError, errors.NotFoundError) as exc:
+            if save_dir and not os.path.isdir(save_dir):
+                raise ValueError(f"Parent directory of {save_path} doesn't exist, can't "
+                                 "save.") from exc
+            raise
         prefix = prefix.decode() if isinstance(prefix, bytes) else str(prefix)
         if write_meta_graph:
             self.export_meta_graph(_mgmt.meta_graph_filename(checkpoint_file, meta_graph_suffix),

@@ -45,3 +45,20 @@ def test_missing_checkpoint(tmp_path):
         tf.train.NewCheckpointReader(str(tmp_path / "nope"))
     with pytest.raises(ValueError, match="Couldn't find 'checkpoint' file"):
         tf.train.list_variables(str(tmp_path))
+
+
+def test_scalars_read_back_as_numpy_scalars(tmp_path):
+    """TF returns a 0-d tensor from a checkpoint as a NumPy scalar (bytes for a string)."""
+    with tf.Graph().as_default():
+        tf.Variable(1.5, name="a")
+        tf.Variable(3, name="i")
+        tf.Variable([1.0], name="v")
+        saver = tf.train.Saver()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            path = saver.save(sess, str(tmp_path / "m"))
+    reader = tf.train.NewCheckpointReader(path)
+    a, i, v = (reader.get_tensor(n) for n in ("a", "i", "v"))
+    assert type(a) is np.float32 and a == 1.5 and type(i) is np.int32 and i == 3
+    assert isinstance(v, np.ndarray) and v.shape == (1,)
+    assert type(tf.train.load_variable(path, "a")) is np.float32

@@ -345,8 +345,6 @@ def test_save_errors(tmp_path):
         saver = tf.train.Saver()
         with tf.Session() as sess:
             _init(sess)
-            with pytest.raises(ValueError, match="Parent directory of .* doesn't exist"):
-                saver.save(sess, str(tmp_path / "missing" / "m"))
             with pytest.raises(TypeError, match="must be a Session"):
                 saver.save(object(), str(tmp_path / "m"))
             with pytest.raises(ValueError, match="collides"):
@@ -384,3 +382,17 @@ def test_large_variables_round_trip_and_fetch_together(tmp_path):
             sess.run(tf.assign_add(variables[0], tf.ones([1 << 18])))
     for g, e in zip(got, expected):
         np.testing.assert_array_equal(g, e)
+
+
+def test_save_creates_a_missing_directory(tmp_path):
+    """As TensorFlow's save op, the checkpoint's directory is created (nested too)."""
+    with tf.Graph().as_default():
+        v = tf.Variable(1.0, name="v")
+        saver = tf.train.Saver()
+        with tf.Session() as sess:
+            sess.run(v.initializer)
+            path = saver.save(sess, str(tmp_path / "ck" / "sub" / "m"), global_step=5)
+    assert path == str(tmp_path / "ck" / "sub" / "m-5")
+    names = sorted(os.listdir(tmp_path / "ck" / "sub"))
+    assert "checkpoint" in names and "m-5.index" in names and "m-5.meta" in names
+    assert tf.train.load_variable(path, "v") == 1.0
