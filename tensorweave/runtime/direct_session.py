@@ -16,6 +16,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
+from tensorweave.framework.operation import Operation, Tensor
 from tensorweave.framework.tensor_util import to_numpy
 from tensorweave.runtime import (
     blas_threads,
@@ -68,7 +69,7 @@ class FeedSpec:
         elif type(value) is np.ndarray and value.dtype == self.np_dtype:
             arr = value
         else:
-            arr = np.asarray(value, dtype=self.np_dtype)
+            arr = self._as_array(value)
         dims = self.dims
         if dims is not None:
             shape = arr.shape
@@ -79,6 +80,22 @@ class FeedSpec:
                     f"which has shape '({', '.join('?' if d is None else str(d) for d in dims)}"
                     f"{',' if len(dims) == 1 else ''})'")
         return arr
+
+
+    def _as_array(self, value) -> np.ndarray:
+        """`value` in the tensor's dtype; TypeError, as TF, for a graph tensor or a Python
+        int the dtype cannot hold."""
+        if isinstance(value, (Tensor, Operation)):
+            raise TypeError("The value of a feed cannot be a tf.Tensor object. Acceptable feed "
+                            "values include Python scalars, strings, lists, numpy ndarrays, "
+                            "or TensorHandles.")
+        try:
+            return np.asarray(value, dtype=self.np_dtype)
+        except OverflowError:
+            raise TypeError(f"Type of feed value {value} with type {type(value)} is not "
+                            f"compatible with Tensor type {self.np_dtype}. Try explicitly "
+                            "setting the type of the feed tensor to a larger type (e.g. "
+                            "int64).") from None
 
 
 class RunPlan:

@@ -225,3 +225,19 @@ def test_a_fetched_scalar_string_is_bytes():
             values = [sess.run(q.dequeue()), sess.run(element.get_next()),
                       sess.run(tf.constant("c"))]
     assert [(type(v), v) for v in values] == [(bytes, b"x"), (bytes, b"a"), (bytes, b"c")]
+
+
+def test_feeds_the_dtype_cannot_hold_and_graph_tensors_are_type_errors():
+    """TensorFlow raises TypeError for both (NumPy's OverflowError / ValueError before)."""
+    with tf.Graph().as_default():
+        p = tf.placeholder(tf.int32, [])
+        q = tf.placeholder(tf.uint8, [])
+        r = tf.placeholder(tf.float32, [])
+        c = tf.constant(1.0)
+        with tf.Session() as sess:
+            for tensor, value in ((p, 2**40), (q, -1), (r, c)):
+                with pytest.raises(TypeError, match="feed"):
+                    sess.run(tensor, {tensor: value})
+                with pytest.raises(TypeError, match="feed"):
+                    sess.run([tensor], {tensor: value})
+            assert sess.run(p, {p: 2.7}) == 2      # a float truncates, as NumPy and TF do
