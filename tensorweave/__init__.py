@@ -60,6 +60,7 @@ from tensorweave.ops.array_index_ops import *
 from tensorweave.ops.array_join_ops import *
 from tensorweave.ops.array_ops import *
 from tensorweave.ops.array_slicing_ops import *
+from tensorweave.ops.check_ops import *
 from tensorweave.ops.clip_ops import *
 from tensorweave.ops.constant_op import *
 from tensorweave.ops.control_flow_ops import *
@@ -91,3 +92,6 @@ from tensorweave.ops.tensor_array import *
 from tensorweave.ops.variable_scope import *
 from tensorweave.ops.variables import *
 # --- end of op families ------------------------------------------------------------------
+# TF's tf.math, tf.linalg, ... namespaces; imported after the op families they re-export.
+from tensorweave import bitwise, debugging, dtypes, linalg, math, random
+from tensorweave.version import GIT_VERSION, VERSION, __version__
