@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.operation import Tensor
+from tensorweave.framework.tensor_shape import Dimension, TensorShape
 
 _conversion_functions: list[tuple[int, type, Callable]] = []
 _hooks: dict[str, Callable] = {}
@@ -40,6 +41,10 @@ def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None, as_ref
             raise ValueError(f"Tensor conversion requested dtype {dtype.name} for Tensor with "
                              f"dtype {value.dtype.name}: {value!r}")
         return value
+    if isinstance(value, TensorShape):   # not tensor-like (is_tensor_like), but converts
+        return _shape_to_tensor(value, dtype, name)
+    if isinstance(value, Dimension):
+        return _dimension_to_tensor(value, dtype, name)
     for _, base_type, fn in _conversion_functions:
         if isinstance(value, base_type):
             result = fn(value, dtype=dtype, name=name, as_ref=as_ref)
@@ -59,3 +64,24 @@ def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None, as_ref
 def is_tensor_like(value) -> bool:
     return isinstance(value, Tensor) or any(
         isinstance(value, base) for _, base, _ in _conversion_functions)
+
+
+def _shape_to_tensor(shape, dtype=None, name=None):
+    """A fully defined TensorShape as a 1-d int32 constant (int64 if a dimension needs it)."""
+    if not shape.is_fully_defined():
+        raise ValueError(f"Cannot convert a partially known TensorShape {shape} to a Tensor.")
+    dims = shape.as_list()
+    wide = any(d >= 2**31 for d in dims)
+    if dtype is None:
+        dtype = _dtypes.int64 if wide else _dtypes.int32
+    elif dtype == _dtypes.int32 and wide:
+        raise ValueError(f"Cannot convert TensorShape {shape} to dtype int32; a dimension is "
+                         "too large.")
+    return _hooks["constant"](dims, dtype, name or "shape_as_tensor")
+
+
+def _dimension_to_tensor(dim, dtype=None, name=None):
+    """A known Dimension as a 0-d int32 constant (or the requested integer dtype)."""
+    if dim.value is None:
+        raise ValueError("Cannot convert an unknown Dimension to a Tensor.")
+    return _hooks["constant"](dim.value, dtype or _dtypes.int32, name or "shape_as_tensor")
