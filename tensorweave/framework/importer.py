@@ -2,11 +2,14 @@
 
 Nodes are created in dependency order through `create_op`, under the import prefix, with
 `input_map` replacing references to the mapped tensors; `return_elements` names the tensors
-and operations to hand back.
+and operations to hand back. A while loop's back edges (NextIteration -> Merge) are left out of
+that order: the Merge is created with a stand-in for its back-edge input, which is rewired to
+the NextIteration once everything is imported, and its output shape is unknown (as in TF).
 """
 from __future__ import annotations
 
 import contextlib
+import heapq
 
 from tensorweave.framework import errors
 from tensorweave.framework.apply_op import create_op
@@ -16,6 +19,7 @@ from tensorweave.framework.graph_io import attr_from_proto
 from tensorweave.framework.op_def import OP_REGISTRY
 from tensorweave.framework.scopes import device, name_scope
 from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.framework.tensor_shape import TensorShape
 
 __all__ = ["import_graph_def"]
 
@@ -32,27 +36,42 @@ def _canonical_tensor_name(name: str) -> str:
     return name if ":" in name else f"{name}:0"
 
 
+_MERGES = ("Merge", "RefMerge")
+_NEXT_ITERATIONS = ("NextIteration", "RefNextIteration")
+
+
+def _is_back_edge(node, src, by_name) -> bool:
+    """True for a loop's NextIteration -> Merge edge, which closes the loop's cycle."""
+    return node.op in _MERGES and src in by_name and by_name[src].op in _NEXT_ITERATIONS
+
+
 def _dependency_order(nodes) -> list:
+    """The nodes, each after its data and control inputs (back edges ignored); among the
+    nodes ready at once, the one first in the GraphDef goes first, as TF's importer does."""
     by_name = {n.name: n for n in nodes}
-    order, state = [], {}
-    for root in nodes:
-        if root.name in state:
-            continue
-        stack = [(root, False)]
-        while stack:
-            node, done = stack.pop()
-            if done:
-                state[node.name] = 2
-                order.append(node)
-                continue
-            if state.get(node.name):
-                continue
-            state[node.name] = 1
-            stack.append((node, True))
-            for inp in node.input:
-                src = _parse_input(inp)[0]
-                if src in by_name and src not in state:
-                    stack.append((by_name[src], False))
+    index = {n.name: k for k, n in enumerate(nodes)}
+    waiting = [0] * len(nodes)
+    consumers: dict[str, list[int]] = {}
+    for k, node in enumerate(nodes):
+        for inp in node.input:
+            src = _parse_input(inp)[0]
+            if src in by_name and not _is_back_edge(node, src, by_name):
+                waiting[k] += 1
+                consumers.setdefault(src, []).append(k)
+    ready = [k for k in range(len(nodes)) if not waiting[k]]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        k = heapq.heappop(ready)
+        order.append(nodes[k])
+        for c in consumers.get(nodes[k].name, ()):
+            waiting[c] -= 1
+            if not waiting[c]:
+                heapq.heappush(ready, c)
+    if len(order) != len(nodes):
+        stuck = sorted((n for n in nodes if waiting[index[n.name]]), key=lambda n: n.name)
+        raise ValueError(f"{len(stuck)} nodes in a cycle (not a while loop's back edge): "
+                         f"{[n.name for n in stuck][:10]}")
     return order
 
 
@@ -93,9 +112,12 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
                 raise ValueError(f"Node '{n.name}' expects to be colocated with unknown node "
                                  f"'{c[5:]}'")
     with name_scope(name, "import") as scope:
-        created = {}
+        created, back_edges = {}, []
         for node in _dependency_order(nodes):
-            created[node.name] = _import_node(graph, node, scope, created, input_map)
+            created[node.name] = _import_node(graph, node, scope, created, input_map,
+                                              back_edges, node_names)
+        for op, index, src, src_index in back_edges:
+            op._update_input(index, created[src].outputs[src_index])
     _place_colocated(graph, created.values())
     return _return_elements(return_elements, created, nodes)
 
@@ -129,16 +151,32 @@ def _place_colocated(graph, ops) -> None:
                 break
 
 
-def _import_node(graph, node, scope, created, input_map):
+def _import_node(graph, node, scope, created, input_map, back_edges, node_names):
+    """Creates `node`; appends (op, input index, source, output index) to `back_edges` for
+    each input not yet created (a Merge's back edge), which gets a stand-in for now."""
     op_def = OP_REGISTRY[node.op]
-    data, control = [], []
+    data, control, pending = [], [], []
     for inp in node.input:
         src, index, is_control = _parse_input(inp)
         if is_control:
             control.append(created[src])
             continue
         key = f"{src}:{index}"
-        data.append(input_map[key] if key in input_map else created[src].outputs[index])
+        if key in input_map:
+            data.append(input_map[key])
+        elif src in created:
+            data.append(created[src].outputs[index])
+        elif node.op in _MERGES and src in node_names:
+            pending.append((len(data), src, index))
+            data.append(None)
+        else:
+            raise ValueError(f"Node '{node.name}': Unknown input node '{inp}'")
+    if pending:
+        stand_in = next((t for t in data if t is not None), None)
+        if stand_in is None:
+            raise ValueError(f"Node '{node.name}': a Merge needs an input from outside its "
+                             "loop")
+        data = [stand_in if t is None else t for t in data]
     attrs = {}
     for key, value in node.attr.items():
         spec = op_def.attrs.get(key)
@@ -158,6 +196,9 @@ def _import_node(graph, node, scope, created, input_map):
     graph._names_in_use[op.name.lower()] = max(graph._names_in_use.get(op.name.lower(), 0), 1)
     if control:
         op._add_control_inputs(control)
+    if pending:
+        op.outputs[0]._shape = TensorShape(None)
+        back_edges.extend((op, i, src, index) for i, src, index in pending)
     return op
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import nest
 from tensorweave.framework.graph import get_default_graph
-from tensorweave.framework.operation import Operation
+from tensorweave.framework.operation import Operation, Tensor
 from tensorweave.framework.scopes import name_scope
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops import control_flow_primitives as prim
@@ -45,7 +45,10 @@ def _build_branch(fn, ctx, label):
                 from tensorweave.ops.control_flow_ops import with_dependencies
                 v = with_dependencies([v], _identity(ctx.pred, "pivot"))
             else:
-                v = ctx.capture(convert_to_tensor(v, as_ref=True))
+                # A Variable leaves the branch as its value (TF converts without as_ref), so
+                # the output is a plain tensor and gradients reach the variable through its
+                # read; a ref tensor the branch computed (an Assign) stays a ref.
+                v = ctx.capture(convert_to_tensor(v))
             flat.append(v)
     return result, flat
 
@@ -115,63 +118,100 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
 def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"):
     """The branch of the first true predicate (TF1's tf.case).
 
+    Builds nested conds, testing the predicates in order. Without `default`, the last pair's
+    callable serves as the default, guarded by a run-time check that its predicate holds: no
+    true predicate is then an InvalidArgumentError.
+
     Args:
-      pred_fn_pairs: a list of (bool scalar Tensor, callable) pairs (or a dict).
-      default: callable for when no predicate holds (if None, the last pair's callable is
-        used for that case).
+      pred_fn_pairs: a list or tuple of (bool scalar Tensor, callable) pairs, or a dict (whose
+        pairs are taken in the order of the predicates' names).
+      default: callable for when no predicate holds.
       exclusive: if True, more than one true predicate is an InvalidArgumentError at run time.
       strict, name: as for cond.
 
     Returns:
       The chosen callable's outputs.
+
+    Raises:
+      TypeError: for a malformed pair, a predicate that is not a bool Tensor or a callable
+        that is not callable.
+      ValueError: if `pred_fn_pairs` is empty.
     """
-    pairs = list(pred_fn_pairs.items()) if isinstance(pred_fn_pairs, dict) else \
-        list(pred_fn_pairs)
-    for pair in pairs:
-        if not isinstance(pair, tuple) or len(pair) != 2:
-            raise TypeError("Each entry in pred_fn_pairs must be a 2-tuple")
-        if not callable(pair[1]):
-            raise TypeError(f"fn for pred {getattr(pair[0], 'name', pair[0])} must be callable.")
-    if not pairs and default is None:
-        raise ValueError("case needs at least one (pred, fn) pair or a default")
-    with name_scope(name, "case", [p for p, _ in pairs]):
-        preds = [convert_to_tensor(p) for p, _ in pairs]
-        for p in preds:
-            if p.dtype.base_dtype != _dtypes.bool:
-                raise TypeError(f"pred must be a bool tensor, got {p.name} of "
-                                f"{p.dtype.base_dtype.name}")
-        fns = [fn for _, fn in pairs]
+    preds, fns = _case_pairs(pred_fn_pairs)
+    with name_scope(name, "case", preds):
         if default is None:
-            default = fns[-1]
-            preds_for_chain, fns_for_chain = preds[:-1], fns[:-1]
-        else:
-            preds_for_chain, fns_for_chain = preds, fns
-        if exclusive and len(preds) > 1:
-            return _exclusive_case(preds, preds_for_chain, fns_for_chain, default, strict)
-        return _chain(preds_for_chain, fns_for_chain, default, strict)
+            default, preds, fns = _guarded_default(preds, fns)
+        fn = default
+        # Nested in reverse, so that the conditions are tested in order.
+        for pred, action in reversed(list(zip(preds, fns))):
+            fn = _cond_fn(pred, action, fn, strict)
+        if not exclusive:
+            return fn()
+        from tensorweave.framework.scopes import control_dependencies
+        with control_dependencies([
+                _assert_at_most_n_true(preds, 1, "Input error: exclusive=True")]):
+            return fn()
 
 
-def _chain(preds, fns, default, strict):
-    if not preds:
-        return default()
-    return cond(preds[0], fns[0], lambda: _chain(preds[1:], fns[1:], default, strict),
-                strict=strict)
+def _case_pairs(pred_fn_pairs):
+    """Checks case's pairs; returns (predicates, callables)."""
+    if not isinstance(pred_fn_pairs, (list, tuple, dict)):
+        raise TypeError("'pred_fn_pairs' must be a list, tuple, or dict. "
+                        f"Received: {type(pred_fn_pairs)}")
+    if isinstance(pred_fn_pairs, dict):
+        pred_fn_pairs = sorted(pred_fn_pairs.items(), key=lambda item: item[0].name)
+    for pair in pred_fn_pairs:
+        if not isinstance(pair, tuple) or len(pair) != 2:
+            raise TypeError(f"Each entry in 'pred_fn_pairs' must be a 2-tuple. Received "
+                            f"{pair}.")
+        pred, fn = pair
+        if not isinstance(pred, Tensor):
+            raise TypeError(f"pred must be a Tensor, got: {pred}")
+        if pred.dtype.base_dtype != _dtypes.bool:
+            raise TypeError(f"pred must be Tensor of type bool: {pred.name}")
+        if not callable(fn):
+            raise TypeError(f"fn for pred {pred.name} must be callable.")
+    if not pred_fn_pairs:
+        raise ValueError("not enough values to unpack (expected 2, got 0)")
+    return [p for p, _ in pred_fn_pairs], [f for _, f in pred_fn_pairs]
 
 
-def _exclusive_case(preds, preds_for_chain, fns, default, strict):
+def _cond_fn(pred, true_fn, false_fn, strict):
+    return lambda: cond(pred, true_fn, false_fn, strict=strict)
+
+
+def _guarded_default(preds, fns):
+    """The last pair's callable as the default, run after checking that its predicate holds
+    and no other does; returns (default, the other predicates, their callables)."""
     from tensorweave.framework.scopes import control_dependencies
     from tensorweave.ops.array_join_ops import stack
     from tensorweave.ops.logging_ops import Assert
-    from tensorweave.ops.math_ops import cast
+    k = len(preds) - 1
+    others_msg = (f"Implementation error: selected default action #{k} was called, but some "
+                  "of other predicates are True: ")
+
+    def default():
+        default_msg = ["Input error: None of conditions evaluated as True:",
+                       stack(preds, name="preds_c")]
+        with control_dependencies([_assert_at_most_n_true(preds[:k], 0, others_msg),
+                                   Assert(preds[k], default_msg)]):
+            return fns[k]()
+    return default, preds[:k], fns[:k]
+
+
+def _assert_at_most_n_true(preds, n, msg):
+    """An Assert that at most `n` of `preds` are true at run time."""
+    from tensorweave.ops.array_join_ops import stack
+    from tensorweave.ops.constant_op import constant
+    from tensorweave.ops.logging_ops import Assert
+    from tensorweave.ops.math_ops import cast, less_equal
     from tensorweave.ops.reduction_ops import reduce_sum
-    count = reduce_sum(cast(stack(preds), _dtypes.int32))
-    names = ", ".join(p.name for p in preds)
-    check = Assert(count <= 1, [f"Input error: exclusive=True: more than 1 conditions "
-                                f"({names}) evaluated as True:", stack(preds)])
-    with control_dependencies([check]):
-        first = _identity(preds_for_chain[0], "case_pred") if preds_for_chain else None
-    chain_preds = ([first] + preds_for_chain[1:]) if first is not None else []
-    return _chain(chain_preds, fns, default, strict)
+    preds_c = stack(preds, name="preds_c")
+    count = reduce_sum(cast(preds_c, _dtypes.int32), name="num_true_conds")
+    condition = less_equal(count, constant(n, name="n_true_conds"))
+    names = ", ".join(getattr(p, "name", "?") for p in preds)
+    return Assert(condition, [f"{msg}: more than {n} conditions ({names}) evaluated as True:",
+                              preds_c], summarize=len(preds))
 
 
 def _merge_grad(op, grad, _index_grad=None):

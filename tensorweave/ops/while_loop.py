@@ -41,12 +41,14 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
       return_same_structure: return a one-element structure unchanged instead of its element.
 
     Returns:
-      The loop variables after the last iteration.
+      The loop variables after the last iteration, in the structure the body returns (a
+      single one unwrapped unless `return_same_structure`).
 
     Raises:
-      TypeError: if cond or body is not callable.
-      ValueError: for an empty loop_vars, a body that returns another structure, or a loop
-        variable whose shape changes without a shape invariant that allows it.
+      TypeError: if cond or body is not callable, or cond returns a non-bool value.
+      ValueError: for an empty loop_vars, a cond that returns a non-scalar, a body that
+        returns another structure, or a loop variable whose shape changes without a shape
+        invariant that allows it.
     """
     del swap_memory
     if not callable(cond):
@@ -123,8 +125,12 @@ def build_loop(ctx, cond, body, loop_vars, shape_invariants=None, unwrap_body=Fa
         ctx.pivot = merges[0].op
         packed = from_flows(loop_vars, nest.pack_sequence_as(to_flows(loop_vars), merges))
         c = convert_to_tensor(cond(*_args(packed, unwrap_body)))
-        if c.dtype.base_dtype != _dtypes.bool or c.shape.ndims not in (None, 0):
-            raise ValueError(f"cond must return a scalar bool tensor, got {c!r}")
+        if c.dtype.base_dtype != _dtypes.bool:
+            raise TypeError(f"Input 'input' of 'LoopCond' Op has type {c.dtype.base_dtype.name} "
+                            "that does not match expected type of bool.")
+        if c.shape.ndims not in (None, 0):
+            raise ValueError(f"Shape must be rank 0 but is rank {c.shape.ndims} for LoopCond "
+                             f"of {c.name}: cond must return a scalar bool tensor")
         pred = apply_op(prim.LoopCond, [c], name="LoopCond")
         ctx.loop_cond = pred
         ctx.pivot = pred.op
@@ -152,13 +158,15 @@ def build_loop(ctx, cond, body, loop_vars, shape_invariants=None, unwrap_body=Fa
         op._control_flow_context = ctx.outer
         LOOP_OF_EXIT[op] = ctx
     ctx.exits = exits
-    return from_flows(loop_vars, nest.pack_sequence_as(to_flows(loop_vars), exits))
+    # The exits take the structure the body returned (TF packs them so: a list of loop
+    # variables whose body returns a tuple gives a tuple).
+    return from_flows(result, nest.pack_sequence_as(to_flows(result), exits))
 
 
 def _body_result(result, loop_vars):
-    """A single value returned for a single loop variable counts as that one-element list."""
-    if not nest.is_nested(result) and isinstance(loop_vars, (list, tuple)) and \
-            len(loop_vars) == 1 and not hasattr(type(loop_vars), "_fields"):
+    """A single value returned by the body counts as a one-element list (as in TF)."""
+    del loop_vars
+    if not nest.is_nested(result):
         return [result]
     return result
 

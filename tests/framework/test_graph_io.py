@@ -156,3 +156,56 @@ def test_import_colocation_with_a_missing_op_raises():
         a = tf.constant(1.0, name="a")
         with pytest.raises(ValueError, match="expects to be colocated with unknown node .a."):
             tf.import_graph_def(gd, input_map={"a:0": a}, name="i")
+
+
+def _loop_graph():
+    """A while loop, a nested loop and a loop with a cond in its body, fed by "x"."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [], name="x")
+        _, a = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * x),
+                             [tf.constant(0), tf.constant(1.0)])
+
+        def outer(i, b):
+            _, b = tf.while_loop(lambda j, b: j < 2, lambda j, b: (j + 1, b + x), [0, b])
+            return i + 1, b
+        _, b = tf.while_loop(lambda i, b: i < 3, outer, [0, tf.constant(0.0)])
+        _, c = tf.while_loop(
+            lambda i, c: i < 4,
+            lambda i, c: (i + 1, tf.cond(i < 2, lambda: c * x, lambda: c + x)),
+            [0, tf.constant(1.0)])
+        tf.identity(a, name="a")
+        tf.identity(b, name="b")
+        tf.identity(c, name="c")
+    return g
+
+
+def test_while_loops_survive_graph_def_and_meta_graph_round_trips():
+    want = [8.0, 12.0, 8.0]    # 2**3; 3 * 2 * 2; (1 * 2 * 2) + 2 + 2
+    with tf.Session(graph=_loop_graph()) as sess:
+        assert sess.run(["a:0", "b:0", "c:0"], {"x:0": 2.0}) == want
+    gd = _loop_graph().as_graph_def()
+    with tf.Graph().as_default() as g:
+        tf.import_graph_def(gd, name="imp")
+        merge = g.get_tensor_by_name("imp/while/Merge_1:0")
+        assert merge.op.inputs[1].op.type == "NextIteration"   # the back edge is rewired
+        with tf.Session() as sess:
+            assert sess.run(["imp/a:0", "imp/b:0", "imp/c:0"], {"imp/x:0": 2.0}) == want
+    meta = tf.train.export_meta_graph(graph=_loop_graph())
+    with tf.Graph().as_default():
+        tf.train.import_meta_graph(meta)
+        with tf.Session() as sess:
+            assert sess.run(["a:0", "b:0", "c:0"], {"x:0": 2.0}) == want
+
+
+def test_import_rejects_unknown_inputs_and_cycles_other_than_loops():
+    gd = tf.GraphDef()
+    gd.node.add(name="a", op="Identity", input=["b"]).attr["T"].type = \
+        tf.float32.as_datatype_enum
+    gd.node.add(name="b", op="Identity", input=["a"]).attr["T"].type = \
+        tf.float32.as_datatype_enum
+    with tf.Graph().as_default(), pytest.raises(ValueError, match="cycle"):
+        tf.import_graph_def(gd)
+    gd.node[1].input[0] = "nowhere"
+    with tf.Graph().as_default(), pytest.raises(ValueError, match="Unknown input"):
+        tf.import_graph_def(gd)

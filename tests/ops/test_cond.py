@@ -124,6 +124,78 @@ def test_case_first_true_default_and_exclusive():
             assert sess.run(exclusive, {x: 50}) == 100
             with pytest.raises(tf.errors.InvalidArgumentError, match="exclusive"):
                 sess.run(exclusive, {x: -5})
-            assert sess.run(no_default, {x: 50}) == 1  # the last callable is the default
+            assert sess.run(no_default, {x: 5}) == 1  # the last callable is the default
         with pytest.raises(TypeError, match="callable"):
             tf.case([(x < 0, 3)])
+
+
+def test_a_variable_returned_by_a_branch_leaves_as_its_value_and_gets_gradients():
+    with tf.Graph().as_default():
+        x = tf.Variable(2.0, name="x")
+        p = tf.placeholder(tf.bool, [])
+        r = tf.cond(p, lambda: x * 3.0, lambda: x)
+        same = tf.cond(p, lambda: x, lambda: x)
+        assert r.dtype == tf.float32 and same.dtype == tf.float32   # not float32_ref
+        (g,) = tf.gradients(r, x)
+        (g_same,) = tf.gradients(same, x)
+        step = tf.train.GradientDescentOptimizer(0.1).minimize(tf.square(same))
+        with tf.Session() as sess:
+            sess.run(x.initializer)
+            assert sess.run([g, g_same], {p: True}) == [3.0, 1.0]
+            assert sess.run([g, g_same], {p: False}) == [1.0, 1.0]
+            sess.run(step, {p: True})
+            assert np.isclose(sess.run(x), 2.0 - 0.1 * 2 * 2.0)
+
+
+@pytest.mark.parametrize("exclusive", [False, True])
+def test_case_without_default_checks_at_run_time_that_a_predicate_holds(exclusive):
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.int32, [])
+        r = tf.case([(x < 0, lambda: tf.constant(-1)), (x < 10, lambda: tf.constant(1))],
+                    exclusive=exclusive)
+        with tf.Session() as sess:
+            assert sess.run(r, {x: 5}) == 1
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match="None of conditions evaluated as True"):
+                sess.run(r, {x: 50})
+
+
+def test_case_names_arguments_and_errors_as_tensorflow():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.int32, [])
+        one = tf.case([(x < 0, lambda: tf.constant(-1))])
+        assert one.name == "case/Const_1:0"   # no cond: the guarded default itself
+        b = tf.placeholder(tf.bool, [], name="b")
+        a = tf.placeholder(tf.bool, [], name="a")
+        # A dict's pairs are tried in the order of the predicates' names: "a" first.
+        r = tf.case({b: lambda: tf.constant(2), a: lambda: tf.constant(1)},
+                    default=lambda: tf.constant(0))
+        with tf.Session() as sess:
+            assert sess.run(one, {x: -3}) == -1
+            assert sess.run(r, {a: True, b: True}) == 1
+        with pytest.raises(ValueError):
+            tf.case([], default=lambda: tf.constant(1))
+        with pytest.raises(TypeError, match="must be a Tensor"):
+            tf.case([(True, lambda: tf.constant(1))])
+
+
+def test_fetching_a_dead_tensor_is_an_error():
+    from tensorweave.ops.control_flow_primitives import switch
+    with tf.Graph().as_default():
+        p = tf.placeholder(tf.bool, [])
+        x = tf.constant(1.0)
+        f, _ = switch(x, p)
+        y = f * 2.0
+
+        def branch(v):
+            def fn():
+                tf.summary.scalar("s", v)
+                return tf.constant(v)
+            return fn
+        r = tf.cond(p, branch(1.0), branch(2.0))
+        merged = tf.summary.merge_all()
+        with tf.Session() as sess:
+            assert sess.run(y, {p: False}) == 2.0
+            for fetches in ([y], [x, y], [r, merged]):
+                with pytest.raises(tf.errors.InvalidArgumentError, match="does not have value"):
+                    sess.run(fetches, {p: True})

@@ -47,12 +47,13 @@ def test_dead_tensors_skip_kernels_and_side_effects():
             assert sess.run(v) == 5
 
 
-def test_merge_of_all_dead_inputs_is_dead_and_fetching_it_gives_none():
+def test_merge_of_all_dead_inputs_is_dead_and_fetching_it_is_an_error():
     with tf.Graph().as_default():
         pred = tf.placeholder(tf.bool, [])
         f, t = prim.switch(tf.constant(1.0), pred)
         both_dead_when_false = prim.merge([t, t * 2.0])[0]
-        assert _run(both_dead_when_false, {pred: False}) is None
+        with pytest.raises(tf.errors.InvalidArgumentError, match="does not have value"):
+            _run(both_dead_when_false, {pred: False})   # as TensorFlow: a dead fetch fails
         assert _run(both_dead_when_false, {pred: True}) == 1.0
 
 

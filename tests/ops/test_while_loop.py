@@ -287,3 +287,39 @@ def test_gradient_through_a_loop_capped_by_maximum_iterations():
         (g,) = tf.gradients(y, [x])
         with tf.Session() as sess:
             assert np.isclose(sess.run(g, {x: 1.1}), 4 * 1.1 ** 3)
+
+
+def test_results_take_the_structure_the_body_returns():
+    with tf.Graph().as_default():
+        i, x = tf.constant(0), tf.constant(1.0)
+        cond = lambda i, a: i < 3   # noqa: E731
+        pair = tf.while_loop(cond, lambda i, a: (i + 1, a * 2), [i, x])
+        assert isinstance(pair, tuple) and pair[1].name == "while/Exit_1:0"
+        assert isinstance(tf.while_loop(cond, lambda i, a: [i + 1, a * 2], (i, x)), list)
+        capped = tf.while_loop(cond, lambda i, a: [i + 1, a * 2], [i, x], maximum_iterations=2)
+        assert isinstance(capped, list) and capped[1].name == "while_2/Exit_2:0"
+        same = tf.while_loop(lambda i: i < 3, lambda i: (i + 1,), [i],
+                             return_same_structure=True)
+        assert isinstance(same, tuple) and len(same) == 1
+        wrapped = tf.while_loop(lambda i: i < 3, lambda i: i + 1, (i,),
+                                return_same_structure=True)
+        assert isinstance(wrapped, list) and len(wrapped) == 1
+        single = tf.while_loop(lambda i: i < 3, lambda i: [i + 1], [i])
+        assert isinstance(single, tf.Tensor)
+        with tf.Session() as sess:
+            assert sess.run(list(pair)) == [3, 8.0]
+            assert sess.run(capped) == [2, 4.0]
+
+
+def test_cond_must_return_a_scalar_bool():
+    with tf.Graph().as_default():
+        body = lambda i: i + 1   # noqa: E731
+        with pytest.raises(TypeError, match="LoopCond.*int32.*bool"):
+            tf.while_loop(lambda i: 1, body, [tf.constant(0)])
+        with pytest.raises(TypeError, match="float32"):
+            tf.while_loop(lambda i: tf.cast(i, tf.float32), body, [tf.constant(0)])
+        with pytest.raises(ValueError, match="rank 0"):
+            tf.while_loop(lambda i: tf.stack([i < 3, i < 2]), body, [tf.constant(0)])
+        capped = tf.while_loop(lambda i: True, body, [tf.constant(0)], maximum_iterations=3)
+        with tf.Session() as sess:
+            assert sess.run(capped) == 3

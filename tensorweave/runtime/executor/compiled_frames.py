@@ -28,6 +28,7 @@ from tensorweave.runtime.executor.frames import (
     PLAIN,
     SWITCH,
     TRIGGER,
+    dead_fetch,
 )
 
 
@@ -51,7 +52,7 @@ class _Compiler:
         self.items = items
         self.fg = fg
         self.env = {"_deref": values.deref, "_Later": values.StorageFetch, "_np": np,
-                    "DEAD": DEAD}
+                    "DEAD": DEAD, "_dead_fetch": dead_fetch}
         self.lines: list[str] = []
         self.line_items: dict[int, object] = {}
         self.loops = {name: _Loop(name) for name in fg.frames if name}
@@ -314,8 +315,8 @@ class _Compiler:
         if item.kind == "_Retval":
             slot = item.in_slots[0]
             if slot in self.may_dead:
-                line = f"rets[{item.index}] = None if v{slot} is DEAD else " + \
-                    line.split(" = ", 1)[1]
+                line = (f"rets[{item.index}] = _dead_fetch({item.index}) if v{slot} is DEAD "
+                        f"else {line.split(' = ', 1)[1]}")
         guard = self._guard(item) if item.kind != "_Retval" else []
         is_source = item.id in self._control_sources()
         if not guard:

@@ -58,6 +58,13 @@ class _Dead:
 DEAD = _Dead()
 
 
+def dead_fetch(index: int):
+    """Fetching a dead tensor (an untaken branch's value) fails the step, as in TensorFlow."""
+    err = errors.InvalidArgumentError(None, None, f"Retval[{index}] does not have value")
+    err._tw_located = True   # the _Retval node is the session's, not the user's
+    raise err
+
+
 def has_control_flow(items) -> bool:
     return any(it.node.op in CONTROL_FLOW_OPS for it in items)
 
@@ -301,6 +308,8 @@ class FrameRun:
             self.step.rendezvous.send(item.fn.__self__.key, None, True)
             return (), True
         if dead and kind != TRIGGER:
+            if item.kind == "_Retval":
+                dead_fetch(item.index)
             return (DEAD,) * item.num_outputs, True
         if kind == SWITCH:
             data, pred = inputs
