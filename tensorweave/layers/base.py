@@ -1,14 +1,18 @@
 """Layer: the TF1 `tf.layers` base — variables made once under a variable scope, reused after.
 
-A layer named explicitly opens `variable_scope(name)`; an unnamed one gets the graph's next
-unique default (`dense`, `dense_1`, ...). The first call builds the variables (`kernel`, `bias`,
-...) with `get_variable`; later calls of the same object reuse them. Regularizer results go to
-REGULARIZATION_LOSSES, update ops (batch norm) to UPDATE_OPS when the layer says so.
+A layer named explicitly opens `variable_scope(name)`; an unnamed one gets the next unique
+default in the enclosing scope entry (`dense`, `dense_1`, ...; re-entering the scope starts
+again at `dense`, so `reuse=True` finds the same variables). The scope is captured on the first
+call; every call re-enters it and its first name scope. The first call builds the variables
+(`kernel`, `bias`, ...) with `get_variable`; later calls of the same object reuse them.
+Regularizer results go to REGULARIZATION_LOSSES, update ops (batch norm) to UPDATE_OPS when the
+layer says so.
 """
 from __future__ import annotations
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.graph import GraphKeys, get_default_graph
+from tensorweave.framework.scopes import name_scope
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops import variable_scope as vs
 
@@ -87,7 +91,6 @@ class Layer:
             if trainable:
                 self._trainable_variables.append(variable)
             if regularizer is not None and not existed:
-                from tensorweave.framework.scopes import name_scope
                 with name_scope(f"{variable.op.name}/Regularizer/"):
                     loss = regularizer(variable)
                 if loss is not None:
@@ -112,13 +115,10 @@ class Layer:
     def __call__(self, inputs, *args, **kwargs):
         inputs = convert_to_tensor(inputs) if not isinstance(inputs, (list, tuple)) else inputs
         if self._scope is None:
-            scope_ctx = vs.variable_scope(self._given_name, default_name=self._base_name,
-                                          reuse=self._reuse)
-        else:
-            scope_ctx = vs.variable_scope(self._scope, reuse=True if self.built else
-                                          self._reuse)
-        with scope_ctx as scope:
-            self._scope = scope
+            self._scope = self._capture_scope()
+        reuse = True if self.built else self._reuse
+        with vs.variable_scope(self._scope, reuse=reuse, auxiliary_name_scope=False), \
+                name_scope(self._scope.original_name_scope):
             if not self.built:
                 if self.dtype is None and hasattr(inputs, "dtype"):
                     self.dtype = inputs.dtype.base_dtype
@@ -133,6 +133,17 @@ class Layer:
         return outputs
 
     apply = __call__
+
+    def _capture_scope(self) -> vs.VariableScope:
+        """The layer's variable scope, opened once in the caller's scope as TF's `_set_scope`:
+        the given name, or the next unique `dense`, `dense_1`, ... (just `dense` when
+        reusing)."""
+        if self._reuse and self._given_name is None:
+            scope_ctx = vs.variable_scope(self._base_name)
+        else:
+            scope_ctx = vs.variable_scope(self._given_name, default_name=self._base_name)
+        with scope_ctx as scope:
+            return scope
 
 
 def smart_cond(training, true_fn, false_fn):

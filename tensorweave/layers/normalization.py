@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.layers.base import Layer, smart_cond
 from tensorweave.ops import init_ops
+from tensorweave.ops.constant_op import constant
 
 # TF1 signatures default to initializer instances; one shared instance each.
 _ZEROS = init_ops.zeros_initializer()
@@ -83,59 +85,91 @@ class BatchNormalization(Layer):
         beta = self.beta if self.beta is not None else zeros(channels, dtype)
         return gamma, beta
 
-    def _normalize(self, inputs, training: bool):
-        """(output, batch mean, batch variance for the update) in one mode."""
+    def call(self, inputs, training=False):
+        known = _known_bool(training)
+        if self._use_fused:
+            return self._fused_call(inputs, training, known)
+        return self._unfused_call(inputs, training, known)
+
+    def _fused_call(self, inputs, training, known):
+        """FusedBatchNormV3; a `training` tensor picks the training or inference op at run
+        time and sets momentum to 1 (no update) at inference, as tf_keras does."""
         nn = _nn()
         gamma, beta = self._gamma_beta(inputs)
-        if self._use_fused:
-            fmt = "NHWC" if self._axis == 3 else "NCHW"
-            if training:
-                return nn.fused_batch_norm(inputs, gamma, beta, epsilon=self.epsilon,
-                                           data_format=fmt, is_training=True)
-            out = nn.fused_batch_norm(inputs, gamma, beta, mean=self.moving_mean,
-                                      variance=self.moving_variance, epsilon=self.epsilon,
-                                      data_format=fmt, is_training=False)
-            return out[0], None, None
-        from tensorweave.ops.array_ops import reshape
-        reduce_axes = [i for i in range(self._rank) if i != self._axis]
-        broadcast = [1] * self._rank
-        broadcast[self._axis] = -1
-        if training:
-            mean, variance = nn.moments(inputs, reduce_axes)
-        else:
-            mean, variance = self.moving_mean, self.moving_variance
-        out = nn.batch_normalization(inputs, reshape(mean, broadcast),
-                                     reshape(variance, broadcast), reshape(beta, broadcast),
-                                     reshape(gamma, broadcast), self.epsilon)
-        return out, mean, variance
+        fmt = "NHWC" if self._axis == 3 else "NCHW"
 
-    def call(self, inputs, training=False):
-        if isinstance(training, bool) and not training:
-            return self._normalize(inputs, False)[0]
-        if isinstance(training, bool):
-            output, batch_mean, batch_var = self._normalize(inputs, True)
-            decay = 1.0 - self.momentum
+        def normalize(is_training):
+            # With exponential_avg_factor 1 training ignores the moving statistics passed in.
+            return nn.fused_batch_norm(inputs, gamma, beta, mean=self.moving_mean,
+                                       variance=self.moving_variance, epsilon=self.epsilon,
+                                       data_format=fmt, is_training=is_training)
+
+        def train():
+            return normalize(True)
+
+        def infer():
+            return normalize(False)
+
+        if known is False:
+            return infer()[0]
+        output, mean, variance = smart_cond(training, train, infer)
+        if known is None:
+            momentum = smart_cond(training, lambda: constant(self.momentum),
+                                  lambda: constant(1.0))
         else:
-            # Inference passes the moving statistics through with decay 0: no update.
-            from tensorweave.ops.constant_op import constant
-            output, batch_mean, batch_var = smart_cond(
-                training, lambda: self._normalize(inputs, True)[:3],
-                lambda: (self._normalize(inputs, False)[0], self.moving_mean.value(),
-                         self.moving_variance.value()))
-            decay = smart_cond(training, lambda: constant(1.0 - self.momentum),
-                               lambda: constant(0.0))
-        for variable, value in ((self.moving_mean, batch_mean),
-                                (self.moving_variance, batch_var)):
-            self.add_update(_assign_moving_average(variable, value, decay))
+            momentum = constant(self.momentum)
+        for variable, value in ((self.moving_mean, mean), (self.moving_variance, variance)):
+            self.add_update(_assign_moving_average(variable, value, momentum).op)
         return output
 
+    def _unfused_call(self, inputs, training, known):
+        """Moments, then batch_normalization; with a `training` tensor the statistics and
+        each update are tf.conds (the update's false branch just reads the variable)."""
+        nn = _nn()
+        from tensorweave.ops.array_ops import reshape
+        gamma, beta = self._gamma_beta(inputs)
+        mean, variance = self.moving_mean, self.moving_variance
+        if known is not False:
+            reduce_axes = [i for i in range(self._rank) if i != self._axis]
+            batch_mean, batch_var = nn.moments(inputs, reduce_axes)
+            mean = smart_cond(training, lambda: batch_mean, lambda: self.moving_mean.value())
+            variance = smart_cond(training, lambda: batch_var,
+                                  lambda: self.moving_variance.value())
+            for variable, value in ((self.moving_mean, mean),
+                                    (self.moving_variance, variance)):
+                update = smart_cond(
+                    training,
+                    lambda v=variable, x=value: _assign_moving_average(v, x, self.momentum),
+                    lambda v=variable: v.value())
+                self.add_update(update.op)
+        if self._axis != self._rank - 1:  # per-channel vectors broadcast only on the last axis
+            broadcast = [1] * self._rank
+            broadcast[self._axis] = -1
+            mean, variance, beta, gamma = (reshape(t, broadcast)
+                                           for t in (mean, variance, beta, gamma))
+        return nn.batch_normalization(inputs, mean, variance, beta, gamma, self.epsilon)
 
-def _assign_moving_average(variable, value, decay):
-    """variable -= (variable - value) * decay (TF's AssignMovingAvg, no debiasing)."""
+
+def _known_bool(training):
+    """`training` as a Python bool when known while building, else None."""
+    if isinstance(training, bool):
+        return training
+    from tensorweave.framework.static_value import static_value
+    known = static_value(convert_to_tensor(training))
+    return None if known is None else bool(known)
+
+
+def _assign_moving_average(variable, value, momentum):
+    """`variable -= (variable - value) * (1 - momentum)` by AssignSub, named
+    `<layer scope>/AssignMovingAvg[_n]` as tf_keras names it (no debiasing)."""
     from tensorweave.ops.math_ops import cast
     from tensorweave.ops.state_ops import assign_sub
-    with name_scope(None), name_scope(f"{variable.op.name}/AssignMovingAvg/") as scope:
-        delta = (variable.value() - value) * cast(decay, variable.dtype.base_dtype)
+    dtype = variable.dtype.base_dtype
+    with name_scope("AssignMovingAvg") as scope:
+        decay = convert_to_tensor(1.0 - momentum, name="decay")
+        if decay.dtype.base_dtype != dtype:
+            decay = cast(decay, dtype)
+        delta = (variable.value() - cast(value, dtype)) * decay
         return assign_sub(variable, delta, name=scope)
 
 

@@ -135,11 +135,8 @@ def _sparse_xent_grad(op, grad_loss, grad_grad):
     return [_logits_grad(op, grad_loss, grad_grad), None]
 
 
-def _ensure_xent_args(name: str, sentinel, labels, logits) -> None:
-    """TF's guard: these functions take labels and logits by keyword only."""
-    if sentinel is not None:
-        raise ValueError(f"Only call `{name}` with named arguments (labels=..., logits=..., "
-                         f"...). Received unnamed argument: {sentinel}")
+def _ensure_xent_args(name: str, labels, logits) -> None:
+    """TF's guard: both labels and logits are required (by position or keyword)."""
     if labels is None or logits is None:
         raise ValueError(f"Both `labels` and `logits` must be provided for {name}Received: "
                          f"labels={labels} and logits={logits}")
@@ -201,32 +198,30 @@ def softmax_cross_entropy_with_logits_v2(labels, logits, axis=None, name=None, d
         if axis != -1 and not (ndims is not None and axis == ndims - 1):
             precise = _move_axis_to_end(precise, axis)
             labels = _move_axis_to_end(labels, axis)
-        if ndims == 2:
-            cost, _ = apply_op(SoftmaxCrossEntropyWithLogits, [precise, labels], name=scope)
-        else:
-            outer = shape(precise)[:-1]
-            cost, _ = apply_op(SoftmaxCrossEntropyWithLogits,
-                               [_flat_classes(precise), _flat_classes(labels)], name=scope)
-            cost = reshape(cost, outer)
-            if ndims is not None:
-                dims = static.as_list()
-                del dims[axis]
-                cost.set_shape(dims)
+        # As TF: both sides flattened to [rows, classes] (the op broadcasts rows, so rank-1
+        # labels serve every row of the logits); the losses take the logits' outer shape,
+        # which fails to build when the labels had more rows.
+        outer = shape(precise)[:-1]
+        cost, _ = apply_op(SoftmaxCrossEntropyWithLogits,
+                           [_flat_classes(precise), _flat_classes(labels)], name=scope)
+        cost = reshape(cost, outer)
+        if ndims is not None:
+            dims = static.as_list()
+            del dims[axis]
+            cost.set_shape(dims)
         return cast(cost, logits.dtype.base_dtype) if low else cost
 
 
 _WARNED = set()
 
 
-def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, dim=-1,
-                                      name=None, axis=None):
+def softmax_cross_entropy_with_logits(labels=None, logits=None, dim=-1, name=None, axis=None):
     """Computes softmax cross entropy between `logits` and `labels` (TF1's version).
 
     Like `softmax_cross_entropy_with_logits_v2`, except that no gradient flows into `labels`
     (they pass through a StopGradient named "labels_stop_gradient"). Deprecated in TF1.
 
     Args:
-      _sentinel: Used to prevent positional arguments; do not use.
       labels: Class probabilities, shaped like `logits`.
       logits: Unscaled log probabilities.
       dim: The class dimension (default -1); `axis` is its newer name.
@@ -236,24 +231,21 @@ def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, 
     Returns:
       A Tensor of `logits`' type and shape without the class dimension.
     """
-    _ensure_xent_args("softmax_cross_entropy_with_logits", _sentinel, labels, logits)
+    _ensure_xent_args("softmax_cross_entropy_with_logits", labels, logits)
     if "v1_xent" not in _WARNED:
         _WARNED.add("v1_xent")
         tf_logging.warning("softmax_cross_entropy_with_logits is deprecated: future major "
                            "versions of TensorFlow will allow gradients to flow into the "
                            "labels input on backprop by default. See "
                            "`tf.nn.softmax_cross_entropy_with_logits_v2`.")
-    if axis is not None and dim == -1:
-        dim = None
-    axis = _deprecated_lookup("axis", axis, "dim", dim)
+    axis = _deprecated_lookup("axis", axis, "dim", dim)  # dim defaults to -1: never both
     with name_scope(name, "softmax_cross_entropy_with_logits_sg", [logits, labels]) as scope:
         labels = stop_gradient(labels, name="labels_stop_gradient")
     return softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits, axis=axis,
                                                 name=scope)
 
 
-def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None,
-                                             name=None):
+def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None):
     """Computes sparse softmax cross entropy between `logits` and class-index `labels`.
 
     Each example belongs to exactly one class: the loss is -log_softmax(logits)[label], from a
@@ -261,7 +253,6 @@ def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits
     InvalidArgumentError when the op runs. No gradient flows into `labels`.
 
     Args:
-      _sentinel: Used to prevent positional arguments; do not use.
       labels: An int32 or int64 Tensor shaped like `logits` without its last dimension.
       logits: Unscaled log probabilities [d_0, ..., d_{r-1}, classes], floating.
       name: A name for the operation (default "SparseSoftmaxCrossEntropyWithLogits").
@@ -272,7 +263,7 @@ def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits
     Raises:
       ValueError: if logits is a scalar or the static shapes do not line up.
     """
-    _ensure_xent_args("sparse_softmax_cross_entropy_with_logits", _sentinel, labels, logits)
+    _ensure_xent_args("sparse_softmax_cross_entropy_with_logits", labels, logits)
     with name_scope(name, "SparseSoftmaxCrossEntropyWithLogits", [labels, logits]):
         labels = convert_to_tensor(labels)
         logits = convert_to_tensor(logits)
@@ -313,7 +304,7 @@ def _checked_pair(logits, labels):
     return logits, labels
 
 
-def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, name=None):
+def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
     """Computes sigmoid cross entropy given `logits`, element-wise.
 
     For logits x and labels z the loss is z * -log(sigmoid(x)) + (1 - z) * -log(1 - sigmoid(x)),
@@ -322,7 +313,6 @@ def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, 
     sigmoid(0) - z, like TensorFlow's.
 
     Args:
-      _sentinel: Used to prevent positional arguments; do not use.
       labels: A Tensor of the type and shape of `logits`, values in [0, 1].
       logits: A floating Tensor.
       name: A name for the operation (default "logistic_loss").
@@ -333,7 +323,7 @@ def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, 
     Raises:
       ValueError: if `logits` and `labels` have incompatible shapes.
     """
-    _ensure_xent_args("sigmoid_cross_entropy_with_logits", _sentinel, labels, logits)
+    _ensure_xent_args("sigmoid_cross_entropy_with_logits", labels, logits)
     with name_scope(name, "logistic_loss", [logits, labels]) as scope:
         logits, labels = _checked_pair(logits, labels)
         zeros = zeros_like(logits)

@@ -78,10 +78,37 @@ class VariableScope:
 
 
 class _VariableStore:
-    """Full name -> Variable for one graph."""
+    """Full name -> Variable for one graph, and how often each variable scope is open.
+
+    The counts (TF1's `_VariableScopeStore.variable_scopes_count`) make `default_name` scopes
+    unique: `dense`, `dense_1`, ... within one entry of the enclosing scope. Leaving a scope
+    entered by name zeroes the counts of its sub-scopes, so re-entering `model` makes
+    `model/dense` again (and, with reuse, finds its variables); leaving a scope entered as a
+    VariableScope object restores the counts it found.
+    """
 
     def __init__(self):
         self.vars: dict = {}
+        self.scope_counts: dict[str, int] = {}
+
+    def open_scope(self, full_name: str) -> None:
+        self.scope_counts[full_name] = self.scope_counts.get(full_name, 0) + 1
+
+    def close_subscopes(self, full_name: str) -> None:
+        prefix = f"{full_name}/" if full_name else ""
+        for name in self.scope_counts:
+            if name.startswith(prefix):
+                self.scope_counts[name] = 0
+
+    def unique_scope(self, prefix: str, name: str) -> str:
+        """`name`, or `name_<i>` with the least i, whose scope under `prefix` is not open."""
+        full = f"{prefix}/{name}" if prefix else name
+        if not self.scope_counts.get(full):
+            return name
+        i = 1
+        while self.scope_counts.get(f"{full}_{i}"):
+            i += 1
+        return f"{name}_{i}"
 
 
 def variable_store(graph) -> _VariableStore:
@@ -148,25 +175,32 @@ def variable_scope(name_or_scope, default_name=None, values=None, initializer=No
     del values, use_resource
     if name_or_scope is None and default_name is None:
         raise TypeError("If default_name is None then name_or_scope is required")
+    if name_or_scope is None and reuse is True:
+        raise ValueError("reuse=True cannot be used without a name_or_scope")
     graph = get_default_graph()
+    store = _store(graph)
     parent = _state.get(graph)
     if reuse is False:
         reuse = None
     inherited = parent.reuse if reuse is None else reuse
     if isinstance(name_or_scope, VariableScope):
+        # Ops go to a fresh name scope named after the scope's last component; the scope
+        # keeps the name scope it was first opened in (layers re-enter that one).
         full = name_or_scope.name
-        scope_for_names = name_or_scope.original_name_scope
+        short = full.rsplit("/", 1)[-1]
+        name_ctx = name_scope(short) if short else None
         base = name_or_scope
         if reuse is None:
             inherited = base.reuse or parent.reuse
     else:
         base = parent
+        # The name scope takes the name as given and is made unique by the graph; the
+        # variable scope's name is made unique by the open-scope counts instead.
+        short = name_or_scope
         if name_or_scope is None:
-            short = _unique_var_scope(graph, parent.name, default_name)
-        else:
-            short = name_or_scope
+            short = store.unique_scope(parent.name, default_name)
         full = f"{parent.name}/{short}" if parent.name else short
-        scope_for_names = None
+        name_ctx = name_scope(name_or_scope if name_or_scope is not None else default_name)
     new = VariableScope(
         inherited, full,
         initializer=initializer if initializer is not None else base.initializer,
@@ -176,34 +210,21 @@ def variable_scope(name_or_scope, default_name=None, values=None, initializer=No
         custom_getter=custom_getter if custom_getter is not None else base.custom_getter,
         dtype=_dtypes.as_dtype(dtype) if dtype is not None else base.dtype,
         constraint=constraint if constraint is not None else base.constraint)
-    _count_scope(graph, full)
-    if not auxiliary_name_scope:
-        new._name_scope = scope_for_names or ""
-        with _state.entered(new):
-            yield new
-        return
-    name_ctx = name_scope(scope_for_names) if scope_for_names is not None else \
-        name_scope(full.rsplit("/", 1)[-1])
-    with name_ctx as ns:
-        new._name_scope = ns
-        with _state.entered(new):
-            yield new
-
-
-def _count_scope(graph, full_name: str) -> None:
-    counts = graph.__dict__.setdefault("_var_scope_counts", {})
-    counts[full_name] = counts.get(full_name, 0) + 1
-
-
-def _unique_var_scope(graph, prefix: str, name: str) -> str:
-    counts = graph.__dict__.setdefault("_var_scope_counts", {})
-    full = f"{prefix}/{name}" if prefix else name
-    if full not in counts:
-        return name
-    i = 1
-    while f"{full}_{i}" in counts:
-        i += 1
-    return f"{name}_{i}"
+    if not auxiliary_name_scope or name_ctx is None:
+        current = graph.get_name_scope()
+        name_ctx = contextlib.nullcontext(f"{current}/" if current else "")
+    store.open_scope(full)
+    saved_counts = dict(store.scope_counts) if base is name_or_scope else None
+    try:
+        with name_ctx as ns:
+            new._name_scope = base.original_name_scope if base is name_or_scope else ns
+            with _state.entered(new):
+                yield new
+    finally:
+        if saved_counts is not None:
+            store.scope_counts = saved_counts
+        else:
+            store.close_subscopes(full)
 
 
 def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=None,

@@ -227,13 +227,21 @@ def test_default_names_match_tensorflow():
         sparse = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=x)
         assert sparse.name == ("SparseSoftmaxCrossEntropyWithLogits/"
                                "SparseSoftmaxCrossEntropyWithLogits:0")
+        # As TF: the fused op is named after the scope; its losses are reshaped back to the
+        # logits' outer shape (the third Reshape, after flattening logits and labels).
         dense = tf.nn.softmax_cross_entropy_with_logits_v2(labels=x, logits=x)
-        assert dense.op.name == "softmax_cross_entropy_with_logits"
-        assert dense.op.type == "SoftmaxCrossEntropyWithLogits"
+        assert dense.name == "softmax_cross_entropy_with_logits/Reshape_2:0"
+        xent = dense.op.inputs[0].op
+        assert xent.name == "softmax_cross_entropy_with_logits"
+        assert xent.type == "SoftmaxCrossEntropyWithLogits"
         v1 = tf.nn.softmax_cross_entropy_with_logits(labels=x, logits=x)
-        assert v1.op.name == "softmax_cross_entropy_with_logits_sg"
-        assert v1.op.inputs[1].op.name == "softmax_cross_entropy_with_logits_sg/" \
-                                          "labels_stop_gradient"
+        assert v1.name == "softmax_cross_entropy_with_logits_sg/Reshape_2:0"
+        xent = v1.op.inputs[0].op
+        assert xent.name == "softmax_cross_entropy_with_logits_sg"
+        assert xent.inputs[1].op.inputs[0].op.name == "softmax_cross_entropy_with_logits_sg/" \
+                                                      "labels_stop_gradient"
+        assert tf.nn.softmax_cross_entropy_with_logits_v2(labels=x, logits=x,
+                                                          name="xx").name == "xx/Reshape_2:0"
         assert tf.nn.sigmoid_cross_entropy_with_logits(labels=x, logits=x).name == \
             "logistic_loss:0"
         assert tf.nn.weighted_cross_entropy_with_logits(labels=x, logits=x,
@@ -262,7 +270,7 @@ def test_sparse_argument_errors():
             fn(labels=tf.zeros([2], tf.int32), logits=tf.zeros([2, 3], tf.int32))
         with pytest.raises(ValueError, match="Both `labels` and `logits` must be provided"):
             fn(logits=x)
-        with pytest.raises(ValueError, match="Only call `sparse_softmax_cross_entropy_with"):
+        with pytest.raises(TypeError, match="multiple values for argument 'labels'"):
             fn(x, labels=tf.zeros([2], tf.int64), logits=x)
 
 
@@ -285,6 +293,45 @@ def test_dense_and_sigmoid_argument_errors():
         # float64 labels are cast to the logits' type by the v2 cross-entropy
         assert tf.nn.softmax_cross_entropy_with_logits_v2(
             labels=tf.zeros([4], tf.float64), logits=tf.zeros([4])).dtype == tf.float32
+
+
+def test_v1_cross_entropies_take_positional_arguments():
+    """TF 2.21's v1 signatures have no `_sentinel`: (labels, logits, dim=-1, name, axis),
+    (labels, logits, name) for the sparse and sigmoid ones."""
+    lab = np.array([[0.0, 1.0, 0.0], [0.3, 0.3, 0.4]], np.float32)
+    lg = np.array([[0.2, 1.5, -0.3], [2.0, 0.1, 0.4]], np.float32)
+    log_p = lg - np.log(np.exp(lg).sum(1, keepdims=True))
+    with tf.Graph().as_default():
+        labels, logits = tf.constant(lab), tf.constant(lg)
+        dense = tf.nn.softmax_cross_entropy_with_logits(labels, logits, -1, "v1")
+        sparse = tf.nn.sparse_softmax_cross_entropy_with_logits(tf.constant([1, 2]), logits,
+                                                                "sp")
+        sigmoid = tf.nn.sigmoid_cross_entropy_with_logits(labels, logits, "sig")
+        assert (dense.name, sparse.name, sigmoid.name) == ("v1/Reshape_2:0", "sp/sp:0", "sig:0")
+        with pytest.raises(ValueError, match="Cannot specify both 'dim' and 'axis'"):
+            tf.nn.softmax_cross_entropy_with_logits(labels=labels, logits=logits, axis=0)
+        with tf.Session() as sess:
+            got_dense, got_sparse = sess.run([dense, sparse])
+        np.testing.assert_allclose(got_dense, -(lab * log_p).sum(1), rtol=1e-6)
+        np.testing.assert_allclose(got_sparse, [-log_p[0, 1], -log_p[1, 2]], rtol=1e-6)
+
+
+@pytest.mark.parametrize("v1", [False, True])
+def test_softmax_cross_entropy_broadcasts_labels_rows_as_tensorflow(v1):
+    """Rank-1 labels serve every row of [2, 3] logits; labels with more rows than the logits
+    fail to build (the losses cannot be reshaped to the logits' outer shape)."""
+    fn = tf.nn.softmax_cross_entropy_with_logits if v1 else \
+        tf.nn.softmax_cross_entropy_with_logits_v2
+    lg = np.array([[0.2, 1.5, -0.3], [2.0, 0.1, 0.4]], np.float32)
+    lab = np.array([0.3, 0.3, 0.4], np.float32)
+    with tf.Graph().as_default():
+        loss = fn(labels=tf.constant(lab), logits=tf.constant(lg))
+        assert loss.shape.as_list() == [2]
+        with pytest.raises(ValueError, match="Cannot reshape a tensor with 2 elements"):
+            fn(labels=tf.constant(np.stack([lab, lab])), logits=tf.constant(lg[:1]))
+        with tf.Session() as sess:
+            log_p = lg - np.log(np.exp(lg).sum(1, keepdims=True))
+            np.testing.assert_allclose(sess.run(loss), -(lab * log_p).sum(1), rtol=1e-6)
 
 
 def test_softmax_errors():

@@ -111,3 +111,50 @@ def test_is_variable_initialized_op():
             assert sess.run(ready) is np.False_
             sess.run(v.initializer)
             assert sess.run(ready) is np.True_
+
+
+def test_reentered_variable_scope_counts_default_names_afresh():
+    """As TF1's _VariableScopeStore: leaving a named scope zeroes its sub-scopes' counts, so
+    `default_name` scopes repeat (m2/blk) on re-entry, and count up within one entry."""
+    with tf.Graph().as_default():
+        with tf.variable_scope("m2"):
+            with tf.variable_scope(None, default_name="blk"):
+                p = tf.get_variable("w", [1])
+            with tf.variable_scope(None, default_name="blk"):
+                p1 = tf.get_variable("w", [1])
+        with tf.variable_scope("m2", reuse=True):
+            with tf.variable_scope(None, default_name="blk") as blk:
+                assert tf.get_variable("w", [1]) is p
+                c = tf.constant(1.0, name="c")
+            with tf.variable_scope(None, default_name="blk"):
+                assert tf.get_variable("w", [1]) is p1
+        assert (p.name, p1.name) == ("m2/blk/w:0", "m2/blk_1/w:0")
+        # the name scope is still made unique by the graph
+        assert (blk.name, blk.original_name_scope, c.name) == ("m2/blk", "m2_1/blk/",
+                                                                "m2_1/blk/c:0")
+        with tf.variable_scope("m2"), tf.variable_scope(None, default_name="blk"), \
+                pytest.raises(ValueError, match="m2/blk/w already exists"):
+            tf.get_variable("w", [1])
+        with pytest.raises(ValueError, match="reuse=True cannot be used without a name"):
+            with tf.variable_scope(None, default_name="blk", reuse=True):
+                pass
+
+
+def test_variable_scope_object_restores_the_counts_it_found():
+    """Entering a VariableScope object opens a fresh name scope (vso_1) but keeps the object's
+    original_name_scope; on exit the default-name counts return to what they were."""
+    with tf.Graph().as_default():
+        with tf.variable_scope("vso") as vso:
+            with tf.variable_scope(None, default_name="blk"):
+                w = tf.get_variable("w", [1])
+        with tf.variable_scope(vso, reuse=True) as again:
+            with tf.variable_scope(None, default_name="blk") as blk:
+                assert tf.get_variable("w", [1]) is w
+            c = tf.constant(1.0, name="c")
+        assert (blk.name, again.original_name_scope, c.name) == ("vso/blk", "vso/", "vso_1/c:0")
+        with tf.variable_scope("outer"):
+            with tf.variable_scope(vso):
+                pass
+            with tf.variable_scope(None, default_name="blk") as outer_blk:
+                pass
+        assert outer_blk.name == "outer/blk"
