@@ -248,22 +248,8 @@ def assert_rank(x, rank, data=None, summarize=None, message=None, name=None):
 
 
 def assert_rank_at_least(x, rank, data=None, summarize=None, message=None, name=None):
-    """Asserts that x has rank `rank` or more (TF1's tf.assert_rank_at_least).
-
-    Args:
-      x: A Tensor.
-      rank: A scalar int.
-      data: Unused (kept for TF's signature).
-      summarize: Unused (kept for TF's signature).
-      message: A string to put before the default message.
-      name: A name scope for the ops (default "assert_rank_at_least").
-
-    Returns:
-      A NoOp when the check was static, else the Assert Operation.
-
-    Raises:
-      ValueError: if x's rank is static and below `rank`.
-    """
+    """Asserts that x has rank `rank` or more (TF1's tf.assert_rank_at_least); the arguments,
+    result and errors are assert_rank's (a ValueError if the static rank is below `rank`)."""
     del data, summarize
     return _rank_assert(x, rank, message, name, "assert_rank_at_least", at_least=True)
 
