@@ -183,7 +183,9 @@ class UniqueKernel:
         xp = self.xp
         if np.ndim(x) != 1:
             raise _invalid("unique expects a 1D vector.")
-        _, first, inverse = xp.unique(x, return_index=True, return_inverse=True)
+        # NaN != NaN: each NaN is its own value, as in TensorFlow's hash-based Unique.
+        _, first, inverse = xp.unique(x, return_index=True, return_inverse=True,
+                                      equal_nan=False)
         order = xp.argsort(first, kind="stable")
         rank = xp.empty(len(order), dtype=self.idx_dtype)
         rank[order] = xp.arange(len(order), dtype=self.idx_dtype)

@@ -184,13 +184,20 @@ class ArgReductionKernel:
     """Index of the first extreme value along one axis, in `output_type`."""
 
     def __init__(self, ctx):
-        self.fn = ctx.xp.argmax if ctx.op_type == "ArgMax" else ctx.xp.argmin
+        self.is_max = ctx.op_type == "ArgMax"
+        self.fn = ctx.xp.argmax if self.is_max else ctx.xp.argmin
         self.out = ctx.attrs["output_type"].as_numpy_dtype
 
     def compute(self, ctx, x, dimension):
         axis = _axis_in_range(dimension, x.ndim, "", "dimension")
         if x.shape[axis] == 0:
             raise _bad(f"Reduction axis {axis} is empty in shape {_shape_str(x.shape)}")
+        if x.dtype.kind == "f":
+            nan = np.isnan(x)
+            if nan.any():
+                # TensorFlow compares with `>` / `<` from the first element: a NaN never wins
+                # (an all-NaN row gives index 0), unlike NumPy, which returns the first NaN.
+                x = np.where(nan, -np.inf if self.is_max else np.inf, x)
         return self.fn(x, axis=axis).astype(self.out, copy=False)
 
 
@@ -241,9 +248,16 @@ class TopKKernel:
             raise _bad(f"input must be >= 1-D, got shape {_shape_str(x.shape)}")
         if x.shape[-1] < k:
             raise _bad(f"input must have at least k columns. Had {x.shape[-1]}, needed {k}")
-        # A stable ascending sort of an order-reversing key: -x for floats (NaN sorts last),
-        # ~x for integers (no overflow at the minimum, unlike -x).
-        key = -x if x.dtype.kind == "f" else ~x
+        # A stable ascending sort of an order-reversing key: -x for floats, with NaN first
+        # (TensorFlow ranks NaN above every number), ~x for integers (no overflow at the
+        # minimum, unlike -x).
+        if x.dtype.kind == "f":
+            key = -x
+            nan = xp.isnan(x)
+            if nan.any():
+                key[nan] = -xp.inf
+        else:
+            key = ~x
         indices = xp.argsort(key, axis=-1, kind="stable")[..., :k]
         values = xp.take_along_axis(x, indices, axis=-1)
         return values, indices.astype(self.index_type, copy=False)
