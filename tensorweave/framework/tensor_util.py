@@ -33,6 +33,8 @@ def _default_dtype(arr: np.ndarray) -> _dtypes.DType:
     if kind == "f":
         return _dtypes.float32
     if kind in "iu":
+        if arr.size and kind == "u" and arr.max() > np.iinfo(np.int64).max:
+            return _dtypes.uint64   # Python ints in [2**63, 2**64), as TF infers them
         if arr.size and (arr.min() < _INT32_MIN or arr.max() > _INT32_MAX):
             return _dtypes.int64
         return _dtypes.int32

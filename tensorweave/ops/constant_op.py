@@ -28,6 +28,25 @@ def _const_value(op, index):
     return op._attrs["value"]
 
 
+def _fill_to_shape(arr: np.ndarray, shape: tuple) -> np.ndarray:
+    """TF1's make_tensor_proto with a `shape`: one value fills it; several go in order, the
+    last one repeated to fill the rest (zeros when there are none); more values than the
+    shape holds is an error."""
+    size = int(np.prod(shape))
+    if arr.size == 1:   # one value fills any shape, an empty one too
+        return np.full(shape, arr.reshape(()), dtype=arr.dtype)
+    if arr.size == size:
+        return arr.reshape(shape)
+    if arr.size > size:
+        raise ValueError(f"Too many elements provided. Takes at most {size}, but got "
+                         f"{arr.size}.")
+    flat = arr.reshape(-1)
+    fill = flat[-1] if flat.size else np.zeros((), arr.dtype)
+    out = np.full(size, fill, dtype=arr.dtype)
+    out[:flat.size] = flat
+    return out.reshape(shape)
+
+
 def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
     """Creates a constant tensor (TF1's tf.constant).
 
@@ -35,7 +54,7 @@ def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
       value: a Python value, nested list or NumPy array.
       dtype: the element type; inferred from `value` when None (Python ints → int32, floats →
         float32, NumPy arrays keep theirs).
-      shape: optional shape; a scalar or single-element value is broadcast to it.
+      shape: optional shape; fewer values than it holds are padded with the last one (TF1).
       name: the op name.
       verify_shape: if True, `value`'s shape must equal `shape`.
 
@@ -55,14 +74,7 @@ def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
         if arr.shape != shape:
             if verify_shape:
                 raise TypeError(f"Expected Tensor's shape: {shape}, got {arr.shape}.")
-            if arr.size == 1:
-                arr = np.full(shape, arr.reshape(()), dtype=arr.dtype)
-            elif arr.size == int(np.prod(shape)):
-                arr = arr.reshape(shape)
-            else:
-                raise TypeError(f"Eager execution of tf.constant with unsupported shape. Tensor "
-                                f"{value!r} (converted from {value!r}) has {arr.size} elements, "
-                                f"but got `shape` {shape} with {int(np.prod(shape))} elements).")
+            arr = _fill_to_shape(arr, shape)
     out_dtype = dtype if dtype is not None else _dtypes.from_numpy(arr.dtype)
     return apply_op(Const, [], {"value": arr, "dtype": out_dtype}, name=name)
 
