@@ -126,11 +126,21 @@ class Layer:
                 self.built = True
             outputs = self.call(inputs, *args, **kwargs)
             if self.activity_regularizer is not None:
-                loss = self.activity_regularizer(outputs)
-                if loss is not None:
-                    self._losses.append(loss)
-                    get_default_graph().add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
+                self._add_activity_loss(outputs)
         return outputs
+
+    def _add_activity_loss(self, outputs) -> None:
+        """The activity regularizer's loss of `outputs`, divided by the batch size as in
+        TF (`<layer>/ActivityRegularizer/truediv`), into REGULARIZATION_LOSSES."""
+        from tensorweave.ops.array_ops import shape
+        from tensorweave.ops.math_unary_ops import cast
+        with name_scope("ActivityRegularizer"):
+            loss = self.activity_regularizer(outputs)
+            if loss is None:
+                return
+            loss = loss / cast(shape(outputs)[0], loss.dtype.base_dtype)
+        self._losses.append(loss)
+        get_default_graph().add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
 
     apply = __call__
 

@@ -151,3 +151,16 @@ def test_batch_norm_with_a_training_tensor_updates_through_conds():
             np.testing.assert_array_equal(sess.run(mean), [0.0, 0.0])
             sess.run(ups)
             np.testing.assert_allclose(sess.run(mean), 0.5 * x.mean(0), atol=1e-7)
+
+
+def test_activity_regularizer_loss_is_divided_by_the_batch_size():
+    """As TF: `<layer>/ActivityRegularizer/truediv`, the regularizer's value over the batch."""
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, 2])
+        tf.layers.dense(x, 1, kernel_initializer=tf.ones_initializer(),
+                        activity_regularizer=tf.reduce_sum, name="d")
+        (loss,) = tf.get_collection(tf.GraphKeys.REGULARIZATION_LOSSES)
+        assert loss.name == "d/ActivityRegularizer/truediv:0"
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            assert sess.run(loss, {x: np.ones((4, 2), np.float32)}) == 2.0
