@@ -112,14 +112,22 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
                 raise ValueError(f"Node '{n.name}' expects to be colocated with unknown node "
                                  f"'{c[5:]}'")
     with name_scope(name, "import") as scope:
+        renamed = {} if scope else _unique_names(graph, nodes)
         created, back_edges = {}, []
         for node in _dependency_order(nodes):
             created[node.name] = _import_node(graph, node, scope, created, input_map,
-                                              back_edges, node_names)
+                                              back_edges, node_names, renamed)
         for op, index, src, src_index in back_edges:
             op._update_input(index, created[src].outputs[src_index])
     _place_colocated(graph, created.values())
     return _return_elements(return_elements, created, nodes)
+
+
+def _unique_names(graph, nodes) -> dict[str, str]:
+    """{node name: new name} for the nodes of an import without a prefix (name="") whose
+    names the graph already uses: each gets the next free `name_N`, as TensorFlow does."""
+    taken = {n.name for n in nodes if n.name in graph._ops_by_name}
+    return {n.name: graph.unique_name(n.name) for n in nodes if n.name in taken}
 
 
 def _colocation_names(op) -> list[str]:
@@ -151,7 +159,7 @@ def _place_colocated(graph, ops) -> None:
                 break
 
 
-def _import_node(graph, node, scope, created, input_map, back_edges, node_names):
+def _import_node(graph, node, scope, created, input_map, back_edges, node_names, renamed):
     """Creates `node`; appends (op, input index, source, output index) to `back_edges` for
     each input not yet created (a Merge's back edge), which gets a stand-in for now."""
     op_def = OP_REGISTRY[node.op]
@@ -188,11 +196,12 @@ def _import_node(graph, node, scope, created, input_map, back_edges, node_names)
         attrs[key] = attr_from_proto(value, spec.kind if spec else None)
     if "_class" in attrs:
         prefix = scope.rstrip("/") + "/" if scope else ""
-        attrs["_class"] = [f"loc:@{prefix}{c[5:]}" if c.startswith("loc:@") else c
-                           for c in attrs["_class"]]
+        attrs["_class"] = [f"loc:@{prefix}{renamed.get(c[5:], c[5:])}"
+                           if c.startswith("loc:@") else c for c in attrs["_class"]]
     inputs = _group_inputs(op_def, data, attrs, node.name)
     with _node_device(node, op_def, attrs):
-        op = create_op(op_def, inputs, attrs, name=f"{scope}{node.name}/")
+        op = create_op(op_def, inputs, attrs,
+                       name=f"{scope}{renamed.get(node.name, node.name)}/")
     graph._names_in_use[op.name.lower()] = max(graph._names_in_use.get(op.name.lower(), 0), 1)
     if control:
         op._add_control_inputs(control)

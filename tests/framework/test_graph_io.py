@@ -209,3 +209,23 @@ def test_import_rejects_unknown_inputs_and_cycles_other_than_loops():
     gd.node[1].input[0] = "nowhere"
     with tf.Graph().as_default(), pytest.raises(ValueError, match="Unknown input"):
         tf.import_graph_def(gd)
+
+
+def test_import_without_prefix_into_a_graph_that_has_the_names_uniquifies_them():
+    """As TF: name="" gives taken names the next free suffix, colocations follow the rename."""
+    with tf.Graph().as_default():
+        a = tf.constant(1.0, name="a")
+        tf.add(a, 1.0, name="b")
+        graph_def = tf.get_default_graph().as_graph_def()
+        (b,) = tf.import_graph_def(graph_def, return_elements=["b:0"], name="")
+        names = [op.name for op in tf.get_default_graph().get_operations()]
+        with tf.Session() as sess:
+            assert sess.run(b) == 2.0
+    assert b.name == "b_1:0" and names == ["a", "b/y", "b", "a_1", "b/y_1", "b_1"]
+    with tf.Graph().as_default():
+        tf.Variable(1.0, name="v")
+        variable_def = tf.get_default_graph().as_graph_def()
+    with tf.Graph().as_default() as g:
+        tf.constant(0.0, name="v")
+        tf.import_graph_def(variable_def, name="")
+        assert g.get_operation_by_name("v/read").colocation_groups() == [b"loc:@v_1"]
