@@ -365,9 +365,10 @@ def _reshape(ed: Editor, node) -> bool:
     x, shape_t = node.inputs
     target = ed.const_value(shape_t)
     x_dims = known_shape(ed.producer(x).output_shapes[x[1]])
-    out_dims = known_shape(node.output_shapes[0])
-    if x_dims is not None and x_dims == out_dims:
-        # reshape(x, shape(x)) -> x  (exact: same data, same shape)
+    if x_dims is not None and _names_own_shape(target, x_dims):
+        # reshape(x, shape(x)) -> x  (exact: same data, same shape). The target must be a
+        # constant naming x's shape (a -1 at most once, in place of x's dim): a static output
+        # shape inferred from x's size alone would hide the reshape's run-time error.
         return _forward(ed, node, x, "reshape_to_own_shape", f"shape {list(x_dims)}")
     inner = ed.producer(x)
     if inner.op == "Reshape" and is_pure(inner) and target is not None and \
@@ -378,6 +379,15 @@ def _reshape(ed: Editor, node) -> bool:
         return _rebuild(ed, node, "Reshape", [inner.inputs[0], shape_t], "reshape_pair",
                         f"to {np.ravel(target).tolist()}", attrs=attrs)
     return False
+
+
+def _names_own_shape(target, x_dims) -> bool:
+    """Whether the constant reshape target is x's own (fully known) shape."""
+    if target is None:
+        return False
+    dims = [int(d) for d in np.ravel(target)]
+    return len(dims) == len(x_dims) and dims.count(-1) <= 1 and \
+        all(d in (x, -1) for d, x in zip(dims, x_dims))
 
 
 def _cannot_fail(ed: Editor, reshape) -> bool:

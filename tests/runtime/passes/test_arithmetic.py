@@ -272,3 +272,19 @@ def test_fetched_node_keeps_its_name(pt, dtype):
     graph, _ = pt.apply(simplify_arithmetic, y, feeds=[x], aggressive=AGGRESSIVE)
     assert _readers_of_retval(graph) == ["fetched"]
     assert graph.nodes["fetched"].op == "Identity"
+
+
+def test_a_reshape_whose_static_shape_came_from_its_input_size_is_kept():
+    """The output shape [2] of reshape(cost, shape(logits)[:-1]) was inferred from cost's two
+    elements; with logits fed [1, 3] the reshape must fail on and off, as in TensorFlow."""
+    with tf.Graph().as_default():
+        labels = tf.constant([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+        logits = tf.placeholder(tf.float32, [None, 3])
+        cost = tf.nn.softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits)
+        off = tf.ConfigProto(graph_options=tf.GraphOptions(
+            optimizer_options=tf.OptimizerOptions(opt_level=tf.OptimizerOptions.L0)))
+        for config in (None, off):
+            with tf.Session(config=config) as sess:
+                with pytest.raises(tf.errors.InvalidArgumentError, match="Input to reshape"):
+                    sess.run(cost, {logits: np.ones((1, 3), np.float32)})
+                assert sess.run(cost, {logits: np.ones((2, 3), np.float32)}).shape == (2,)
