@@ -126,8 +126,7 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
 def _unique_names(graph, nodes) -> dict[str, str]:
     """{node name: new name} for the nodes of an import without a prefix (name="") whose
     names the graph already uses: each gets the next free `name_N`, as TensorFlow does."""
-    taken = {n.name for n in nodes if n.name in graph._ops_by_name}
-    return {n.name: graph.unique_name(n.name) for n in nodes if n.name in taken}
+    return {n.name: graph.unique_name(n.name) for n in nodes if n.name in graph._ops_by_name}
 
 
 def _colocation_names(op) -> list[str]:

@@ -179,6 +179,11 @@ def _axis_in_range(axis, ndim: int, prefix: str, what: str) -> int:
     return a % ndim
 
 
+def _has_nan(x) -> bool:
+    """Whether a float array holds a NaN: one reduction (min propagates NaN), no mask."""
+    return x.dtype.kind == "f" and x.size > 0 and bool(np.isnan(np.min(x)))
+
+
 @kernel(["ArgMax", "ArgMin"])
 class ArgReductionKernel:
     """Index of the first extreme value along one axis, in `output_type`."""
@@ -192,12 +197,10 @@ class ArgReductionKernel:
         axis = _axis_in_range(dimension, x.ndim, "", "dimension")
         if x.shape[axis] == 0:
             raise _bad(f"Reduction axis {axis} is empty in shape {_shape_str(x.shape)}")
-        if x.dtype.kind == "f":
-            nan = np.isnan(x)
-            if nan.any():
-                # TensorFlow compares with `>` / `<` from the first element: a NaN never wins
-                # (an all-NaN row gives index 0), unlike NumPy, which returns the first NaN.
-                x = np.where(nan, -np.inf if self.is_max else np.inf, x)
+        if _has_nan(x):
+            # TensorFlow compares with `>` / `<` from the first element: a NaN never wins
+            # (an all-NaN row gives index 0), unlike NumPy, which returns the first NaN.
+            x = np.where(np.isnan(x), -np.inf if self.is_max else np.inf, x)
         return self.fn(x, axis=axis).astype(self.out, copy=False)
 
 
@@ -253,9 +256,8 @@ class TopKKernel:
         # minimum, unlike -x).
         if x.dtype.kind == "f":
             key = -x
-            nan = xp.isnan(x)
-            if nan.any():
-                key[nan] = -xp.inf
+            if _has_nan(x):
+                key[xp.isnan(x)] = -xp.inf
         else:
             key = ~x
         indices = xp.argsort(key, axis=-1, kind="stable")[..., :k]

@@ -32,7 +32,7 @@ from tensorweave.runtime.cooperative import CooperativeSchedule, link_sends
 from tensorweave.runtime.devices import DeviceMgr
 from tensorweave.runtime.executor.executor import Executor
 from tensorweave.runtime.executor.frames import CONTROL_FLOW_OPS
-from tensorweave.runtime.executor.values import finish_fetches
+from tensorweave.runtime.executor.values import copy_storage_fetches, storage_fetch_indices
 from tensorweave.runtime.merged_line import mergeable
 from tensorweave.runtime.rendezvous import LocalRendezvous
 from tensorweave.runtime.step import StepState
@@ -103,7 +103,7 @@ class RunPlan:
 
     __slots__ = ("feed_specs", "n_fetches", "executors", "var_checks", "partitions",
                  "_partition_graph_defs", "placement", "blas_limit", "cooperative",
-                 "parallel")
+                 "parallel", "storage_fetches")
 
     def __init__(self, feed_specs, n_fetches, executors, var_checks, partitions=(),
                  placement=None):
@@ -114,6 +114,7 @@ class RunPlan:
         self.feed_specs = feed_specs
         self.n_fetches = n_fetches
         self.executors = executors
+        self.storage_fetches = storage_fetch_indices(executors)
         self.var_checks = var_checks
         self.partitions = list(partitions)   # the optimized RGraph of each executor
         self._partition_graph_defs = None
@@ -340,7 +341,7 @@ class DirectSessionCore:
                 parallel.run(args, rets, step, self._partition_threads())
             else:
                 self._run_concurrently(executors, args, rets, step)
-            finish_fetches(rets)
+            copy_storage_fetches(rets, plan.storage_fetches)
         except KeyboardInterrupt:
             step.cancel(errors.CancelledError(None, None, "Step interrupted (Ctrl-C)"))
             raise

@@ -51,7 +51,7 @@ class _Compiler:
     def __init__(self, items, fg):
         self.items = items
         self.fg = fg
-        self.env = {"_deref": values.deref, "_Later": values.StorageFetch, "_np": np,
+        self.env = {"_deref": values.deref, "_np": np,
                     "DEAD": DEAD, "_dead_fetch": dead_fetch}
         self.lines: list[str] = []
         self.line_items: dict[int, object] = {}

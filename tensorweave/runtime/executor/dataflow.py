@@ -31,9 +31,7 @@ def compute(item, inputs, args, rets, step) -> tuple:
     if kind == "Const":
         return (item.const_value,)
     if kind == "_Retval":
-        value = inputs[0]
-        rets[item.index] = values.StorageFetch(value) if item.deref[0] or item.copy_out \
-            else value
+        rets[item.index] = inputs[0]   # a storage fetch: copied when the step ends
         return ()
     if kind == "pure":
         out = item.fn(*inputs)

@@ -28,7 +28,7 @@ def _is_small(shape) -> bool:
 
 def generate(items, name: str = "partition"):
     """Returns (function(args, rets, step), line number -> NodeItem)."""
-    env = {"_deref": values.deref, "_Later": values.StorageFetch, "_np": np,
+    env = {"_deref": values.deref, "_np": np,
            "_await": await_async}
     lines = ["def _run(args, rets, step):"]
     line_items = {}
@@ -111,9 +111,8 @@ def line_for(item, env) -> str:
         env[f"K{i}"] = item.const_value
         return f"v{item.out_start} = K{i}"
     if item.kind == "_Retval":
-        slot = item.in_slots[0]
-        value = f"_Later(v{slot})" if item.deref[0] or item.copy_out else f"v{slot}"
-        return f"rets[{item.index}] = {value}"
+        # A storage fetch's source is copied when the step ends (values.storage_fetch_indices).
+        return f"rets[{item.index}] = v{item.in_slots[0]}"
     env[f"F{i}"] = item.fn
     args = _inputs(item, env)
     if item.is_async:

@@ -7,7 +7,7 @@ of `global_step` evaluated with the train op sees the step's starting value, as 
 `global_step + 0` reads), and the parallel lines must fix one order for every thread. So each
 in-place update is ordered after every read of its variable's storage that is not downstream of
 it, and after the earlier updates of that variable; fetches of the variable itself are copied
-when the step ends (values.StorageFetch) and see the updates.
+when the step ends (values.storage_fetch_indices) and see the updates.
 """
 from __future__ import annotations
 

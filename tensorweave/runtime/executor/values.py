@@ -35,26 +35,21 @@ def deref(ref: VariableRef):
     return value
 
 
-class StorageFetch:
-    """A fetch that is, or may share memory with, a variable's storage: copied when the step
-    has ended (`finish_fetches`). So it shows every update the step made, as in TensorFlow,
-    whose fetched tensor aliases the variable's buffer (`_, step = sess.run([train_op,
-    global_step])` gives the incremented step), and no later step can change it."""
-
-    __slots__ = ("source",)
-
-    def __init__(self, source):
-        self.source = source    # a VariableRef, or an array (a view of a variable's storage)
-
-    def value(self) -> np.ndarray:
-        source = self.source
-        if isinstance(source, VariableRef):
-            source = deref(source)
-        return np.array(source, copy=True)
+def storage_fetch_indices(executors) -> tuple[int, ...]:
+    """The fetches of a plan that are, or may share memory with, a variable's storage (a
+    dereferenced ref, or a view of one): their retvals hold that source, copied by
+    `copy_storage_fetches` when the step has ended. So a fetch shows every update the step
+    made, as in TensorFlow, whose fetched tensor aliases the variable's buffer (`_, step =
+    sess.run([train_op, global_step])` gives the incremented step), and no later step can
+    change it."""
+    return tuple(sorted(it.index for ex in executors for it in ex.items
+                        if it.kind == "_Retval" and (it.deref[0] or it.copy_out)))
 
 
-def finish_fetches(rets: list) -> None:
-    """Replaces each StorageFetch of a finished step's results with its copy."""
-    for i, value in enumerate(rets):
-        if type(value) is StorageFetch:
-            rets[i] = value.value()
+def copy_storage_fetches(rets: list, indices) -> None:
+    """Replaces each storage fetch of a finished step's results with its copy."""
+    for i in indices:
+        source = rets[i]
+        if source is not None:   # (a dead fetch has already failed the step)
+            rets[i] = np.array(deref(source) if isinstance(source, VariableRef) else source,
+                               copy=True)
