@@ -45,6 +45,11 @@ DATA_LOSS = 15
 UNAUTHENTICATED = 16
 
 
+class InaccessibleTensorError(ValueError):
+    """A fetch of a tensor or op the graph marked not fetchable (one built inside a cond
+    branch or a while loop: its value exists only within that block)."""
+
+
 class OpError(Exception):
     """A generic error raised when TensorFlow execution fails.
 

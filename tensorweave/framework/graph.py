@@ -81,6 +81,8 @@ class Graph:
         self.seed = None
         self._variable_store = None
         self._building_function = False
+        self._unfetchable_ops: set = set()
+        self._unfeedable_tensors: set = set()
 
     # --- scope state ----------------------------------------------------------------------
     @property
@@ -295,11 +297,22 @@ class Graph:
         from tensorweave.framework import graph_io
         return graph_io.versions_def()
 
+    def prevent_fetching(self, op) -> None:
+        """Marks `op` (and its outputs) as not fetchable by `Session.run`."""
+        self._unfetchable_ops.add(op)
+
+    def prevent_feeding(self, tensor) -> None:
+        """Marks `tensor` as not feedable by `Session.run`."""
+        self._unfeedable_tensors.add(tensor)
+
     def is_fetchable(self, tensor_or_op) -> bool:
-        return True
+        """False for ops built inside a cond branch or a loop (and their outputs)."""
+        op = tensor_or_op.op if isinstance(tensor_or_op, Tensor) else tensor_or_op
+        return op not in self._unfetchable_ops
 
     def is_feedable(self, tensor) -> bool:
-        return True
+        """False for the tensors of a while loop's frame (a feed cannot reach one iteration)."""
+        return tensor not in self._unfeedable_tensors
 
     @property
     def building_function(self) -> bool:

@@ -89,6 +89,8 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
         pivot_t = _identity(p_true, "switch_t")
         pivot_f = _identity(p_false, "switch_f")
         pred = _identity(pred, "pred_id")
+        for t in (p_false, p_true, pivot_t, pivot_f, pred):   # live on one branch only
+            t.graph.prevent_fetching(t.op)
         ctx_t = CondContext(pred, pivot_t, 1, outer)
         res_t, flat_t = _build_branch(true_fn, ctx_t, "true_fn")
         ctx_f = CondContext(pred, pivot_f, 0, outer)

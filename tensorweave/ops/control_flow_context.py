@@ -108,8 +108,13 @@ class CondContext(ControlFlowContext):
         with colocate_with(t.op, ignore_existing=True):   # a value's Switch lives with it
             out = switch(t, pred)[self.branch]
         out.op._control_flow_context = self
+        out.graph.prevent_fetching(out.op)
         COND_SWITCHES[out.op] = (self.pred, self.branch)
         return out
+
+    def add_op(self, op: Operation) -> None:
+        op.graph.prevent_fetching(op)    # its value exists only when the branch is taken
+        super().add_op(op)
 
 
 class WhileContext(ControlFlowContext):
@@ -143,6 +148,8 @@ class WhileContext(ControlFlowContext):
                                          "is_constant": is_constant,
                                          "parallel_iterations": self.parallel_iterations})
         out.op._control_flow_context = self
+        out.graph.prevent_fetching(out.op)
+        out.graph.prevent_feeding(out)
         if record:
             (self.constant_enters if is_constant else self.enters).append(out.op)
         return out
@@ -151,6 +158,12 @@ class WhileContext(ControlFlowContext):
         return self.enter(t, is_constant=True)
 
     def add_op(self, op: Operation) -> None:
+        """Also marks the op not fetchable and its outputs not feedable (they exist per
+        iteration), except the Exits of an outermost loop: its results, as in TF."""
+        if self.outer is not None or op.type not in ("Exit", "RefExit"):
+            op.graph.prevent_fetching(op)
+            for t in op.outputs:
+                op.graph.prevent_feeding(t)
         self._forward_external_controls(op)
         super().add_op(op)
 

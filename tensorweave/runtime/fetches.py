@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from tensorweave.framework.errors import InaccessibleTensorError
 from tensorweave.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from tensorweave.framework.operation import Operation, Tensor
 from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
@@ -39,6 +40,7 @@ class FetchStructure:
                                          for t in (fetch.values, fetch.indices,
                                                    fetch.dense_shape)])
         element = _as_element(graph, fetch)
+        check_fetchable(graph, element)
         if isinstance(element, Operation):
             if element not in self.targets:
                 self.targets.append(element)
@@ -68,6 +70,16 @@ def _build(template, values):
 
 def _is_namedtuple(x) -> bool:
     return isinstance(x, tuple) and hasattr(type(x), "_fields")
+
+
+def check_fetchable(graph, element) -> None:
+    """InaccessibleTensorError for an op (or its output) built inside a cond or while loop."""
+    if not graph.is_fetchable(element):
+        op = element.op if isinstance(element, Tensor) else element
+        raise InaccessibleTensorError(
+            f"Operation {op.name} has been marked as not fetchable. Typically this happens "
+            "when it is defined in another function or code block. Use return values, "
+            "explicit Python locals or TensorFlow collections to access it.")
 
 
 def _as_element(graph, fetch):

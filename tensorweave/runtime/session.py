@@ -16,7 +16,7 @@ from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.protos import config_pb2
 from tensorweave.runtime.devices import describe_devices
 from tensorweave.runtime.direct_session import DirectSessionCore
-from tensorweave.runtime.fetches import FetchStructure, to_result
+from tensorweave.runtime.fetches import FetchStructure, check_fetchable, to_result
 from tensorweave.runtime.step_stats import StepStatsCollector
 
 
@@ -158,6 +158,7 @@ class BaseSession:
             keys = tuple(feed_dict)
             plan = self._fast_plans.get((tensor, keys))
             if plan is None:
+                check_fetchable(self._graph, tensor)
                 feeds, values = self._feeds(feed_dict)
                 plan = core.plan(feeds, (tensor,), ())
                 if len(feeds) != len(keys):   # a sparse key: no positional fast path
@@ -168,6 +169,7 @@ class BaseSession:
         else:
             plan = self._fast_plans.get(tensor)
             if plan is None:
+                check_fetchable(self._graph, tensor)
                 plan = self._fast_plans[tensor] = core.plan((), (tensor,), ())
             args = []
         if core.graph._version != core._last_version:
@@ -199,6 +201,8 @@ class BaseSession:
             raise TypeError(f"Cannot interpret feed_dict key as Tensor: {e}") from None
         if not isinstance(element, Tensor):
             raise TypeError(f"Cannot interpret feed_dict key as Tensor: {key!r}")
+        if not self._graph.is_feedable(element):
+            raise ValueError(f"Tensor {element.name} may not be fed.")
         return element
 
     @staticmethod
