@@ -23,6 +23,7 @@ from tensorweave.framework.op_list import (
 )
 from tensorweave.platform import tf_logging as logging
 from tensorweave.protos import (
+    control_flow_pb2,
     graph_pb2,
     meta_graph_pb2,
     saver_pb2,
@@ -120,12 +121,31 @@ def _saver_from_proto(saver_def, import_scope=None):
     return Saver.from_proto(saver_def, import_scope=import_scope)
 
 
+def _context_to_proto(ctx, export_scope=None):
+    from tensorweave.ops.control_flow_proto import context_to_proto
+    return context_to_proto(ctx, export_scope=export_scope)
+
+
+def _cond_context_from_proto(proto, import_scope=None):
+    from tensorweave.ops.control_flow_proto import cond_context_from_proto
+    return cond_context_from_proto(proto, import_scope=import_scope)
+
+
+def _while_context_from_proto(proto, import_scope=None):
+    from tensorweave.ops.control_flow_proto import while_context_from_proto
+    return while_context_from_proto(proto, import_scope=import_scope)
+
+
 for _key in (GraphKeys.GLOBAL_VARIABLES, GraphKeys.TRAINABLE_VARIABLES,
              GraphKeys.MOVING_AVERAGE_VARIABLES, GraphKeys.LOCAL_VARIABLES,
              GraphKeys.MODEL_VARIABLES, GraphKeys.METRIC_VARIABLES, GraphKeys.GLOBAL_STEP):
     register_proto_function(_key, variable_pb2.VariableDef, _variable_to_proto,
                             _variable_from_proto)
 register_proto_function(GraphKeys.SAVERS, saver_pb2.SaverDef, _saver_to_proto, _saver_from_proto)
+register_proto_function(GraphKeys.COND_CONTEXT, control_flow_pb2.CondContextDef,
+                        _context_to_proto, _cond_context_from_proto)
+register_proto_function(GraphKeys.WHILE_CONTEXT, control_flow_pb2.WhileContextDef,
+                        _context_to_proto, _while_context_from_proto)
 
 
 # --- export ------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import nest
-from tensorweave.framework.graph import get_default_graph
+from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.framework.operation import Operation, Tensor
 from tensorweave.framework.scopes import name_scope
 from tensorweave.framework.tensor_conversion import convert_to_tensor
@@ -91,9 +91,13 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
         pred = _identity(pred, "pred_id")
         for t in (p_false, p_true, pivot_t, pivot_f, pred):   # live on one branch only
             t.graph.prevent_fetching(t.op)
-        ctx_t = CondContext(pred, pivot_t, 1, outer)
+        graph = get_default_graph()
+        ctx_t = CondContext(pred, pivot_t, 1, outer, graph.unique_name("cond_text"))
         res_t, flat_t = _build_branch(true_fn, ctx_t, "true_fn")
-        ctx_f = CondContext(pred, pivot_f, 0, outer)
+        ctx_f = CondContext(pred, pivot_f, 0, outer, graph.unique_name("cond_text"))
+        if outer is None:   # kept by meta graphs (ops/control_flow_proto.py), as in TF
+            graph.add_to_collection(GraphKeys.COND_CONTEXT, ctx_t)
+            graph.add_to_collection(GraphKeys.COND_CONTEXT, ctx_f)
         res_f, flat_f = _build_branch(false_fn, ctx_f, "false_fn")
         try:
             nest.assert_same_structure(to_flows(res_t), to_flows(res_f))

@@ -95,8 +95,9 @@ class ControlFlowContext:
 class CondContext(ControlFlowContext):
     """One branch of a tf.cond: `branch` 1 runs when `pred` is true, 0 when false."""
 
-    def __init__(self, pred: Tensor, pivot: Tensor, branch: int, outer):
+    def __init__(self, pred: Tensor, pivot: Tensor, branch: int, outer, name: str = ""):
         super().__init__(outer)
+        self.name = name
         self.pred = pred
         self.branch = branch
         self.pivot = pivot.op

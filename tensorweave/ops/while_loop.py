@@ -12,7 +12,7 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import nest
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
-from tensorweave.framework.graph import get_default_graph
+from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.framework.scopes import name_scope
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops import control_flow_primitives as prim
@@ -67,14 +67,23 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                                          maximum_iterations, parallel_iterations, back_prop,
                                          scope)
         else:
-            outer = get_default_graph()._scopes.control_flow_context
-            ctx = WhileContext(scope + "while_context" if scope else "while_context",
-                               parallel_iterations, back_prop, outer)
+            ctx = _new_context(scope, parallel_iterations, back_prop)
             result = build_loop(ctx, cond, body, loop_vars, shape_invariants)
     if not return_same_structure and isinstance(result, (list, tuple)) and \
             len(result) == 1 and not hasattr(type(result), "_fields"):
         return result[0]
     return result
+
+
+def _new_context(scope, parallel_iterations, back_prop) -> WhileContext:
+    """The loop's frame; an outermost one goes in the "while_context" collection (as in TF),
+    so meta graphs keep it (ops/control_flow_proto.py)."""
+    graph = get_default_graph()
+    outer = graph._scopes.control_flow_context
+    ctx = WhileContext((scope or "") + "while_context", parallel_iterations, back_prop, outer)
+    if outer is None:
+        graph.add_to_collection(GraphKeys.WHILE_CONTEXT, ctx)
+    return ctx
 
 
 def _with_iteration_cap(cond, body, loop_vars, shape_invariants, maximum_iterations,
@@ -86,8 +95,7 @@ def _with_iteration_cap(cond, body, loop_vars, shape_invariants, maximum_iterati
         raise ValueError(f"maximum_iterations must be a scalar, got shape {cap.shape}")
     counter = convert_to_tensor(0, dtype=cap.dtype)
     invariants = None if shape_invariants is None else (counter.shape, shape_invariants)
-    outer = get_default_graph()._scopes.control_flow_context
-    ctx = WhileContext(scope + "while_context", parallel_iterations, back_prop, outer)
+    ctx = _new_context(scope, parallel_iterations, back_prop)
     _, result = build_loop(
         ctx, lambda i, lv: logical_and(i < cap, cond(*_as_args(lv))),
         lambda i, lv: (i + 1, _body_result(body(*_as_args(lv)), loop_vars)),
