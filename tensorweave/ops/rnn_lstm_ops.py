@@ -27,6 +27,7 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.ops.array_creation_ops import zeros_like
 from tensorweave.ops.array_join_ops import concat
+from tensorweave.ops.array_ops import shape
 from tensorweave.ops.array_slicing_ops import slice as _slice
 from tensorweave.ops.linalg_ops import matmul
 from tensorweave.ops.nn_conv_ops import merge_dim, shape_dims
@@ -97,14 +98,12 @@ def _lstm_block_cell_grad(op, *grads):
         LSTMBlockCellGrad, [x, cs_prev, h_prev, w, wci, wcf, wco, b, i, cs, f, o, ci, co,
                             cs_grad, h_grad],
         {"use_peephole": op._attrs["use_peephole"]})
-    batch, input_size = x.shape.with_rank(2).as_list()
-    cell_size = cs_prev.shape.with_rank(2).as_list()[1]
-    if input_size is None or cell_size is None:
-        raise ValueError("LSTMBlockCell's gradient needs the static depth of x and cs_prev")
-    batch = -1 if batch is None else batch
     xh_grad = matmul(dicfo, w, transpose_b=True)
-    x_grad = _slice(xh_grad, (0, 0), (batch, input_size))
-    h_prev_grad = _slice(xh_grad, (0, input_size), (batch, cell_size))
+    input_size = x.shape.with_rank(2).as_list()[1]
+    if input_size is None:   # e.g. a loop body imported from a GraphDef, without its shapes
+        input_size = shape(x)[1]
+    x_grad = _slice(xh_grad, (0, 0), [-1, input_size])
+    h_prev_grad = _slice(xh_grad, [0, input_size], (-1, -1))
     w_grad = matmul(concat([x, h_prev], 1), dicfo, transpose_a=True)
     b_grad = apply_op(BiasAddGrad, [dicfo], {"data_format": "NHWC"})
     return [x_grad, cs_prev_grad, h_prev_grad, w_grad, wci_grad, wcf_grad, wco_grad, b_grad]

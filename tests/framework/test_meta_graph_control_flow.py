@@ -117,3 +117,27 @@ def test_training_an_imported_cond_model():
             sess.run(tf.global_variables_initializer())
             sess.run(train)
             np.testing.assert_allclose(sess.run(tf.global_variables()[0]), [0.5, 0.5, 0.5])
+
+
+def test_dynamic_rnn_gradients_after_import(tmp_path):
+    """An LSTM loop imported from its meta graph (its loop shapes are not all static then)
+    gives the same gradients as the graph that built it."""
+    inputs = np.random.RandomState(0).rand(2, 5, 3).astype(np.float32)
+    with tf.Graph().as_default():
+        tf.set_random_seed(1)
+        out, _ = tf.nn.dynamic_rnn(tf.nn.rnn_cell.LSTMCell(4), tf.constant(inputs),
+                                   dtype=tf.float32)
+        loss = tf.reduce_sum(out)
+        tf.add_to_collection("loss", loss)
+        grads = tf.gradients(loss, tf.trainable_variables())
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            expected = sess.run(grads)
+            path = tf.train.Saver().save(sess, str(tmp_path / "rnn"))
+    with tf.Graph().as_default():
+        saver = tf.train.import_meta_graph(path + ".meta")
+        grads = tf.gradients(tf.get_collection("loss")[0], tf.trainable_variables())
+        with tf.Session() as sess:
+            saver.restore(sess, path)
+            for want, got in zip(expected, sess.run(grads)):
+                np.testing.assert_allclose(got, want, rtol=1e-5)
