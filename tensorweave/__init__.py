@@ -46,7 +46,7 @@ from tensorweave.platform import gfile
 from tensorweave.platform import tf_logging as logging
 from tensorweave import compat, initializers, layers, losses, nn, test, train
 from tensorweave import graph_util
-from tensorweave import io, python_io, sparse, summary
+from tensorweave import io, metrics, python_io, sparse, summary
 from tensorweave import data
 from tensorweave import strings
 from tensorweave.autodiff.gradients import *
@@ -58,10 +58,12 @@ from tensorweave.ops.accumulator_ops import *
 from tensorweave.ops.array_creation_ops import *
 from tensorweave.ops.array_index_ops import *
 from tensorweave.ops.array_join_ops import *
+from tensorweave.ops.array_matrix_ops import *
 from tensorweave.ops.array_ops import *
 from tensorweave.ops.array_slicing_ops import *
 from tensorweave.ops.check_ops import *
 from tensorweave.ops.clip_ops import *
+from tensorweave.ops.confusion_matrix_ops import *
 from tensorweave.ops.constant_op import *
 from tensorweave.ops.control_flow_ops import *
 from tensorweave.ops.cond import *

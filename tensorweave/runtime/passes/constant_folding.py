@@ -47,7 +47,7 @@ _SHAPE_OPS = frozenset({"Shape", "ShapeN", "Size", "Rank"})
 _EXPANDING = frozenset({"Fill", "Tile", "BroadcastTo", "Range", "LinSpace", "OneHot", "Pad",
                         "PadV2", "MirrorPad", "ZerosLike", "OnesLike", "ScatterNd",
                         "UnsortedSegmentSum", "UnsortedSegmentMax", "UnsortedSegmentMin",
-                        "MatrixDiag", "Einsum", "MatMul", "BatchMatMulV2"})
+                        "MatrixDiagV3", "Diag", "Einsum", "MatMul", "BatchMatMulV2"})
 _UNKNOWN_SIZE_INPUT_LIMIT = 1 << 16
 _STORED_FILL_MAX_BYTES = 1 << 16
 
