@@ -88,8 +88,10 @@ from tensorweave.ops.script_ops import *
 from tensorweave.ops.stack_ops import *
 from tensorweave.ops.sparse_ops import *
 from tensorweave.ops.state_ops import *
+from tensorweave.ops.string_hash_ops import *
 from tensorweave.ops.string_ops import *
 from tensorweave.ops.string_regex_ops import *
+from tensorweave.ops.string_split_ops import *
 from tensorweave.ops.tensor_array import *
 from tensorweave.ops.variable_scope import *
 from tensorweave.ops.variables import *

@@ -59,11 +59,11 @@ def update_splits(node) -> bool:
     return loop_input(node, PARALLEL_SIZE)
 
 
-def _invalid(message: str) -> errors.InvalidArgumentError:
+def invalid(message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, message)
 
 
-def _shape_str(shape) -> str:
+def shape_str(shape) -> str:
     return "[" + ",".join(str(d) for d in shape) + "]"
 
 
@@ -318,7 +318,7 @@ def _locked(refs):
         yield
 
 
-class _ApplyKernel:
+class ApplyKernel:
     """Dense update: checks shapes like TensorFlow, then runs the formula on the storage."""
 
     formula = None
@@ -347,20 +347,20 @@ class _ApplyKernel:
         var = values[0]
         for i in roles.refs[1:]:
             if values[i].shape != var.shape:
-                raise _invalid(f"var and {roles.names[i]} do not have the same shape"
-                               f"{_shape_str(var.shape)} {_shape_str(values[i].shape)}")
+                raise invalid(f"var and {roles.names[i]} do not have the same shape"
+                              f"{shape_str(var.shape)} {shape_str(values[i].shape)}")
         for i in roles.scalars:
             if np.ndim(values[i]) != 0:
-                raise _invalid(f"{roles.names[i]} is not a scalar: "
-                               f"{_shape_str(np.shape(values[i]))}")
+                raise invalid(f"{roles.names[i]} is not a scalar: "
+                              f"{shape_str(np.shape(values[i]))}")
         return values
 
     def compute(self, ctx, *inputs):
         values = self._values(inputs)
         g = self.roles.grad
         if np.shape(values[g]) != values[0].shape:
-            raise _invalid(f"var and {self.roles.names[g]} do not have the same shape"
-                           f"{_shape_str(values[0].shape)} {_shape_str(np.shape(values[g]))}")
+            raise invalid(f"var and {self.roles.names[g]} do not have the same shape"
+                          f"{shape_str(values[0].shape)} {shape_str(np.shape(values[g]))}")
         if self.locking:
             with _locked([inputs[i] for i in self.roles.refs]):
                 self._run(values)
@@ -416,7 +416,7 @@ class _ApplyKernel:
         return scratch
 
 
-class _SparseApplyKernel(_ApplyKernel):
+class SparseApplyKernel(ApplyKernel):
     """Row update: gathers the indexed rows of var and slots, updates them, scatters back."""
 
     def compute(self, ctx, *inputs):
@@ -430,7 +430,7 @@ class _SparseApplyKernel(_ApplyKernel):
         bad = (indices < 0) | (indices >= var.shape[0])
         if bad.any():
             i = int(np.argmax(bad))
-            raise _invalid(f"Index {indices[i]} at offset {i} in indices is out of range")
+            raise invalid(f"Index {indices[i]} at offset {i} in indices is out of range")
         with _locked([inputs[i] for i in roles.refs]) if self.locking else \
                 contextlib.nullcontext():
             if np.unique(indices).size == indices.size:
@@ -442,14 +442,14 @@ class _SparseApplyKernel(_ApplyKernel):
 
     def _check(self, var, grad_shape, indices_shape) -> None:
         if var.ndim < 1:
-            raise _invalid("var must be at least 1 dimensional")
+            raise invalid("var must be at least 1 dimensional")
         if len(indices_shape) != 1:
-            raise _invalid("indices must be one-dimensional")
+            raise invalid("indices must be one-dimensional")
         for d in range(1, var.ndim):
             if len(grad_shape) != var.ndim or grad_shape[d] != var.shape[d]:
-                raise _invalid(f"var and grad must match in dimension {d}")
+                raise invalid(f"var and grad must match in dimension {d}")
         if len(grad_shape) < 1 or grad_shape[0] != indices_shape[0]:
-            raise _invalid("grad must be the same size as indices in the first dimension.")
+            raise invalid("grad must be the same size as indices in the first dimension.")
 
     def _update_rows(self, values, rows, grad) -> None:
         roles = self.roles
@@ -476,10 +476,10 @@ _SPARSE = {"ProximalGradientDescent", "Momentum", "Adagrad", "Adadelta", "RMSPro
            "CenteredRMSProp", "Ftrl", "FtrlV2"}
 
 for _algo, _formula in _FORMULAS.items():
-    _dense_cls = type(f"Apply{_algo}Kernel", (_ApplyKernel,),
+    _dense_cls = type(f"Apply{_algo}Kernel", (ApplyKernel,),
                       {"formula": _formula, "loop": _LOOPS.get(_algo)})
     kernel(f"Apply{_algo}", dtypes=_dtypes.FLOATING)(_dense_cls)
     if _algo in _SPARSE:
-        _sparse_cls = type(f"SparseApply{_algo}Kernel", (_SparseApplyKernel,),
+        _sparse_cls = type(f"SparseApply{_algo}Kernel", (SparseApplyKernel,),
                            {"formula": _formula})
         kernel(f"SparseApply{_algo}", dtypes=_dtypes.FLOATING)(_sparse_cls)

@@ -88,7 +88,7 @@ def _apply_shape(refs, scalars, grad, indices):
 _GRAD_NAMES = ("grad", "delta")
 
 
-def _define(name: str, inputs: list[str], extra_attrs=()):
+def define_apply_op(name: str, inputs: list[str], extra_attrs=()):
     """Defines an Apply/SparseApply op; input roles come from the arg specs and names."""
     args = [arg(s) for s in inputs]
     refs = [i for i, a in enumerate(args) if a.is_ref]
@@ -109,64 +109,65 @@ _NESTEROV = Attr("use_nesterov", "bool", False)
 _UPDATE_SLOTS = Attr("update_slots", "bool", True)
 _LINEAR_BY_LR = Attr("multiply_linear_by_lr", "bool", False)
 
-ApplyGradientDescent = _define("ApplyGradientDescent", ["var: Ref(T)", "alpha: T", "delta: T"])
-ApplyProximalGradientDescent = _define(
+ApplyGradientDescent = define_apply_op("ApplyGradientDescent",
+                                       ["var: Ref(T)", "alpha: T", "delta: T"])
+ApplyProximalGradientDescent = define_apply_op(
     "ApplyProximalGradientDescent", ["var: Ref(T)", "alpha: T", "l1: T", "l2: T", "delta: T"])
-ApplyMomentum = _define(
+ApplyMomentum = define_apply_op(
     "ApplyMomentum", ["var: Ref(T)", "accum: Ref(T)", "lr: T", "grad: T", "momentum: T"],
     [_NESTEROV])
-ApplyAdam = _define(
+ApplyAdam = define_apply_op(
     "ApplyAdam", ["var: Ref(T)", "m: Ref(T)", "v: Ref(T)", "beta1_power: T", "beta2_power: T",
                   "lr: T", "beta1: T", "beta2: T", "epsilon: T", "grad: T"], [_NESTEROV])
-ApplyAdagrad = _define("ApplyAdagrad", ["var: Ref(T)", "accum: Ref(T)", "lr: T", "grad: T"],
-                       [_UPDATE_SLOTS])
-ApplyAdadelta = _define(
+ApplyAdagrad = define_apply_op("ApplyAdagrad", ["var: Ref(T)", "accum: Ref(T)", "lr: T", "grad: T"],
+                              [_UPDATE_SLOTS])
+ApplyAdadelta = define_apply_op(
     "ApplyAdadelta", ["var: Ref(T)", "accum: Ref(T)", "accum_update: Ref(T)", "lr: T", "rho: T",
                       "epsilon: T", "grad: T"])
-ApplyRMSProp = _define(
+ApplyRMSProp = define_apply_op(
     "ApplyRMSProp", ["var: Ref(T)", "ms: Ref(T)", "mom: Ref(T)", "lr: T", "rho: T",
                      "momentum: T", "epsilon: T", "grad: T"])
-ApplyCenteredRMSProp = _define(
+ApplyCenteredRMSProp = define_apply_op(
     "ApplyCenteredRMSProp", ["var: Ref(T)", "mg: Ref(T)", "ms: Ref(T)", "mom: Ref(T)", "lr: T",
                              "rho: T", "momentum: T", "epsilon: T", "grad: T"])
-ApplyFtrl = _define(
+ApplyFtrl = define_apply_op(
     "ApplyFtrl", ["var: Ref(T)", "accum: Ref(T)", "linear: Ref(T)", "grad: T", "lr: T", "l1: T",
                   "l2: T", "lr_power: T"], [_LINEAR_BY_LR])
-ApplyFtrlV2 = _define(
+ApplyFtrlV2 = define_apply_op(
     "ApplyFtrlV2", ["var: Ref(T)", "accum: Ref(T)", "linear: Ref(T)", "grad: T", "lr: T",
                     "l1: T", "l2: T", "l2_shrinkage: T", "lr_power: T"], [_LINEAR_BY_LR])
 
-SparseApplyProximalGradientDescent = _define(
+SparseApplyProximalGradientDescent = define_apply_op(
     "SparseApplyProximalGradientDescent",
     ["var: Ref(T)", "alpha: T", "l1: T", "l2: T", "grad: T", "indices: Tindices"])
-SparseApplyMomentum = _define(
+SparseApplyMomentum = define_apply_op(
     "SparseApplyMomentum", ["var: Ref(T)", "accum: Ref(T)", "lr: T", "grad: T",
                             "indices: Tindices", "momentum: T"], [_NESTEROV])
-SparseApplyAdagrad = _define(
+SparseApplyAdagrad = define_apply_op(
     "SparseApplyAdagrad", ["var: Ref(T)", "accum: Ref(T)", "lr: T", "grad: T",
                            "indices: Tindices"], [_UPDATE_SLOTS])
-SparseApplyAdadelta = _define(
+SparseApplyAdadelta = define_apply_op(
     "SparseApplyAdadelta", ["var: Ref(T)", "accum: Ref(T)", "accum_update: Ref(T)", "lr: T",
                             "rho: T", "epsilon: T", "grad: T", "indices: Tindices"])
-SparseApplyRMSProp = _define(
+SparseApplyRMSProp = define_apply_op(
     "SparseApplyRMSProp", ["var: Ref(T)", "ms: Ref(T)", "mom: Ref(T)", "lr: T", "rho: T",
                            "momentum: T", "epsilon: T", "grad: T", "indices: Tindices"])
-SparseApplyCenteredRMSProp = _define(
+SparseApplyCenteredRMSProp = define_apply_op(
     "SparseApplyCenteredRMSProp", ["var: Ref(T)", "mg: Ref(T)", "ms: Ref(T)", "mom: Ref(T)",
                                    "lr: T", "rho: T", "momentum: T", "epsilon: T", "grad: T",
                                    "indices: Tindices"])
-SparseApplyFtrl = _define(
+SparseApplyFtrl = define_apply_op(
     "SparseApplyFtrl", ["var: Ref(T)", "accum: Ref(T)", "linear: Ref(T)", "grad: T",
                         "indices: Tindices", "lr: T", "l1: T", "l2: T", "lr_power: T"],
     [_LINEAR_BY_LR])
-SparseApplyFtrlV2 = _define(
+SparseApplyFtrlV2 = define_apply_op(
     "SparseApplyFtrlV2", ["var: Ref(T)", "accum: Ref(T)", "linear: Ref(T)", "grad: T",
                           "indices: Tindices", "lr: T", "l1: T", "l2: T", "l2_shrinkage: T",
                           "lr_power: T"], [_LINEAR_BY_LR])
 
 
 # --- wrappers (TensorFlow's gen_training_ops signatures) ---------------------------------------
-def _apply(op_def, inputs, name, **attrs):
+def apply_update(op_def, inputs, name, **attrs):
     """Adds `op_def` with the non-None attrs; returns the updated variable's ref tensor."""
     return apply_op(op_def, inputs, {k: v for k, v in attrs.items() if v is not None},
                     name=name or op_def.name)
@@ -174,123 +175,124 @@ def _apply(op_def, inputs, name, **attrs):
 
 def apply_gradient_descent(var, alpha, delta, use_locking=False, name=None):
     """var -= alpha * delta. Returns the variable's ref after the update."""
-    return _apply(ApplyGradientDescent, [var, alpha, delta], name, use_locking=use_locking)
+    return apply_update(ApplyGradientDescent, [var, alpha, delta], name, use_locking=use_locking)
 
 
 def apply_proximal_gradient_descent(var, alpha, l1, l2, delta, use_locking=False, name=None):
     """FOBOS step: prox = var - alpha * delta, then soft-threshold by alpha*l1, shrink by l2."""
-    return _apply(ApplyProximalGradientDescent, [var, alpha, l1, l2, delta], name,
-                  use_locking=use_locking)
+    return apply_update(ApplyProximalGradientDescent, [var, alpha, l1, l2, delta], name,
+                       use_locking=use_locking)
 
 
 def apply_momentum(var, accum, lr, grad, momentum, use_locking=False, use_nesterov=False,
                    name=None):
     """accum = accum * momentum + grad; var -= lr * accum (or the Nesterov form)."""
-    return _apply(ApplyMomentum, [var, accum, lr, grad, momentum], name,
-                  use_locking=use_locking, use_nesterov=use_nesterov)
+    return apply_update(ApplyMomentum, [var, accum, lr, grad, momentum], name,
+                       use_locking=use_locking, use_nesterov=use_nesterov)
 
 
 def apply_adam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad,
                use_locking=False, use_nesterov=False, name=None):
     """Adam: m, v moving moments; var -= lr_t * m / (sqrt(v) + epsilon) with bias-corrected
     lr_t = lr * sqrt(1 - beta2_power) / (1 - beta1_power)."""
-    return _apply(ApplyAdam, [var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon,
-                              grad], name, use_locking=use_locking, use_nesterov=use_nesterov)
+    return apply_update(ApplyAdam, [var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon,
+                                   grad], name, use_locking=use_locking, use_nesterov=use_nesterov)
 
 
 def apply_adagrad(var, accum, lr, grad, use_locking=False, update_slots=True, name=None):
     """accum += grad^2; var -= lr * grad / sqrt(accum)."""
-    return _apply(ApplyAdagrad, [var, accum, lr, grad], name, use_locking=use_locking,
-                  update_slots=update_slots)
+    return apply_update(ApplyAdagrad, [var, accum, lr, grad], name, use_locking=use_locking,
+                       update_slots=update_slots)
 
 
 def apply_adadelta(var, accum, accum_update, lr, rho, epsilon, grad, use_locking=False,
                    name=None):
     """Adadelta: update = sqrt(accum_update + eps) / sqrt(accum + eps) * grad; var -= lr*update."""
-    return _apply(ApplyAdadelta, [var, accum, accum_update, lr, rho, epsilon, grad], name,
-                  use_locking=use_locking)
+    return apply_update(ApplyAdadelta, [var, accum, accum_update, lr, rho, epsilon, grad], name,
+                       use_locking=use_locking)
 
 
 def apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad, use_locking=False,
                    name=None):
     """RMSProp: ms tracks grad^2; mom = mom * momentum + lr * grad / sqrt(ms + eps); var -= mom."""
-    return _apply(ApplyRMSProp, [var, ms, mom, lr, rho, momentum, epsilon, grad], name,
-                  use_locking=use_locking)
+    return apply_update(ApplyRMSProp, [var, ms, mom, lr, rho, momentum, epsilon, grad], name,
+                       use_locking=use_locking)
 
 
 def apply_centered_rms_prop(var, mg, ms, mom, lr, rho, momentum, epsilon, grad,
                             use_locking=False, name=None):
     """Centered RMSProp: like RMSProp with the variance ms - mg^2 in place of ms."""
-    return _apply(ApplyCenteredRMSProp, [var, mg, ms, mom, lr, rho, momentum, epsilon, grad],
-                  name, use_locking=use_locking)
+    return apply_update(ApplyCenteredRMSProp, [var, mg, ms, mom, lr, rho, momentum, epsilon, grad],
+                       name, use_locking=use_locking)
 
 
 def apply_ftrl(var, accum, linear, grad, lr, l1, l2, lr_power, use_locking=False,
                multiply_linear_by_lr=False, name=None):
     """FTRL-Proximal update of var with accumulators accum and linear."""
-    return _apply(ApplyFtrl, [var, accum, linear, grad, lr, l1, l2, lr_power], name,
-                  use_locking=use_locking, multiply_linear_by_lr=multiply_linear_by_lr)
+    return apply_update(ApplyFtrl, [var, accum, linear, grad, lr, l1, l2, lr_power], name,
+                       use_locking=use_locking, multiply_linear_by_lr=multiply_linear_by_lr)
 
 
 def apply_ftrl_v2(var, accum, linear, grad, lr, l1, l2, l2_shrinkage, lr_power,
                   use_locking=False, multiply_linear_by_lr=False, name=None):
     """FTRL-Proximal with online L2 shrinkage (grad + 2 * l2_shrinkage * var)."""
-    return _apply(ApplyFtrlV2, [var, accum, linear, grad, lr, l1, l2, l2_shrinkage, lr_power],
-                  name, use_locking=use_locking, multiply_linear_by_lr=multiply_linear_by_lr)
+    return apply_update(ApplyFtrlV2, [var, accum, linear, grad, lr, l1, l2, l2_shrinkage, lr_power],
+                       name, use_locking=use_locking, multiply_linear_by_lr=multiply_linear_by_lr)
 
 
 def sparse_apply_proximal_gradient_descent(var, alpha, l1, l2, grad, indices,
                                            use_locking=False, name=None):
     """ApplyProximalGradientDescent on the rows `indices` of var."""
-    return _apply(SparseApplyProximalGradientDescent, [var, alpha, l1, l2, grad, indices], name,
-                  use_locking=use_locking)
+    return apply_update(SparseApplyProximalGradientDescent, [var, alpha, l1, l2, grad, indices],
+                        name, use_locking=use_locking)
 
 
 def sparse_apply_momentum(var, accum, lr, grad, indices, momentum, use_locking=False,
                           use_nesterov=False, name=None):
     """ApplyMomentum on the rows `indices` of var and accum."""
-    return _apply(SparseApplyMomentum, [var, accum, lr, grad, indices, momentum], name,
-                  use_locking=use_locking, use_nesterov=use_nesterov)
+    return apply_update(SparseApplyMomentum, [var, accum, lr, grad, indices, momentum], name,
+                       use_locking=use_locking, use_nesterov=use_nesterov)
 
 
 def sparse_apply_adagrad(var, accum, lr, grad, indices, use_locking=False, update_slots=True,
                          name=None):
     """ApplyAdagrad on the rows `indices` of var and accum."""
-    return _apply(SparseApplyAdagrad, [var, accum, lr, grad, indices], name,
-                  use_locking=use_locking, update_slots=update_slots)
+    return apply_update(SparseApplyAdagrad, [var, accum, lr, grad, indices], name,
+                       use_locking=use_locking, update_slots=update_slots)
 
 
 def sparse_apply_adadelta(var, accum, accum_update, lr, rho, epsilon, grad, indices,
                           use_locking=False, name=None):
     """ApplyAdadelta on the rows `indices`."""
-    return _apply(SparseApplyAdadelta, [var, accum, accum_update, lr, rho, epsilon, grad,
-                                        indices], name, use_locking=use_locking)
+    return apply_update(SparseApplyAdadelta, [var, accum, accum_update, lr, rho, epsilon, grad,
+                                             indices], name, use_locking=use_locking)
 
 
 def sparse_apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad, indices,
                           use_locking=False, name=None):
     """ApplyRMSProp on the rows `indices`."""
-    return _apply(SparseApplyRMSProp, [var, ms, mom, lr, rho, momentum, epsilon, grad, indices],
-                  name, use_locking=use_locking)
+    return apply_update(SparseApplyRMSProp,
+                        [var, ms, mom, lr, rho, momentum, epsilon, grad, indices], name,
+                        use_locking=use_locking)
 
 
 def sparse_apply_centered_rms_prop(var, mg, ms, mom, lr, rho, momentum, epsilon, grad, indices,
                                    use_locking=False, name=None):
     """ApplyCenteredRMSProp on the rows `indices`."""
-    return _apply(SparseApplyCenteredRMSProp, [var, mg, ms, mom, lr, rho, momentum, epsilon,
-                                               grad, indices], name, use_locking=use_locking)
+    return apply_update(SparseApplyCenteredRMSProp, [var, mg, ms, mom, lr, rho, momentum, epsilon,
+                                                    grad, indices], name, use_locking=use_locking)
 
 
 def sparse_apply_ftrl(var, accum, linear, grad, indices, lr, l1, l2, lr_power,
                       use_locking=False, multiply_linear_by_lr=False, name=None):
     """ApplyFtrl on the rows `indices`."""
-    return _apply(SparseApplyFtrl, [var, accum, linear, grad, indices, lr, l1, l2, lr_power],
-                  name, use_locking=use_locking, multiply_linear_by_lr=multiply_linear_by_lr)
+    return apply_update(SparseApplyFtrl, [var, accum, linear, grad, indices, lr, l1, l2, lr_power],
+                       name, use_locking=use_locking, multiply_linear_by_lr=multiply_linear_by_lr)
 
 
 def sparse_apply_ftrl_v2(var, accum, linear, grad, indices, lr, l1, l2, l2_shrinkage, lr_power,
                          use_locking=False, multiply_linear_by_lr=False, name=None):
     """ApplyFtrlV2 on the rows `indices`."""
-    return _apply(SparseApplyFtrlV2, [var, accum, linear, grad, indices, lr, l1, l2,
-                                      l2_shrinkage, lr_power], name, use_locking=use_locking,
-                  multiply_linear_by_lr=multiply_linear_by_lr)
+    return apply_update(SparseApplyFtrlV2, [var, accum, linear, grad, indices, lr, l1, l2,
+                                           l2_shrinkage, lr_power], name, use_locking=use_locking,
+                       multiply_linear_by_lr=multiply_linear_by_lr)

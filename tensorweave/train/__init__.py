@@ -4,6 +4,7 @@ from tensorweave.framework.meta_graph import export_meta_graph
 from tensorweave.framework.meta_graph import import_meta_graph
 from tensorweave.train.adadelta import AdadeltaOptimizer
 from tensorweave.train.adagrad import AdagradOptimizer
+from tensorweave.train.adagrad_da import AdagradDAOptimizer
 from tensorweave.train.adam import AdamOptimizer
 from tensorweave.train.ftrl import FtrlOptimizer
 from tensorweave.train.gradient_descent import GradientDescentOptimizer
@@ -11,11 +12,13 @@ from tensorweave.train.learning_rate_decay import *
 from tensorweave.train.momentum import MomentumOptimizer
 from tensorweave.train.moving_averages import ExponentialMovingAverage
 from tensorweave.train.optimizer import Optimizer
+from tensorweave.train.proximal_adagrad import ProximalAdagradOptimizer
 from tensorweave.train.proximal_gradient_descent import ProximalGradientDescentOptimizer
 from tensorweave.train.rmsprop import RMSPropOptimizer
 from tensorweave.train.saver import Saver
 from tensorweave.train.checkpoint_management import *
 from tensorweave.train.checkpoint_reader import *
+from tensorweave.train.init_from_checkpoint import init_from_checkpoint
 from tensorweave.protos.saver_pb2 import SaverDef
 from tensorweave.protos.example_pb2 import Example, SequenceExample
 from tensorweave.protos.feature_pb2 import (

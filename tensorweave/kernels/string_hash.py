@@ -1,0 +1,238 @@
+"""Kernels of StringToHashBucketFast and StringToHashBucket: a 64-bit hash of each string's
+bytes, modulo `num_buckets` (ops/string_hash_ops.py).
+
+The hashes are TensorFlow's, bit for bit, so bucket ids agree with models trained there:
+StringToHashBucketFast uses FarmHash's Fingerprint64 (farmhashna::Hash64, the function
+TensorFlow's `Fingerprint64` calls), StringToHashBucket TensorFlow's legacy `Hash64`
+(MurmurHash64A with seed 0xDECAFCAFFE). Both run as compiled loops (kernels/jit.py) over one
+buffer holding every string back to back, with wrapping unsigned 64-bit arithmetic: every
+constant is a np.uint64, so no operation mixes in a signed integer (which numba would widen to
+float64).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tensorweave.kernels.jit import compiled, loop_helper
+from tensorweave.kernels.registry import kernel
+
+_K0 = np.uint64(0xC3A5C85C97CB3127)
+_K1 = np.uint64(0xB492B66FBE98F273)
+_K2 = np.uint64(0x9AE16A3B2F90404F)
+_MURMUR = np.uint64(0xC6A4A7935BD1E995)
+_LEGACY_SEED = np.uint64(0xDECAFCAFFE)
+_U = np.uint64
+
+
+# --- FarmHash primitives -----------------------------------------------------------------------
+@loop_helper
+def _fetch(buf, p, nbytes):
+    """The little-endian word of `nbytes` bytes at byte p, as a uint64."""
+    v = _U(0)
+    for i in range(nbytes):
+        v |= _U(buf[p + i]) << _U(8 * i)
+    return v
+
+
+@loop_helper
+def _fetch64(buf, p):
+    return _fetch(buf, p, 8)
+
+
+@loop_helper
+def _rotate(v, shift):
+    """Rotates right by `shift` (1..63)."""
+    return (v >> shift) | (v << (_U(64) - shift))
+
+
+@loop_helper
+def _shift_mix(v):
+    return v ^ (v >> _U(47))
+
+
+@loop_helper
+def _hash_len16(u, v, mul):
+    """Murmur-inspired mix of two words."""
+    a = (u ^ v) * mul
+    a ^= a >> _U(47)
+    b = (v ^ a) * mul
+    b ^= b >> _U(47)
+    return b * mul
+
+
+@loop_helper
+def _len_0_to_16(buf, s, n):
+    un = _U(n)
+    if n >= 8:
+        mul = _K2 + un * _U(2)
+        a = _fetch64(buf, s) + _K2
+        b = _fetch64(buf, s + n - 8)
+        c = _rotate(b, _U(37)) * mul + a
+        d = (_rotate(a, _U(25)) + b) * mul
+        return _hash_len16(c, d, mul)
+    if n >= 4:
+        mul = _K2 + un * _U(2)
+        a = _fetch(buf, s, 4)
+        return _hash_len16(un + (a << _U(3)), _fetch(buf, s + n - 4, 4), mul)
+    if n > 0:
+        y = _U(buf[s]) + (_U(buf[s + (n >> 1)]) << _U(8))
+        z = un + (_U(buf[s + n - 1]) << _U(2))
+        return _shift_mix((y * _K2) ^ (z * _K0)) * _K2
+    return _K2
+
+
+@loop_helper
+def _len_17_to_32(buf, s, n):
+    mul = _K2 + _U(n) * _U(2)
+    a = _fetch64(buf, s) * _K1
+    b = _fetch64(buf, s + 8)
+    c = _fetch64(buf, s + n - 8) * mul
+    d = _fetch64(buf, s + n - 16) * _K2
+    return _hash_len16(_rotate(a + b, _U(43)) + _rotate(c, _U(30)) + d,
+                       a + _rotate(b + _K2, _U(18)) + c, mul)
+
+
+@loop_helper
+def _len_33_to_64(buf, s, n):
+    mul = _K2 + _U(n) * _U(2)
+    a = _fetch64(buf, s) * _K2
+    b = _fetch64(buf, s + 8)
+    c = _fetch64(buf, s + n - 8) * mul
+    d = _fetch64(buf, s + n - 16) * _K2
+    y = _rotate(a + b, _U(43)) + _rotate(c, _U(30)) + d
+    z = _hash_len16(y, a + _rotate(b + _K2, _U(18)) + c, mul)
+    e = _fetch64(buf, s + 16) * mul
+    f = _fetch64(buf, s + 24)
+    g = (y + _fetch64(buf, s + n - 32)) * mul
+    h = (z + _fetch64(buf, s + n - 24)) * mul
+    return _hash_len16(_rotate(e + f, _U(43)) + _rotate(g, _U(30)) + h,
+                       e + _rotate(f + a, _U(18)) + g, mul)
+
+
+@loop_helper
+def _weak_len32(buf, s, a, b):
+    """FarmHash's WeakHashLen32WithSeeds of the 32 bytes at s: a pair of words."""
+    w, x = _fetch64(buf, s), _fetch64(buf, s + 8)
+    y, z = _fetch64(buf, s + 16), _fetch64(buf, s + 24)
+    a += w
+    b = _rotate(b + a + z, _U(21))
+    c = a
+    a += x
+    a += y
+    b += _rotate(a, _U(44))
+    return a + z, b + c
+
+
+@loop_helper
+def _fingerprint64(buf, s, n):
+    """farmhashna::Hash64 of buf[s:s+n]: by length class, 64-byte rounds past 64 bytes."""
+    if n <= 16:
+        return _len_0_to_16(buf, s, n)
+    if n <= 32:
+        return _len_17_to_32(buf, s, n)
+    if n <= 64:
+        return _len_33_to_64(buf, s, n)
+    seed = _U(81)
+    x = seed
+    y = seed * _K1 + _U(113)
+    z = _shift_mix(y * _K2 + _U(113)) * _K2
+    v1, v2, w1, w2 = _U(0), _U(0), _U(0), _U(0)
+    x = x * _K2 + _fetch64(buf, s)
+    end = s + ((n - 1) // 64) * 64
+    last64 = end + ((n - 1) & 63) - 63
+    while True:   # C's do-while: at least one round
+        x = _rotate(x + y + v1 + _fetch64(buf, s + 8), _U(37)) * _K1
+        y = _rotate(y + v2 + _fetch64(buf, s + 48), _U(42)) * _K1
+        x ^= w2
+        y += v1 + _fetch64(buf, s + 40)
+        z = _rotate(z + w1, _U(33)) * _K1
+        v1, v2 = _weak_len32(buf, s, v2 * _K1, x + w1)
+        w1, w2 = _weak_len32(buf, s + 32, z + w2, y + _fetch64(buf, s + 16))
+        z, x = x, z
+        s += 64
+        if s == end:
+            break
+    mul = _K1 + ((z & _U(0xFF)) << _U(1))
+    s = last64
+    w1 += _U((n - 1) & 63)
+    v1 += w1
+    w1 += v1
+    x = _rotate(x + y + v1 + _fetch64(buf, s + 8), _U(37)) * mul
+    y = _rotate(y + v2 + _fetch64(buf, s + 48), _U(42)) * mul
+    x ^= w2 * _U(9)
+    y += v1 * _U(9) + _fetch64(buf, s + 40)
+    z = _rotate(z + w1, _U(33)) * mul
+    v1, v2 = _weak_len32(buf, s, v2 * mul, x + w1)
+    w1, w2 = _weak_len32(buf, s + 32, z + w2, y + _fetch64(buf, s + 16))
+    z, x = x, z
+    return _hash_len16(_hash_len16(v1, w1, mul) + _shift_mix(y) * _K0 + z,
+                       _hash_len16(v2, w2, mul) + x, mul)
+
+
+@loop_helper
+def _legacy_hash64(buf, s, n):
+    """TensorFlow's Hash64 (MurmurHash64A) of buf[s:s+n] with seed 0xDECAFCAFFE."""
+    h = _LEGACY_SEED ^ (_U(n) * _MURMUR)
+    end = s + (n // 8) * 8
+    while s < end:
+        k = _fetch64(buf, s) * _MURMUR
+        k ^= k >> _U(47)
+        h ^= k * _MURMUR
+        h *= _MURMUR
+        s += 8
+    rest = n & 7
+    if rest:
+        for i in range(rest):
+            h ^= _U(buf[s + i]) << _U(8 * i)
+        h *= _MURMUR
+    h ^= h >> _U(47)
+    h *= _MURMUR
+    return h ^ (h >> _U(47))
+
+
+# --- loops over every string -------------------------------------------------------------------
+def _fingerprint_loop(buf, offsets, out):
+    for i in range(out.size):
+        out[i] = _fingerprint64(buf, offsets[i], offsets[i + 1] - offsets[i])
+
+
+def _legacy_loop(buf, offsets, out):
+    for i in range(out.size):
+        out[i] = _legacy_hash64(buf, offsets[i], offsets[i + 1] - offsets[i])
+
+
+def hash_strings(strings, legacy: bool = False) -> np.ndarray:
+    """The uint64 hash of each string of `strings` (any shape): Fingerprint64, or TensorFlow's
+    legacy Hash64 with `legacy`."""
+    flat = np.asarray(strings, dtype=object).reshape(-1)
+    lengths = np.fromiter((len(s) for s in flat), dtype=np.int64, count=flat.size)
+    offsets = np.zeros(flat.size + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    buf = np.frombuffer(b"".join(flat.tolist()), dtype=np.uint8)
+    out = np.empty(flat.size, np.uint64)
+    compiled(_legacy_loop if legacy else _fingerprint_loop)(buf, offsets, out)
+    return out.reshape(np.shape(strings))
+
+
+class _HashBucketKernel:
+    """hash(string) mod num_buckets, as int64 (the attr is parsed once)."""
+
+    legacy = False
+
+    def __init__(self, ctx):
+        self.num_buckets = np.uint64(ctx.attrs["num_buckets"])
+
+    def compute(self, ctx, strings):
+        return (hash_strings(strings, self.legacy) % self.num_buckets).astype(np.int64)
+
+
+@kernel("StringToHashBucketFast")
+class StringToHashBucketFastKernel(_HashBucketKernel):
+    """Fingerprint64 (FarmHash) buckets."""
+
+
+@kernel("StringToHashBucket")
+class StringToHashBucketKernel(_HashBucketKernel):
+    """Legacy Hash64 buckets."""
+
+    legacy = True
