@@ -73,11 +73,15 @@ from tensorweave.ops.control_flow_primitives import *
 from tensorweave.ops.decode_ops import *
 from tensorweave.ops.data_flow_ops import *
 from tensorweave.ops.init_ops import *
+from tensorweave.ops.linalg_decomp_ops import *
 from tensorweave.ops.linalg_ops import *
+from tensorweave.ops.linalg_qr_svd_ops import *
+from tensorweave.ops.linalg_solve_ops import *
 from tensorweave.ops.logging_ops import *
 from tensorweave.ops.math_ops import *
 from tensorweave.ops.math_segment_ops import *
 from tensorweave.ops.math_unary_ops import *
+from tensorweave.ops.norm_ops import *
 from tensorweave.ops.parsing_ops import *
 from tensorweave.ops.partition_ops import *
 from tensorweave.ops.random_ops import *
