@@ -157,7 +157,7 @@ TF_NAMESPACES = {
 # Names with no top-level twin that tensorweave implements in the namespace itself.
 NAMESPACE_ONLY = {
     "random": {"categorical"},
-    "linalg": {"adjoint"},
+    "linalg": {"adjoint", "logdet", "matrix_rank", "pinv", "slogdet"},
     "bitwise": {"bitwise_and", "bitwise_or", "bitwise_xor", "invert"},
 }
 
