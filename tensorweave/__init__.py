@@ -60,7 +60,9 @@ from tensorweave.ops.array_index_ops import *
 from tensorweave.ops.array_join_ops import *
 from tensorweave.ops.array_matrix_ops import *
 from tensorweave.ops.array_ops import *
+from tensorweave.ops.array_rearrange_ops import *
 from tensorweave.ops.array_slicing_ops import *
+from tensorweave.ops.array_space_ops import *
 from tensorweave.ops.check_ops import *
 from tensorweave.ops.clip_ops import *
 from tensorweave.ops.confusion_matrix_ops import *
@@ -72,6 +74,7 @@ from tensorweave.ops.functional_ops import *
 from tensorweave.ops.control_flow_primitives import *
 from tensorweave.ops.decode_ops import *
 from tensorweave.ops.data_flow_ops import *
+from tensorweave.ops.image_patches_ops import *
 from tensorweave.ops.init_ops import *
 from tensorweave.ops.linalg_decomp_ops import *
 from tensorweave.ops.linalg_ops import *
@@ -89,6 +92,7 @@ from tensorweave.ops.reader_ops import *
 from tensorweave.ops.reduction_ops import *
 from tensorweave.ops.scatter_ops import *
 from tensorweave.ops.script_ops import *
+from tensorweave.ops.sort_ops import *
 from tensorweave.ops.stack_ops import *
 from tensorweave.ops.sparse_ops import *
 from tensorweave.ops.state_ops import *
@@ -101,5 +105,5 @@ from tensorweave.ops.variable_scope import *
 from tensorweave.ops.variables import *
 # --- end of op families ------------------------------------------------------------------
 # TF's tf.math, tf.linalg, ... namespaces; imported after the op families they re-export.
-from tensorweave import bitwise, debugging, dtypes, linalg, math, random
+from tensorweave import bitwise, debugging, dtypes, linalg, manip, math, random
 from tensorweave.version import GIT_VERSION, VERSION, __version__

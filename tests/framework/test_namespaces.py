@@ -140,6 +140,18 @@ TF_NAMESPACES = {
             "set_log_device_placement"
         ],
     ),
+    "manip": (
+        [
+            "batch_to_space_nd", "gather_nd", "reshape", "reverse", "roll", "scatter_nd",
+            "space_to_batch_nd", "tile"
+        ],
+        {
+
+        },
+        [
+
+        ],
+    ),
     "bitwise": (
         [
 
