@@ -33,7 +33,7 @@ def _tile_shape(ctx):
     in_dims = _dims(ctx.input_shape(0))
     n = with_rank(_dims(ctx.input_shape(1)), 1)[0]
     if in_dims is not None and n is not None and n != len(in_dims):
-        raise ValueError(f"Shape must be rank {n} but is rank {len(in_dims)}")
+        raise ValueError(f"Shape must be rank {len(in_dims)} but is rank {n}")
     r = len(in_dims) if in_dims is not None else n
     if r is None:
         return _ts.unknown_shape()

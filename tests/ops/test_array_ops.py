@@ -409,7 +409,7 @@ def _x():
     (lambda: tf.expand_dims(_x()), ValueError, "Must specify an axis"),
     (lambda: tf.transpose(_x(), [0]), ValueError, "Dimension must be 2 but is 1"),
     (lambda: tf.transpose(_x(), [0, 2]), ValueError, "perm dim 2 is out of range"),
-    (lambda: tf.tile(_x(), [2]), ValueError, "Shape must be rank 1 but is rank 2"),
+    (lambda: tf.tile(_x(), [2]), ValueError, "Shape must be rank 2 but is rank 1"),
     (lambda: tf.tile(_x(), [[2, 1]]), ValueError, "Shape must be rank 1 but is rank 2"),
     (lambda: tf.pad(_x(), [[1, 0]]), ValueError, "Shape must be rank 1 but is rank 2"),
     (lambda: tf.pad(_x(), [[-1, 0], [0, 0]]), ValueError, "Paddings must be non-negative"),
