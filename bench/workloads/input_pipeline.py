@@ -1,12 +1,16 @@
 """Input pipelines: the mlp_train SGD step (784-512-512-10, batch 128) fed in different ways.
 
-`feed_dict`: each step feeds the next of a set of prepared NumPy batches. `queue`: a FIFOQueue of
-single examples, filled by a QueueRunner thread (enqueue_many of 512 consecutive rows of the
-data set from a random offset per run), and the step trains on `dequeue_many(128)`. `dataset`:
-tf.data's from_tensor_slices of 60,000 samples → shuffle(10,000) → repeat → batch(128) →
-prefetch(1) through a one-shot iterator. All train on the same kind of synthetic, learnable
-data; the check before timing is that 30 steps lower the loss. The three are timed in
-alternating batches in one process (the targets are ratios between them).
+`feed_dict`: each step feeds the next of a set of prepared NumPy batches (no data work: the
+issue's baseline). `shuffled feed_dict`: each step feeds BATCH examples gathered in NumPy from
+the 60,000 in a per-epoch shuffled order, the data work a feeding loop does to shuffle; tf.data's
+shuffle does the same work, so their ratio compares the pipelines on equal terms. `queue`: a
+FIFOQueue of single examples, filled by a QueueRunner thread (enqueue_many of 512 consecutive
+rows of the data set from a random offset per run), and the step trains on
+`dequeue_many(128)`. `dataset`: tf.data's from_tensor_slices of 60,000 samples →
+shuffle(10,000) → repeat → batch(128) → prefetch(1) through a one-shot iterator. All train on
+the same kind of synthetic, learnable data; the check before timing is that 30 steps lower the
+loss. The four are timed in alternating batches in one process (the targets are ratios between
+them).
 """
 import contextlib
 import time
@@ -31,9 +35,14 @@ METRICS = {
                                       "a QueueRunner"),
     "dataset_ms_per_step": Metric("ms", f"SGD step on tf.data: shuffle({SHUFFLE_BUFFER}), "
                                         f"repeat, batch({BATCH}), prefetch(1)"),
+    "shuffled_feed_dict_ms_per_step": Metric(
+        "ms", f"SGD step fed by feed_dict a batch gathered in NumPy from {DATASET_SAMPLES} "
+              "examples in a per-epoch shuffled order"),
     "queue_over_feed_dict": Metric("x", "queue step / feed_dict step, median of the ratios "
                                         "of batches timed moments apart"),
     "dataset_over_feed_dict": Metric("x", "tf.data step / feed_dict step, the same way"),
+    "dataset_over_shuffled_feed_dict": Metric(
+        "x", "tf.data step / shuffled feed_dict step: the same data work on both sides"),
 }
 
 
@@ -57,12 +66,35 @@ def _check_learns(losses) -> None:
         raise AssertionError(f"loss did not decrease over {len(losses)} steps: {losses}")
 
 
-@contextlib.contextmanager
-def _feed_dict_step(tf):
-    """(step, None): the SGD step fed the next of a set of prepared NumPy batches."""
+def _prepared_batches():
+    """next_batch() cycling through prepared slices of SAMPLES examples: no data work."""
     inputs, labels = _data()
     batches = [(inputs[i:i + BATCH], labels[i:i + BATCH])
                for i in range(0, SAMPLES - BATCH + 1, BATCH)]
+    counter = iter(range(1 << 62))
+    return lambda: batches[next(counter) % len(batches)]
+
+
+def _shuffled_batches():
+    """next_batch() gathering BATCH examples of DATASET_SAMPLES in NumPy, in an order shuffled
+    each epoch: the data work of the tf.data pipeline's shuffle, done by the feeding loop, as
+    `next_batch`-style input code does."""
+    inputs, labels = _data(DATASET_SAMPLES)
+    rng = np.random.RandomState(1)
+    order = {"perm": rng.permutation(DATASET_SAMPLES), "pos": 0}
+
+    def next_batch():
+        if order["pos"] + BATCH > DATASET_SAMPLES:
+            order["perm"], order["pos"] = rng.permutation(DATASET_SAMPLES), 0
+        rows = order["perm"][order["pos"]:order["pos"] + BATCH]
+        order["pos"] += BATCH
+        return inputs[rows], labels[rows]
+    return next_batch
+
+
+@contextlib.contextmanager
+def _feed_dict_step(tf, next_batch):
+    """(step, None): the SGD step fed the batch `next_batch()` returns."""
     with tf.Graph().as_default():
         tf.set_random_seed(0)
         x = tf.placeholder(tf.float32, [BATCH, SIZES[0]], name="x")
@@ -70,10 +102,9 @@ def _feed_dict_step(tf):
         loss, train = _train_op(tf, x, y)
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
-            counter = iter(range(1 << 62))
 
             def step(fetches=train):
-                bx, by = batches[next(counter) % len(batches)]
+                bx, by = next_batch()
                 return sess.run(fetches, {x: bx, y: by})
             _check_learns([step([loss, train])[0] for _ in range(STEPS_TO_CHECK)])
             yield step, None
@@ -132,7 +163,10 @@ def run_tf1(tf):
     the queue, so that work is charged to it and not to the next batch."""
     with contextlib.ExitStack() as stack:
         steps, finish = {}, {}
-        for metric, setup in (("feed_dict_ms_per_step", _feed_dict_step),
+        for metric, setup in (("feed_dict_ms_per_step",
+                               lambda t: _feed_dict_step(t, _prepared_batches())),
+                              ("shuffled_feed_dict_ms_per_step",
+                               lambda t: _feed_dict_step(t, _shuffled_batches())),
                               ("queue_ms_per_step", lambda t: _pipeline_step(t, _queue_inputs)),
                               ("dataset_ms_per_step",
                                lambda t: _pipeline_step(t, _dataset_inputs))):
@@ -145,4 +179,6 @@ def run_tf1(tf):
     fed = np.array(means["feed_dict_ms_per_step"])
     for name, metric in (("queue", "queue_ms_per_step"), ("dataset", "dataset_ms_per_step")):
         out[f"{name}_over_feed_dict"] = float(np.median(np.array(means[metric]) / fed))
+    out["dataset_over_shuffled_feed_dict"] = float(np.median(
+        np.array(means["dataset_ms_per_step"]) / np.array(means["shuffled_feed_dict_ms_per_step"])))
     return out
