@@ -72,6 +72,7 @@ from tensorweave.ops.cond import *
 from tensorweave.ops.while_loop import *
 from tensorweave.ops.functional_ops import *
 from tensorweave.ops.control_flow_primitives import *
+from tensorweave.ops.counting_ops import *
 from tensorweave.ops.decode_ops import *
 from tensorweave.ops.data_flow_ops import *
 from tensorweave.ops.image_patches_ops import *
@@ -83,10 +84,12 @@ from tensorweave.ops.linalg_solve_ops import *
 from tensorweave.ops.logging_ops import *
 from tensorweave.ops.math_ops import *
 from tensorweave.ops.math_segment_ops import *
+from tensorweave.ops.math_special_ops import *
 from tensorweave.ops.math_unary_ops import *
 from tensorweave.ops.norm_ops import *
 from tensorweave.ops.parsing_ops import *
 from tensorweave.ops.partition_ops import *
+from tensorweave.ops.random_gamma_ops import *
 from tensorweave.ops.random_ops import *
 from tensorweave.ops.reader_ops import *
 from tensorweave.ops.reduction_ops import *

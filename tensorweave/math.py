@@ -2,6 +2,7 @@
 (re-exports only; each name is the same callable as its top-level or tf.nn twin)."""
 # ruff: noqa: A004, F401 - TF's names shadow builtins (abs, pow, round); all are re-exports
 from tensorweave.ops.confusion_matrix_ops import confusion_matrix
+from tensorweave.ops.counting_ops import bincount, reduce_std, reduce_variance
 from tensorweave.ops.math_ops import (
     add,
     add_n,
@@ -39,6 +40,26 @@ from tensorweave.ops.math_segment_ops import (
     unsorted_segment_min,
     unsorted_segment_sqrt_n,
     unsorted_segment_sum,
+)
+from tensorweave.ops.math_special_ops import (
+    bessel_i0e,
+    bessel_i1e,
+    betainc,
+    digamma,
+    erfc,
+    erfcinv,
+    erfinv,
+    igamma,
+    igammac,
+    lbeta,
+    lgamma,
+    log_sigmoid,
+    ndtri,
+    polygamma,
+    xdivy,
+    xlog1py,
+    xlogy,
+    zeta,
 )
 from tensorweave.ops.math_unary_ops import (
     abs,

@@ -7,6 +7,8 @@ from tensorweave.ops.nn_sampled_ops import (
     log_uniform_candidate_sampler,
     uniform_candidate_sampler,
 )
+from tensorweave.ops.random_gamma_ops import random_gamma as gamma
+from tensorweave.ops.random_gamma_ops import random_poisson as poisson
 from tensorweave.ops.random_ops import get_seed, multinomial, set_random_seed, truncated_normal
 from tensorweave.ops.random_ops import random_normal as normal
 from tensorweave.ops.random_ops import random_shuffle as shuffle

@@ -25,7 +25,7 @@ def _generator(seed: int, seed2: int) -> np.random.Generator:
     return np.random.Generator(np.random.Philox())
 
 
-def _shape(value) -> tuple[int, ...]:
+def output_shape(value) -> tuple[int, ...]:
     """A 1-D shape tensor's value as a tuple; negative dimensions are an error."""
     dims = tuple(int(d) for d in np.ravel(value))
     for d in dims:
@@ -34,7 +34,7 @@ def _shape(value) -> tuple[int, ...]:
     return dims
 
 
-class _RandomKernel:
+class RandomKernel:
     """Holds the node's generator and output dtype; `compute` draws under a lock."""
 
     def __init__(self, ctx):
@@ -51,11 +51,11 @@ class _RandomKernel:
 
 
 @kernel("RandomUniform")
-class RandomUniformKernel(_RandomKernel):
+class RandomUniformKernel(RandomKernel):
     """Uniform in [0, 1): float32/float64 natively; float16 from 11 random bits (exact)."""
 
     def draw(self, shape):
-        shape = _shape(shape)
+        shape = output_shape(shape)
         if self.dtype == np.float16:
             bits = self.rng.integers(0, 1 << 11, size=shape, dtype=np.uint16)
             return (bits * np.float32(2.0 ** -11)).astype(np.float16)
@@ -69,17 +69,17 @@ def _standard_normal(rng, shape, dtype):
 
 
 @kernel("RandomStandardNormal")
-class RandomStandardNormalKernel(_RandomKernel):
+class RandomStandardNormalKernel(RandomKernel):
     def draw(self, shape):
-        return _standard_normal(self.rng, _shape(shape), self.dtype)
+        return _standard_normal(self.rng, output_shape(shape), self.dtype)
 
 
 @kernel("TruncatedNormal")
-class TruncatedNormalKernel(_RandomKernel):
+class TruncatedNormalKernel(RandomKernel):
     """Standard normal values; those with magnitude above 2 are re-drawn until none is."""
 
     def draw(self, shape):
-        out = _standard_normal(self.rng, _shape(shape), self.dtype)
+        out = _standard_normal(self.rng, output_shape(shape), self.dtype)
         flat = out.reshape(-1)
         bad = np.flatnonzero(np.abs(flat) > 2)
         while bad.size:
@@ -89,13 +89,13 @@ class TruncatedNormalKernel(_RandomKernel):
 
 
 @kernel("RandomUniformInt")
-class RandomUniformIntKernel(_RandomKernel):
+class RandomUniformIntKernel(RandomKernel):
     def draw(self, shape, minval, maxval):
         for what, v in (("minval", minval), ("maxval", maxval)):
             if np.ndim(v) != 0:
                 raise errors.InvalidArgumentError(
                     None, None, f"{what} must be 0-D, got shape {list(np.shape(v))}")
-        shape = _shape(shape)
+        shape = output_shape(shape)
         lo, hi = int(minval), int(maxval)
         if lo >= hi:
             if 0 in shape:
@@ -106,7 +106,7 @@ class RandomUniformIntKernel(_RandomKernel):
 
 
 @kernel("RandomShuffle")
-class RandomShuffleKernel(_RandomKernel):
+class RandomShuffleKernel(RandomKernel):
     def draw(self, value):
         value = np.asarray(value)
         if value.ndim == 0 or value.shape[0] <= 1:
@@ -115,7 +115,7 @@ class RandomShuffleKernel(_RandomKernel):
 
 
 @kernel("Multinomial")
-class MultinomialKernel(_RandomKernel):
+class MultinomialKernel(RandomKernel):
     """Inverse-CDF sampling per row of softmax(logits); non-finite logits get probability 0
     (a row with none finite yields num_classes, as TensorFlow's CPU kernel does)."""
 

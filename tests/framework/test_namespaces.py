@@ -170,6 +170,8 @@ TF_NAMESPACES = {
 NAMESPACE_ONLY = {
     "random": {"categorical"},
     "linalg": {"adjoint", "logdet", "matrix_rank", "pinv", "slogdet"},
+    "math": {"bessel_i0e", "bessel_i1e", "erfcinv", "erfinv", "ndtri", "reduce_std",
+             "reduce_variance", "xdivy", "xlog1py", "xlogy"},
     "bitwise": {"bitwise_and", "bitwise_or", "bitwise_xor", "invert"},
 }
 
