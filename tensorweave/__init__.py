@@ -89,6 +89,7 @@ from tensorweave.ops.math_unary_ops import *
 from tensorweave.ops.norm_ops import *
 from tensorweave.ops.parsing_ops import *
 from tensorweave.ops.partition_ops import *
+from tensorweave.ops.partitioned_variables import *
 from tensorweave.ops.random_gamma_ops import *
 from tensorweave.ops.random_ops import *
 from tensorweave.ops.reader_ops import *

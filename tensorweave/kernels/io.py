@@ -4,10 +4,16 @@ SaveV2 writes its inputs (variables reach it as their storage, read without a co
 atomic single-shard checkpoint. RestoreV2 checks every key and dtype against the index, then
 reads and checksums every tensor before it outputs any, so the Assigns after it run only when
 the whole checkpoint is good.
+
+A non-empty `shape_and_slices` entry is TensorFlow's slice spec, "<full dims> <slice>" with the
+slice `start,length` (or `-`, all of it) per dimension, e.g. "10 5 4,3:0,5": SaveV2 stores the
+tensor as that slice of the full tensor, RestoreV2 reads that slice (from whatever slices, or
+whole tensor, the checkpoint holds). Errors are TensorFlow's.
 """
 from __future__ import annotations
 
 import os
+import re
 
 import numpy as np
 
@@ -40,14 +46,51 @@ def _texts(value, what: str) -> list:
     return [_text(v) for v in array]
 
 
-def _check_whole_tensors(slices: list, count: int) -> None:
-    if len(slices) != count:
-        raise errors.InvalidArgumentError(
-            None, None, f"shape_and_slices has {len(slices)} entries for {count} tensors")
-    if any(slices):
-        raise errors.UnimplementedError(
-            None, None, "Saving or restoring tensor slices (partitioned variables) is not "
-            "supported; shape_and_slices must be empty strings")
+def _invalid(message: str) -> errors.InvalidArgumentError:
+    return errors.InvalidArgumentError(None, None, message)
+
+
+_PAIR = re.compile(r"(-?\d+),(-?\d+)")
+
+
+def _parse_slice_spec(spec: str):
+    """None for "" (the whole tensor), else (full shape, start, shape) of the slice spec."""
+    if not spec:
+        return None
+    words = spec.split(" ")
+    if len(words) < 2:
+        raise _invalid(f"Need least two elements in shape_and_slice specification: {spec}")
+    text = words[-1]
+    start, shape = [], []
+    for dim in filter(None, text.split(":")):    # TensorFlow skips empty dimensions
+        if dim == "-":
+            start.append(0)
+            shape.append(None)      # all of the dimension
+            continue
+        match = _PAIR.fullmatch(dim)
+        if match is None:
+            raise _invalid(f"Expected a pair of numbers or '-' but got '{dim}': string = {text}")
+        lo, n = int(match[1]), int(match[2])
+        if lo < 0 or n <= 0:
+            raise _invalid(f"Expected non-negative start and positive length but got start = "
+                           f"{lo}, length = {n}: string = {text}")
+        start.append(lo)
+        shape.append(n)
+    if not all(re.fullmatch(r"\d+", word) for word in words[:-1]):
+        raise _invalid(f"Non numerical dimension in shape_and_slice: {spec}")
+    full = [int(word) for word in words[:-1]]
+    # A "-" beyond the full rank stays 0: check_slice_bounds reports the rank mismatch.
+    shape = [(full[i] if i < len(full) else 0) if n is None else n for i, n in enumerate(shape)]
+    _format().check_slice_bounds(full, start, shape, text)
+    return tuple(full), tuple(start), tuple(shape)
+
+
+def _slice_specs(shape_and_slices, count: int) -> list:
+    """(spec text, parsed spec or None) per tensor."""
+    texts = _texts(shape_and_slices, "shape_and_slices")
+    if len(texts) != count:
+        raise _invalid(f"shape_and_slices has {len(texts)} entries for {count} tensors")
+    return [(text, _parse_slice_spec(text)) for text in texts]
 
 
 @kernel("SaveV2", expensive=True)
@@ -62,11 +105,17 @@ class SaveV2Kernel:
         if len(names) != len(tensors):
             raise errors.InvalidArgumentError(
                 None, None, f"Got {len(names)} tensor names for {len(tensors)} tensors")
-        _check_whole_tensors(_texts(shape_and_slices, "shape_and_slices"), len(names))
+        slices = []
+        for (text, spec), tensor in zip(_slice_specs(shape_and_slices, len(names)), tensors):
+            if spec is not None and tuple(np.shape(tensor)) != spec[2]:
+                raise _invalid(f"Slice in shape_and_slice specification does not match the "
+                               f"shape of the tensor to  save: {text}, tensor: "
+                               f"{_format().shape_text(np.shape(tensor))}")
+            slices.append(None if spec is None else spec[:2])
         path = _text(prefix)
         # As TensorFlow's bundle writer, the prefix's directory is created if missing.
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        _format().write_checkpoint(path, names, tensors, self.dtypes)
+        _format().write_checkpoint(path, names, tensors, self.dtypes, slices)
 
 
 @kernel("RestoreV2", expensive=True)
@@ -81,12 +130,19 @@ class RestoreV2Kernel:
         if len(names) != len(self.dtypes):
             raise errors.InvalidArgumentError(
                 None, None, f"Got {len(names)} tensor names for {len(self.dtypes)} dtypes")
-        _check_whole_tensors(_texts(shape_and_slices, "shape_and_slices"), len(names))
+        specs = [spec for _, spec in _slice_specs(shape_and_slices, len(names))]
         from tensorweave.train.checkpoint_validation import check_restorable
         fmt = _format()
         index = fmt.read_index(_text(prefix))
-        check_restorable(index, names, self.dtypes)
-        values = fmt.read_tensors(index, names)
+        wanted = dict.fromkeys(zip(names, self.dtypes))   # the slices of a name: once
+        check_restorable(index, [n for n, _ in wanted], [d for _, d in wanted])
+        for name, spec in zip(names, specs):
+            stored = index.entries[name].shape
+            if spec is not None and spec[0] != stored:
+                raise _invalid(f"tensor_name = {name}; shape in shape_and_slice spec "
+                               f"{fmt.shape_text(spec[0])} does not match the shape stored "
+                               f"in checkpoint: {fmt.shape_text(stored)}")
+        values = fmt.read_tensors(index, names, [None if s is None else s[1:] for s in specs])
         return values[0] if len(values) == 1 else tuple(values)
 
 

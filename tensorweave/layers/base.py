@@ -15,6 +15,7 @@ from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.framework.scopes import name_scope
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops import variable_scope as vs
+from tensorweave.ops.sliced_variables import PartitionedVariable
 
 
 class Layer:
@@ -82,21 +83,31 @@ class Layer:
             collections = [GraphKeys.GLOBAL_VARIABLES]
         scope = vs.get_variable_scope()
         full = f"{scope.name}/{name}" if scope.name else name
-        existed = full in vs.variable_store(get_default_graph()).vars
+        store = vs.variable_store(get_default_graph())
+        existed = full in store.vars or full in store.partitioned_vars
         variable = vs.get_variable(name, shape=shape, dtype=dtype, initializer=initializer,
                                    regularizer=None, trainable=trainable,
                                    collections=collections, constraint=constraint)
-        if variable not in self._variables:
-            self._variables.append(variable)
+        partitioned = isinstance(variable, PartitionedVariable)
+        for part in (list(variable) if partitioned else [variable]):
+            if part in self._variables:
+                continue
+            self._variables.append(part)
             if trainable:
-                self._trainable_variables.append(variable)
+                self._trainable_variables.append(part)
             if regularizer is not None and not existed:
-                with name_scope(f"{variable.op.name}/Regularizer/"):
-                    loss = regularizer(variable)
-                if loss is not None:
-                    self._losses.append(loss)
-                    get_default_graph().add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
+                self._add_weight_loss(regularizer, part, f"{full}/Regularizer" if partitioned
+                                      else f"{part.op.name}/Regularizer/")
         return variable
+
+    def _add_weight_loss(self, regularizer, variable, scope: str) -> None:
+        """`regularizer(variable)` under `scope` (a relative scope, uniquified per part of a
+        partitioned weight: `kernel/Regularizer`, `kernel/Regularizer_1`, as in TF)."""
+        with name_scope(None), name_scope(scope):
+            loss = regularizer(variable)
+        if loss is not None:
+            self._losses.append(loss)
+            get_default_graph().add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
 
     def add_update(self, update, inputs=None) -> None:
         self._updates.append(update)

@@ -4,6 +4,8 @@ With one table the lookup is a GatherV2 colocated with the table (its gradient i
 IndexedSlices, so optimizers update only the looked-up rows). With a list of shards, ids are
 assigned to shards by the partition strategy ("mod": id % n; "div": contiguous ranges), routed
 with DynamicPartition, gathered on each shard and put back in order with ParallelDynamicStitch.
+A PartitionedVariable is its list of parts; as in TensorFlow the default strategy is still
+"mod", although partitioners split contiguously ("div" is the strategy that matches them).
 `max_norm` clips each looked-up embedding to that L2 norm.
 """
 from __future__ import annotations
@@ -12,6 +14,7 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.scopes import colocate_with, name_scope
 from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.ops.sliced_variables import PartitionedVariable
 
 __all__ = ["embedding_lookup"]
 
@@ -78,8 +81,9 @@ def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_
     """Looks up `ids` in a list of embedding tensors (tf.nn.embedding_lookup).
 
     Args:
-      params: a Tensor or Variable (the whole table), or a list of them (shards whose first
-        dimensions add up to the vocabulary; all other dimensions equal).
+      params: a Tensor or Variable (the whole table), a list of them (shards whose first
+        dimensions add up to the vocabulary; all other dimensions equal), or a
+        PartitionedVariable (its parts are the shards).
       ids: an int32/int64 Tensor of ids into the (concatenated) table.
       partition_strategy: "mod" (id p lives in shard p % n) or "div" (shards hold contiguous
         ranges; the first total % n shards hold one extra id). Ignored for one shard.
@@ -102,6 +106,8 @@ def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_
     del validate_indices
     if params is None:
         raise ValueError("params must be specified")
+    if isinstance(params, PartitionedVariable):
+        params = list(params)
     if isinstance(params, (list, tuple)) and not params:
         raise ValueError("Length of params is currently 0. Need at least one param.")
     params = list(params) if isinstance(params, (list, tuple)) else [params]

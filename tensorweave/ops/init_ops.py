@@ -133,7 +133,9 @@ class VarianceScaling(Initializer):
     def __call__(self, shape, dtype=None, partition_info=None):
         from tensorweave.ops import random_ops
         dtype = self._dtype(dtype)
-        fan_in, fan_out = _fans(shape)
+        # A part of a partitioned variable is scaled as the full variable (TF's rule).
+        fan_in, fan_out = _fans(partition_info.full_shape if partition_info is not None
+                                else shape)
         n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}
         scale = self.scale / max(1.0, n[self.mode])
         if self.distribution == "truncated_normal":

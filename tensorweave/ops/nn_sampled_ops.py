@@ -157,7 +157,10 @@ def _compute_sampled_logits(weights, biases, labels, inputs, num_sampled, num_cl
     from tensorweave.ops.linalg_ops import matmul
     from tensorweave.ops.math_ops import multiply
     from tensorweave.ops.math_unary_ops import cast, log
+    from tensorweave.ops.sliced_variables import PartitionedVariable
     from tensorweave.ops.variables import Variable
+    if isinstance(weights, PartitionedVariable):
+        weights = list(weights)
     if isinstance(weights, Variable):
         weights = [weights]
     if not isinstance(weights, list):

@@ -3,18 +3,30 @@
 Each graph has a store mapping full variable names to Variables. `variable_scope` prefixes
 names, carries defaults (initializer, regularizer, dtype, reuse) and opens a matching name
 scope; `get_variable` creates a variable under the current scope or, with reuse, returns the
-existing one. `partitioner` is accepted but partitioned variables are not supported (it raises).
+existing one. With a partitioner (given or the scope's) it makes or finds a PartitionedVariable:
+parts `name/part_<i>`, each an ordinary variable in the store and the collections, with its
+slice of the full variable recorded for the Saver (ops/sliced_variables.py).
 """
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import enum
+import inspect
 import threading
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.graph import GraphKeys, get_default_graph
+from tensorweave.framework.operation import Tensor
 from tensorweave.framework.scopes import control_dependencies, name_scope
+from tensorweave.ops.partitioned_variables import call_partitioner, slice_dim_and_num_slices
+from tensorweave.ops.sliced_variables import (
+    PartitionedVariable,
+    PartitionInfo,
+    SaveSliceInfo,
+    iter_slices,
+)
 
 __all__ = ["variable_scope", "get_variable", "get_variable_scope", "VariableScope",
            "AUTO_REUSE", "get_local_variable", "no_regularizer"]
@@ -72,13 +84,17 @@ class VariableScope:
     def set_dtype(self, dtype) -> None:
         self._dtype = dtype
 
+    def set_partitioner(self, partitioner) -> None:
+        self._partitioner = partitioner
+
     def get_variable(self, name, *args, **kwargs):
         with _scope_state().entered(self):
             return get_variable(name, *args, **kwargs)
 
 
 class _VariableStore:
-    """Full name -> Variable for one graph, and how often each variable scope is open.
+    """Full name -> Variable for one graph (parts of partitioned variables included, as
+    `name/part_<i>`), full name -> PartitionedVariable, and how often each scope is open.
 
     The counts (TF1's `_VariableScopeStore.variable_scopes_count`) make `default_name` scopes
     unique: `dense`, `dense_1`, ... within one entry of the enclosing scope. Leaving a scope
@@ -89,6 +105,7 @@ class _VariableStore:
 
     def __init__(self):
         self.vars: dict = {}
+        self.partitioned_vars: dict = {}
         self.scope_counts: dict[str, int] = {}
 
     def open_scope(self, full_name: str) -> None:
@@ -233,13 +250,24 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
                  synchronization=None, aggregation=None):
     """Gets an existing variable or creates a new one (TF1's tf.get_variable).
 
+    With a partitioner (this one, else the scope's) and a shape that is not `[]`, the result
+    is a PartitionedVariable: parts `<name>/part_<i>` split along one axis as the partitioner
+    says (the first `dim % parts` parts one larger), each a Variable in the collections with
+    its slice recorded for the Saver. A callable initializer is called once per part with the
+    part's shape (and `partition_info=` if it takes that argument); a Tensor or value
+    initializer is sliced. Reusing returns the same PartitionedVariable.
+
     Raises:
       ValueError: when creating a variable that exists without reuse, when reusing one that
-        does not exist, or when a reused variable's shape or dtype differs from the request.
+        does not exist, when a reused variable's shape, dtype or partitioning differs from
+        the request, when a partitioned and an unpartitioned variable share a name, or when
+        the partitioner or its result is invalid.
     """
     scope = get_variable_scope()
     full = f"{scope.name}/{name}" if scope.name else name
     getter = custom_getter or scope.custom_getter
+    if partitioner is None:
+        partitioner = scope.partitioner
     kwargs = dict(shape=shape, dtype=dtype, initializer=initializer, regularizer=regularizer,
                   trainable=trainable, collections=collections, caching_device=caching_device,
                   partitioner=partitioner, validate_shape=validate_shape, constraint=constraint)
@@ -248,15 +276,81 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
     return _true_getter(full, **kwargs)
 
 
+@dataclasses.dataclass(frozen=True)
+class _Request:
+    """What get_variable asks for, the scope's defaults filled in (shared by every part)."""
+
+    dtype: _dtypes.DType
+    initializer: object
+    regularizer: object
+    reuse: object
+    trainable: object
+    collections: object
+    validate_shape: bool
+    constraint: object
+
+
+def _request(scope, dtype, initializer, regularizer, trainable, collections, validate_shape,
+             constraint) -> _Request:
+    return _Request(
+        dtype=_dtypes.as_dtype(dtype) if dtype is not None else scope.dtype,
+        initializer=initializer if initializer is not None else scope.initializer,
+        regularizer=regularizer if regularizer is not None else scope.regularizer,
+        reuse=scope.reuse, trainable=trainable, collections=collections,
+        validate_shape=validate_shape, constraint=constraint or scope.constraint)
+
+
 def _true_getter(full, shape=None, dtype=None, initializer=None, regularizer=None,
                  trainable=None, collections=None, caching_device=None, partitioner=None,
                  validate_shape=True, constraint=None, **_):
-    from tensorweave.ops.variables import Variable
     scope = get_variable_scope()
-    graph = get_default_graph()
-    store = _store(graph)
-    reuse = scope.reuse
-    dtype = _dtypes.as_dtype(dtype) if dtype is not None else scope.dtype
+    store = _store(get_default_graph())
+    is_scalar = isinstance(shape, (list, tuple)) and not shape
+    partitioned = partitioner is not None and not is_scalar
+    if initializer is not None and not callable(initializer):
+        value_dtype = _initial_value_dtype(initializer, dtype)
+        if not partitioned:   # TF: a whole variable takes the value's dtype, parts the scope's
+            dtype = value_dtype
+    request = _request(scope, dtype, initializer, regularizer, trainable, collections,
+                       validate_shape, constraint)
+    if partitioned:
+        if not callable(partitioner):
+            raise ValueError(f"Partitioner must be callable, but received: {partitioner}")
+        with name_scope(None):
+            return _get_partitioned_variable(store, full, shape, partitioner, request)
+    # A partitioned variable can be reused without repeating its partitioner.
+    if request.reuse is True and full in store.partitioned_vars:
+        return _get_partitioned_variable(store, full, shape, None, request)
+    if f"{full}/part_0" in store.vars:
+        raise ValueError(f"No partitioner was provided, but a partitioned version of the "
+                         f"variable was found: {full}/part_0. Perhaps a variable of the same "
+                         "name was already created with partitioning?")
+    return _get_single_variable(store, full, shape, request, request.initializer)
+
+
+def _initial_value_dtype(value, dtype):
+    """The dtype of a variable initialized from a value (Tensor, array or Python value): the
+    value's own, as TF converts it without a dtype; an explicit `dtype` must equal it."""
+    from tensorweave.framework.tensor_util import to_numpy
+    own = getattr(value, "dtype", None)
+    own = _dtypes.as_dtype(own if own is not None else to_numpy(value).dtype).base_dtype
+    if dtype is not None and _dtypes.as_dtype(dtype).base_dtype != own:
+        raise ValueError(f"Initializer type '{own}' and explicit dtype "
+                         f"'{_dtypes.as_dtype(dtype)}' don't match.")
+    return own
+
+
+def _check_reused_dtype(kind: str, full: str, dtype, found) -> None:
+    if dtype != found.base_dtype and dtype != get_variable_scope().dtype:
+        raise ValueError(f"Trying to {kind} variable {full}, but specified dtype "
+                         f"{dtype.name} and found dtype {found.base_dtype.name}.")
+
+
+def _get_single_variable(store, full, shape, request: _Request, initializer,
+                         partition_info=None):
+    """The Variable `full` (a whole variable or one part), found or made."""
+    from tensorweave.ops.variables import Variable
+    reuse, dtype = request.reuse, request.dtype
     existing = store.vars.get(full)
     if existing is not None:
         if reuse is False or reuse is None:
@@ -265,33 +359,120 @@ def _true_getter(full, shape=None, dtype=None, initializer=None, regularizer=Non
         if shape is not None and not existing.shape.is_compatible_with(_ts.as_shape(shape)):
             raise ValueError(f"Trying to share variable {full}, but specified shape "
                              f"{_ts.as_shape(shape)} and found shape {existing.shape}.")
-        if dtype != existing.dtype.base_dtype and dtype != scope.dtype:
-            raise ValueError(f"Trying to share variable {full}, but specified dtype "
-                             f"{dtype.name} and found dtype {existing.dtype.base_dtype.name}.")
+        _check_reused_dtype("share", full, dtype, existing.dtype)
         return existing
     if reuse is True:
         raise ValueError(f"Variable {full} does not exist, or was not created with "
                          "tf.get_variable(). Did you mean to set reuse=tf.AUTO_REUSE in "
                          "VarScope?")
-    if (partitioner or scope.partitioner) is not None:
-        raise NotImplementedError("Partitioned variables are not supported by tensorweave.")
-    initializer = initializer if initializer is not None else scope.initializer
-    init_value = _initial_value(full, shape, dtype, initializer)
+    init_value = _initial_value(full, shape, dtype, initializer, partition_info)
+    graph = get_default_graph()
     with control_dependencies(None), name_scope(None):
-        variable = Variable(initial_value=init_value, trainable=trainable,
-                            collections=collections, validate_shape=validate_shape,
-                            name=full, dtype=dtype, constraint=constraint or scope.constraint)
+        variable = Variable(initial_value=init_value, trainable=request.trainable,
+                            collections=request.collections,
+                            validate_shape=request.validate_shape, name=full, dtype=dtype,
+                            constraint=request.constraint)
     store.vars[full] = variable
-    regularizer = regularizer if regularizer is not None else scope.regularizer
-    if regularizer is not None:
+    if request.regularizer is not None:
         with name_scope(f"{full}/Regularizer/"):
-            loss = regularizer(variable)
+            loss = request.regularizer(variable)
         if loss is not None:
             graph.add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
     return variable
 
 
-def _initial_value(full, shape, dtype, initializer):
+def _get_partitioned_variable(store, full, shape, partitioner, request: _Request):
+    """The PartitionedVariable `full`, found (checked against the request) or made."""
+    initializer = request.initializer
+    if full in store.vars:
+        raise ValueError(f"A partitioner was provided, but an unpartitioned version of the "
+                         f"variable was found: {full}.  Perhaps a variable of the same name "
+                         "was already created without partitioning?")
+    shape = _ts.as_shape(shape)
+    if isinstance(initializer, Tensor):
+        shape = shape.merge_with(initializer.get_shape())
+    partitions = None
+    if not request.reuse or partitioner:
+        partitions = call_partitioner(partitioner, shape, request.dtype)
+    existing = store.partitioned_vars.get(full)
+    if existing is not None:
+        return _check_reused_partitioned(existing, shape, partitions, request)
+    if request.reuse is True:
+        raise ValueError(f"PartitionedVariable {full} does not exist, or was not created with "
+                         "tf.get_variable(). Did you mean to set reuse=False or "
+                         "reuse=tf.AUTO_REUSE in VarScope?")
+    slice_dim, num_slices = slice_dim_and_num_slices(partitions)
+    _check_existing_parts(store, full, num_slices)
+    parts, dtype = [], request.dtype
+    for i, (offset, part_shape) in enumerate(iter_slices(shape.as_list(), num_slices,
+                                                         slice_dim)):
+        part_name = f"{full}/part_{i}"
+        with name_scope(f"{part_name}/PartitionedInitializer"):
+            init, init_shape, dtype = _part_initializer(initializer, offset, part_shape, dtype)
+        with name_scope(None):
+            part = _get_single_variable(store, part_name, init_shape,
+                                        dataclasses.replace(request, dtype=dtype), init,
+                                        PartitionInfo(shape.as_list(), offset))
+        part._save_slice_info = SaveSliceInfo(full, shape.as_list(), offset, part_shape)
+        parts.append(part)
+    partitioned = PartitionedVariable(full, shape, dtype, parts, partitions)
+    store.partitioned_vars[full] = partitioned
+    return partitioned
+
+
+def _check_reused_partitioned(existing, shape, partitions, request: _Request):
+    name = existing.name
+    if request.reuse is False or request.reuse is None:
+        raise ValueError(f"Partitioned variable with name {name} already exists. Did you mean "
+                         "to set reuse=True or reuse=tf.AUTO_REUSE in VarScope?")
+    if not shape.is_compatible_with(existing.get_shape()):
+        raise ValueError(f"Trying to reuse partitioned variable {name}, but specified shape "
+                         f"{shape} and found shape {existing.get_shape()}.")
+    _check_reused_dtype("reuse partitioned", name, request.dtype, existing.dtype)
+    if partitions is not None and existing._get_partitions() != list(partitions):
+        raise ValueError(f"Trying to reuse partitioned variable {name}, but specified "
+                         f"partitions {list(partitions)} and found partitions "
+                         f"{existing._get_partitions()}.")
+    return existing
+
+
+def _check_existing_parts(store, full, num_slices) -> None:
+    """Parts left in the store (by create_partitioned_variables) must match the new count."""
+    if f"{full}/part_0" not in store.vars:
+        return
+    if f"{full}/part_{num_slices - 1}" not in store.vars:
+        raise ValueError(f"Partitioner returned a different partitioning than what was already "
+                         f"found.  Partitioner returned {num_slices} shards, and shard "
+                         f"{full}/part_0 was found, but {full}/part_{num_slices - 1} was not.")
+    if f"{full}/part_{num_slices}" in store.vars:
+        raise ValueError(f"Partitioner returned a different partitioning than what was already "
+                         f"found.  Partitioner returned {num_slices} shards, and shard "
+                         f"{full}/part_0 was found, but so was the extra shard "
+                         f"{full}/part_{num_slices}.")
+
+
+def _part_initializer(initializer, offset, part_shape, dtype):
+    """(initializer or value, shape to request, dtype) for one part: an initializer is called
+    with the part's shape; a Tensor or value is sliced (a Tensor keeps its own dtype)."""
+    from tensorweave.framework.tensor_conversion import convert_to_tensor
+    from tensorweave.ops.array_slicing_ops import slice as slice_op
+    if initializer is None or callable(initializer):
+        return initializer, part_shape, dtype
+    if isinstance(initializer, Tensor):
+        return slice_op(initializer, offset, part_shape), None, initializer.dtype.base_dtype
+    return slice_op(convert_to_tensor(initializer, dtype=dtype), offset, part_shape), None, dtype
+
+
+def _takes_partition_info(initializer) -> bool:
+    try:
+        params = inspect.signature(initializer).parameters
+    except (TypeError, ValueError):
+        return False
+    param = params.get("partition_info")
+    return param is not None and param.kind in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY)
+
+
+def _initial_value(full, shape, dtype, initializer, partition_info=None):
     """A callable building the initial value under the variable's Initializer scope."""
     from tensorweave.ops import init_ops
     if initializer is None:
@@ -311,8 +492,32 @@ def _initial_value(full, shape, dtype, initializer):
         if not shape.is_fully_defined():
             raise ValueError(f"Shape of a new variable ({full}) must be fully defined, but "
                              f"instead was {shape}.")
-        return lambda: initializer(shape.as_list(), dtype=dtype)
+        extra = {"partition_info": partition_info} if _takes_partition_info(initializer) else {}
+        return lambda: initializer(shape.as_list(), dtype=dtype, **extra)
     return initializer  # a Tensor or value: its own shape
+
+
+def get_partitioned_variable(name, shape, dtype, initializer, trainable, collections,
+                             partitioner):
+    """The PartitionedVariable `<scope>/<name>` (the scope's name itself when `name` is None),
+    made or reused as the scope's reuse says (TF's private _get_partitioned_variable, behind
+    create_partitioned_variables).
+
+    Raises:
+      ValueError: the scope has a custom getter.
+    """
+    scope = get_variable_scope()
+    if scope.custom_getter is not None:
+        raise ValueError(
+            "Private access to _get_partitioned_variable is not allowed when a custom getter "
+            f"is set.  Current custom getter: {scope.custom_getter}.  It is likely that you're "
+            "using create_partitioned_variables.  If so, consider instead using get_variable "
+            "with a non-empty partitioner parameter instead.")
+    full = "/".join(part for part in (scope.name, name) if part)
+    request = _request(scope, dtype, initializer, None, trainable, collections, True, None)
+    with name_scope(None):
+        return _get_partitioned_variable(_store(get_default_graph()), full, shape, partitioner,
+                                         request)
 
 
 def get_local_variable(name, shape=None, dtype=None, initializer=None, regularizer=None,

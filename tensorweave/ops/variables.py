@@ -22,6 +22,7 @@ from tensorweave.framework.scopes import (
     name_scope,
 )
 from tensorweave.ops import state_ops
+from tensorweave.ops.sliced_variables import SaveSliceInfo
 
 __all__ = ["Variable", "VariableV1", "global_variables", "local_variables",
            "trainable_variables", "model_variables", "moving_average_variables",
@@ -120,7 +121,9 @@ class Variable:
         self._aggregation = variable_def.aggregation or None
         self._constraint = None
         self._caching_device = None
-        self._save_slice_info = None
+        self._save_slice_info = SaveSliceInfo(
+            save_slice_info_def=variable_def.save_slice_info_def, import_scope=import_scope) \
+            if variable_def.HasField("save_slice_info_def") else None
 
     def to_proto(self, export_scope=None):
         """The VariableDef naming this variable's ops (relative to `export_scope`).
@@ -139,7 +142,19 @@ class Variable:
             aggregation=_enum_value(self._aggregation))
         if self._initial_value is not None:
             proto.initial_value_name = strip_name_scope(self._initial_value.name, export_scope)
+        if self._save_slice_info is not None:
+            proto.save_slice_info_def.MergeFrom(self._save_slice_info.to_proto(export_scope))
         return proto
+
+    # --- a part of a partitioned variable (ops/sliced_variables.py) ---------------------------
+    SaveSliceInfo = SaveSliceInfo
+
+    def _set_save_slice_info(self, save_slice_info) -> None:
+        """Marks this variable as the slice `save_slice_info` of a partitioned variable."""
+        self._save_slice_info = save_slice_info
+
+    def _get_save_slice_info(self):
+        return self._save_slice_info
 
     @staticmethod
     def from_proto(variable_def, import_scope=None):

@@ -7,7 +7,11 @@ A checkpoint is named by its prefix (`/ckpt/model.ckpt-4`) and is these files:
                                                 64-byte-aligned offset
 
 Every tensor's bytes carry their own CRC32C in the index; the index carries one over itself.
-`docs/checkpoint-format.md` describes the bytes. Writes are atomic: data files are written to
+A tensor may be stored as slices (the parts of a partitioned variable): its index entry then
+holds the full shape and, per slice, where the slice lies in the full tensor and where its
+bytes are. Any slice of a tensor can be read back, assembled from the stored slices that cover
+it, so a checkpoint restores into another partitioning or none. `docs/checkpoint-format.md`
+describes the bytes. Writes are atomic: data files are written to
 temporary names, fsynced and renamed; the index is written the same way, last. A data file's
 name holds a fresh random token, so writing over an existing prefix never touches the files the
 old index names: a crash at any point leaves the old or the new checkpoint whole. Data files no
@@ -16,19 +20,21 @@ index refers to any more are removed once the new index is in place.
 Contract: `write_checkpoint` and `merge_checkpoints` return only after everything is durable;
 `read_index` and `read_tensors` raise NotFoundError for a missing checkpoint and DataLossError
 for any file that is truncated, corrupt or of another format, and never return unchecked bytes.
+The slices of a tensor lie inside it and never overlap.
 """
 from __future__ import annotations
 
 import ctypes
 import glob
 import json
+import math
 import os
 import secrets
 import struct
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import google_crc32c
 import numpy as np
@@ -36,7 +42,12 @@ import numpy as np
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
 
-FORMAT_VERSION = 1
+# Index versions: 1 stores whole tensors only; 2 adds tensors stored as slices. A checkpoint
+# is written with the lowest version that describes it, so one without slices stays readable
+# by tensorweave versions that know only version 1. Data files are unchanged since version 1.
+FORMAT_VERSION = 2
+_WHOLE_TENSORS_VERSION = 1
+DATA_VERSION = 1
 INDEX_MAGIC = b"TWCKIDX\n"
 DATA_MAGIC = b"TWCKDAT\n"
 ALIGNMENT = 64
@@ -61,11 +72,11 @@ def _pause_point(stage: str) -> None:
 
 
 @dataclass(frozen=True)
-class TensorEntry:
-    """Where one tensor lives: its dtype, shape, shard, byte range and checksum."""
+class SliceEntry:
+    """One stored piece of a tensor: where it lies in the full tensor (`start`, `shape`) and
+    where its bytes are (shard, byte range, checksum)."""
 
-    name: str
-    dtype: _dtypes.DType
+    start: tuple
     shape: tuple
     shard: int
     offset: int
@@ -73,8 +84,40 @@ class TensorEntry:
     crc32c: int
 
     def to_json(self) -> dict:
-        return {"dtype": self.dtype.name, "shape": list(self.shape), "shard": self.shard,
+        return {"start": list(self.start), "shape": list(self.shape), "shard": self.shard,
                 "offset": self.offset, "length": self.length, "crc32c": self.crc32c}
+
+
+@dataclass(frozen=True)
+class TensorEntry:
+    """One tensor: its dtype and (full) shape, and where its bytes are: a shard, byte range
+    and checksum for a whole tensor, or `slices` (and no location of its own) for a tensor
+    stored as slices."""
+
+    name: str
+    dtype: _dtypes.DType
+    shape: tuple
+    shard: int | None = None
+    offset: int | None = None
+    length: int | None = None
+    crc32c: int | None = None
+    slices: tuple = ()
+
+    def pieces(self) -> tuple:
+        """The stored pieces: the slices, or the whole tensor as one piece at the origin."""
+        if self.slices:
+            return self.slices
+        return (SliceEntry((0,) * len(self.shape), self.shape, self.shard, self.offset,
+                           self.length, self.crc32c),)
+
+    def to_json(self) -> dict:
+        out = {"dtype": self.dtype.name, "shape": list(self.shape)}
+        if self.slices:
+            out["slices"] = [p.to_json() for p in self.slices]
+        else:
+            out.update(shard=self.shard, offset=self.offset, length=self.length,
+                       crc32c=self.crc32c)
+        return out
 
 
 @dataclass
@@ -179,7 +222,7 @@ def _write_data_file(path: str, buffers: list, pause: bool = False):
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         with open(fd, "wb", buffering=0, closefd=True) as f:
-            header = DATA_HEADER.pack(DATA_MAGIC, FORMAT_VERSION)
+            header = DATA_HEADER.pack(DATA_MAGIC, DATA_VERSION)
             pos = f.write(header.ljust(ALIGNMENT, b"\0"))
             crcs = [_crc_async(buf) for buf in buffers]
             for buf in buffers:
@@ -233,12 +276,13 @@ def _write_all(f, buf: np.ndarray) -> int:
 
 def _write_index(prefix: str, entries: list, data_suffixes: list) -> None:
     """Writes PREFIX.index atomically: the commit point of a checkpoint."""
+    version = FORMAT_VERSION if any(e.slices for e in entries) else _WHOLE_TENSORS_VERSION
     body = json.dumps({
-        "format": "tensorweave-checkpoint", "version": FORMAT_VERSION,
+        "format": "tensorweave-checkpoint", "version": version,
         "data_files": data_suffixes,
         "tensors": {e.name: e.to_json() for e in sorted(entries, key=lambda e: e.name)},
     }, separators=(",", ":")).encode()
-    blob = INDEX_HEADER.pack(INDEX_MAGIC, FORMAT_VERSION, len(body)) + body
+    blob = INDEX_HEADER.pack(INDEX_MAGIC, version, len(body)) + body
     blob += _CRC.pack(google_crc32c.value(blob))
     path = index_path(prefix)
     tmp = f"{path}.{secrets.token_hex(4)}.tmp"
@@ -276,29 +320,129 @@ def _check_directory(prefix: str) -> str:
     return directory
 
 
+# --- slices --------------------------------------------------------------------------------
+def shape_text(shape) -> str:
+    """A shape as TensorFlow prints it in messages: [10,5]."""
+    return "[" + ",".join(str(d) for d in shape) + "]"
+
+
+def slice_text(start, shape) -> str:
+    """A slice as TensorFlow prints it: `start,length` per dimension, joined by ':'."""
+    return ":".join(f"{lo},{n}" for lo, n in zip(start, shape))
+
+
+def check_slice_bounds(full_shape, start, shape, spec: str | None = None) -> None:
+    """Raises InternalError (TensorFlow's message) unless the slice lies inside full_shape."""
+    spec = slice_text(start, shape) if spec is None else spec
+    if len(start) != len(full_shape) or len(shape) != len(full_shape):
+        raise errors.InternalError(
+            None, None, f"Mismatching ranks: shape = {shape_text(full_shape)}, slice = {spec}")
+    for d, (lo, n, full) in enumerate(zip(start, shape, full_shape)):
+        if lo < 0 or n < 0 or lo + n > full:
+            raise errors.InternalError(
+                None, None, f"Extent in dimension {d} out of bounds: shape = "
+                f"{shape_text(full_shape)}, slice = {spec}")
+
+
+def _intersection(start_a, shape_a, start_b, shape_b):
+    """(start, shape) of the common part of two boxes, or None if they share no element."""
+    lo = tuple(max(a, b) for a, b in zip(start_a, start_b))
+    hi = tuple(min(a + m, b + n) for a, m, b, n in zip(start_a, shape_a, start_b, shape_b))
+    if any(h <= low for low, h in zip(lo, hi)):
+        return None
+    return lo, tuple(h - low for low, h in zip(lo, hi))
+
+
+class _Table:
+    """The tensors of an index being built (by a write or a merge), checked as they come: a
+    name is one whole tensor or any number of disjoint slices of one dtype and full shape.
+    Each tensor keeps the caller's `item` per piece (a buffer number, or an entry)."""
+
+    def __init__(self, duplicate_message):
+        self._duplicate_message = duplicate_message
+        self.tensors: dict = {}   # name -> [dtype, full shape, whole item | None, slices]
+
+    def _duplicate(self, name) -> errors.InvalidArgumentError:
+        return errors.InvalidArgumentError(None, None, self._duplicate_message(name))
+
+    def add_whole(self, name, dtype, shape, item) -> None:
+        if name in self.tensors:
+            raise self._duplicate(name)
+        self.tensors[name] = [dtype, tuple(shape), item, []]
+
+    def add_slice(self, name, dtype, full_shape, start, shape, item) -> None:
+        full_shape, start, shape = tuple(full_shape), tuple(start), tuple(shape)
+        check_slice_bounds(full_shape, start, shape)
+        known = self.tensors.setdefault(name, [dtype, full_shape, None, []])
+        if known[2] is not None:
+            raise self._duplicate(name)
+        if (known[0], known[1]) != (dtype, full_shape):
+            raise errors.InvalidArgumentError(
+                None, None, f"Slices of tensor {name!r} disagree: {known[0].name} "
+                f"{shape_text(known[1])} and {dtype.name} {shape_text(full_shape)}")
+        for other_start, other_shape, _ in known[3]:
+            if (other_start, other_shape) == (start, shape):
+                raise self._duplicate(name)
+            if _intersection(start, shape, other_start, other_shape) is not None:
+                raise errors.InvalidArgumentError(
+                    None, None, f"Slices {slice_text(other_start, other_shape)} and "
+                    f"{slice_text(start, shape)} of tensor {name!r} overlap")
+        known[3].append((start, shape, item))
+
+    def entries(self, whole_entry, slice_entry) -> list:
+        """TensorEntries, made by `whole_entry(name, dtype, shape, item)` and, per slice,
+        `slice_entry(start, shape, item)` (slices in order of their start)."""
+        out = []
+        for name, (dtype, shape, whole, slices) in self.tensors.items():
+            if whole is not None:
+                out.append(whole_entry(name, dtype, shape, whole))
+            else:
+                pieces = tuple(slice_entry(*s) for s in sorted(slices, key=lambda s: s[0]))
+                out.append(TensorEntry(name, dtype, shape, slices=pieces))
+        return out
+
+
 # --- writing -------------------------------------------------------------------------------
-def write_checkpoint(prefix: str, names, values, dtypes) -> None:
+def write_checkpoint(prefix: str, names, values, dtypes, slices=None) -> None:
     """Writes `values` under `names` as the checkpoint at `prefix` (one shard), atomically.
 
+    Args:
+      prefix: the checkpoint prefix.
+      names: one checkpoint name per value.
+      values: the tensors' values.
+      dtypes: their DTypes.
+      slices: optional, per value None (a whole tensor) or `(full_shape, start)`: the value
+        is the slice of tensor `name` (of `full_shape`) that begins at `start`. Several
+        values may be disjoint slices of one name.
+
     Raises:
-      InvalidArgumentError: duplicate names, or a name/value count mismatch.
+      InvalidArgumentError: a name used twice (other than for disjoint slices), slices of one
+        name of different dtypes or full shapes, or a name/value count mismatch.
+      InternalError: a slice outside its full shape (TensorFlow's error).
       NotFoundError: the directory does not exist.
     """
     names = list(names)
-    if len(names) != len(values) or len(set(names)) != len(names):
+    if len(names) != len(values):
         raise errors.InvalidArgumentError(
-            None, None, f"Checkpoint tensor names must be unique and match the tensors: "
-            f"{len(names)} names, {len(set(names))} distinct, {len(values)} tensors")
+            None, None, f"Checkpoint tensor names must match the tensors: {len(names)} "
+            f"names, {len(values)} tensors")
+    slices = list(slices) if slices is not None else [None] * len(names)
+    shapes = [tuple(np.shape(value)) for value in values]
+    table = _Table(lambda name: f"Adding duplicate key: {name} (checkpoint tensor names must "
+                                "be unique, except for disjoint slices of one tensor)")
+    for i, (name, dtype, shape, where) in enumerate(zip(names, dtypes, shapes, slices)):
+        if where is None:
+            table.add_whole(name, dtype.base_dtype, shape, i)
+        else:
+            table.add_slice(name, dtype.base_dtype, where[0], where[1], shape, i)
     directory = _check_directory(prefix)
     token = secrets.token_hex(4)
-    buffers, shapes = [], []
-    for value, dtype in zip(values, dtypes):
-        buffers.append(_encode(value, dtype))
-        shapes.append(tuple(np.shape(value)))
+    buffers = [_encode(value, dtype) for value, dtype in zip(values, dtypes)]
     suffix = data_suffix(token, 0, 1)
     placed = _write_data_file(f"{prefix}.{suffix}", buffers, pause=True)
-    entries = [TensorEntry(n, d.base_dtype, s, 0, off, length, crc)
-               for n, d, s, (off, length, crc) in zip(names, dtypes, shapes, placed)]
+    entries = table.entries(
+        lambda name, dtype, shape, i: TensorEntry(name, dtype, shape, 0, *placed[i]),
+        lambda start, shape, i: SliceEntry(start, shape, 0, *placed[i]))
     _fsync_dir(directory)
     _pause_point("index")
     _write_index(prefix, entries, [suffix])
@@ -309,25 +453,32 @@ def write_checkpoint(prefix: str, names, values, dtypes) -> None:
 def merge_checkpoints(prefixes, destination: str, delete_old_dirs: bool = True) -> None:
     """Merges single-shard checkpoints into one checkpoint at `destination` (shard k = k-th).
 
-    The shards' data files are renamed into place; their indexes are merged into one, written
-    last. With `delete_old_dirs`, each shard's directory is removed once empty.
+    Slices of one tensor may come from several shards (the parts of a partitioned variable on
+    several devices). Every index is read and checked before any file moves; then the shards'
+    data files are renamed into place and the merged index is written last. With
+    `delete_old_dirs`, each shard's directory is removed once empty.
+
+    Raises:
+      InvalidArgumentError: a whole tensor in more than one shard, or slices of one tensor
+        that disagree or overlap.
     """
     prefixes = list(prefixes)
     directory = _check_directory(destination)
     token = secrets.token_hex(4)
-    entries, suffixes, seen = [], [], set()
-    for k, prefix in enumerate(prefixes):
-        index = read_index(prefix)
-        suffix = data_suffix(token, k, len(prefixes))
-        suffixes.append(suffix)
-        os.replace(index.data_path(0), f"{destination}.{suffix}")
+    indexes = [read_index(prefix) for prefix in prefixes]
+    table = _Table(lambda name: f"Tensor {name!r} is in more than one shard to merge")
+    for k, index in enumerate(indexes):
         for e in index.entries.values():
-            if e.name in seen:
-                raise errors.InvalidArgumentError(
-                    None, None, f"Tensor {e.name!r} is in more than one shard to merge")
-            seen.add(e.name)
-            entries.append(TensorEntry(e.name, e.dtype, e.shape, k, e.offset, e.length,
-                                       e.crc32c))
+            if not e.slices:
+                table.add_whole(e.name, e.dtype, e.shape, replace(e, shard=k))
+            for piece in e.slices:
+                table.add_slice(e.name, e.dtype, e.shape, piece.start, piece.shape,
+                                replace(piece, shard=k))
+    suffixes = [data_suffix(token, k, len(prefixes)) for k in range(len(prefixes))]
+    for index, suffix in zip(indexes, suffixes):
+        os.replace(index.data_path(0), f"{destination}.{suffix}")
+    entries = table.entries(lambda name, dtype, shape, entry: entry,
+                            lambda start, shape, piece: piece)
     _fsync_dir(directory)
     _write_index(destination, entries, suffixes)
     _fsync_dir(directory)
@@ -366,8 +517,8 @@ def read_index(prefix: str) -> CheckpointIndex:
         raise _data_loss(f"{path} is not a tensorweave checkpoint index (bad magic "
                          f"{magic!r})")
     if version > FORMAT_VERSION:
-        raise _data_loss(f"Checkpoint index {path} has format version {version}; this "
-                         f"tensorweave reads versions up to {FORMAT_VERSION}")
+        raise _data_loss(f"Checkpoint index {path} has format version {version}, newer than "
+                         f"this tensorweave reads (format version {FORMAT_VERSION})")
     end = INDEX_HEADER.size + length
     if len(blob) != end + _CRC.size:
         raise _data_loss(f"Checkpoint index {path} is truncated or has trailing bytes "
@@ -376,36 +527,99 @@ def read_index(prefix: str) -> CheckpointIndex:
     if google_crc32c.value(blob[:end]) != crc:
         raise _data_loss(f"Checksum mismatch in checkpoint index {path}")
     table = json.loads(blob[INDEX_HEADER.size:end])
-    entries = {}
-    for name, e in table["tensors"].items():
-        entries[name] = TensorEntry(name, _dtypes.as_dtype(e["dtype"]), tuple(e["shape"]),
-                                    e["shard"], e["offset"], e["length"], e["crc32c"])
+    entries = {name: _parse_entry(name, e) for name, e in table["tensors"].items()}
     return CheckpointIndex(prefix, entries, list(table["data_files"]))
 
 
-def read_tensors(index: CheckpointIndex, names) -> list:
-    """Reads and verifies the named tensors; all are checked before any is returned.
+def _parse_entry(name: str, e: dict) -> TensorEntry:
+    dtype, shape = _dtypes.as_dtype(e["dtype"]), tuple(e["shape"])
+    if "slices" in e:
+        return TensorEntry(name, dtype, shape, slices=tuple(
+            SliceEntry(tuple(p["start"]), tuple(p["shape"]), p["shard"], p["offset"],
+                       p["length"], p["crc32c"]) for p in e["slices"]))
+    return TensorEntry(name, dtype, shape, e["shard"], e["offset"], e["length"], e["crc32c"])
+
+
+def read_tensors(index: CheckpointIndex, names, boxes=None) -> list:
+    """Reads and verifies the named tensors, or slices of them, from the stored pieces that
+    cover them; every piece read is checked before any value is returned.
+
+    Args:
+      index: the checkpoint's index.
+      names: the tensors to read.
+      boxes: optional, per name None (the whole tensor) or `(start, shape)`, a slice inside
+        the tensor (see `check_slice_bounds`).
 
     Raises:
       NotFoundError: a name is not in the checkpoint, or a data file is missing.
+      InvalidArgumentError: the stored slices of a tensor do not cover what is asked.
       DataLossError: a data file is truncated or a tensor fails its checksum.
     """
-    entries = []
-    for name in names:
-        if name not in index.entries:
+    boxes = list(boxes) if boxes is not None else [None] * len(names)
+    requests = []
+    for name, box in zip(names, boxes):
+        entry = index.entries.get(name)
+        if entry is None:
             raise errors.NotFoundError(None, None, f"Key {name} not found in checkpoint")
-        entries.append(index.entries[name])
-    out: list = [None] * len(entries)
-    by_shard: dict = {}
-    for i, e in enumerate(entries):
-        by_shard.setdefault(e.shard, []).append(i)
-    for shard, positions in by_shard.items():
-        positions.sort(key=lambda i: entries[i].offset)
-        _read_shard(index, shard, [entries[i] for i in positions], positions, out)
+        start, shape = (tuple(box[0]), tuple(box[1])) if box is not None else \
+            ((0,) * len(entry.shape), entry.shape)
+        requests.append((entry, start, shape, _covering(entry, start, shape, box is None)))
+    read = _read_pieces(index, {(e.name, piece): (e, piece)
+                                for e, _, _, found in requests for piece, _ in found})
+    return [_assemble(e, start, shape, found, read) for e, start, shape, found in requests]
+
+
+def _covering(entry: TensorEntry, start, shape, whole: bool) -> list:
+    """[(piece, (start, shape) of the part of the box it holds)]: the stored pieces a read of
+    the box needs; one piece when it is exactly the box (read without a copy)."""
+    pieces = entry.pieces()
+    for piece in pieces:
+        if (piece.start, piece.shape) == (start, shape):
+            return [(piece, (start, shape))]
+    found = []
+    for piece in pieces:
+        common = _intersection(start, shape, piece.start, piece.shape)
+        if common is not None:
+            found.append((piece, common))
+    # Pieces are disjoint, so their parts cover the box iff their sizes add up to it.
+    if sum(math.prod(common[1]) for _, common in found) != math.prod(shape):
+        spec = ":".join(["-"] * len(shape)) if whole else slice_text(start, shape)
+        raise errors.InvalidArgumentError(
+            None, None, f"Does not have sufficient slices for partitioned tensor {entry.name} "
+            f"to restore in slice_spec: {spec}")
+    return found
+
+
+def _assemble(entry: TensorEntry, start, shape, found, read) -> np.ndarray:
+    """The box's value from the pieces' values."""
+    if len(found) == 1 and (found[0][0].start, found[0][0].shape) == (start, shape):
+        return read[(entry.name, found[0][0])]
+    dtype = object if entry.dtype == _dtypes.string else entry.dtype.as_numpy_dtype
+    out = np.empty(shape, dtype=dtype)
+    for piece, (lo, n) in found:
+        out[_box_index(lo, n, start)] = read[(entry.name, piece)][_box_index(lo, n, piece.start)]
     return out
 
 
-def _read_shard(index, shard, entries, positions, out) -> None:
+def _box_index(lo, n, origin) -> tuple:
+    """The index of the box (lo, n) in an array whose element 0 is at `origin`."""
+    return tuple(slice(a - o, a - o + k) for a, k, o in zip(lo, n, origin))
+
+
+def _read_pieces(index: CheckpointIndex, wanted: dict) -> dict:
+    """{key: array} for {key: (entry, piece)}: each data file read once, in offset order."""
+    by_shard: dict = {}
+    for key, (_, piece) in wanted.items():
+        by_shard.setdefault(piece.shard, []).append(key)
+    out = {}
+    for shard, keys in by_shard.items():
+        keys.sort(key=lambda k: wanted[k][1].offset)
+        out.update(zip(keys, _read_shard(index, shard, [wanted[k] for k in keys])))
+    return out
+
+
+def _read_shard(index, shard, items) -> list:
+    """The verified arrays of [(entry, piece)] stored in data file `shard`."""
     path = index.data_path(shard)
     try:
         f = open(path, "rb", buffering=0)
@@ -418,42 +632,44 @@ def _read_shard(index, shard, entries, positions, out) -> None:
         if len(header) < DATA_HEADER.size or header[:8] != DATA_MAGIC:
             raise _data_loss(f"{path} is not a tensorweave checkpoint data file")
         pos = DATA_HEADER.size
-        for e, i in zip(entries, positions):
-            if pos != e.offset:
-                f.seek(e.offset)
-            buf = _read_exact(f, e, path)
-            pos = e.offset + e.length
-            pending.append((e, i, buf, _crc_async(buf)))
-    for e, i, buf, crc in pending:
-        if _result(crc) != e.crc32c:
+        for e, piece in items:
+            if pos != piece.offset:
+                f.seek(piece.offset)
+            buf = _read_exact(f, e, piece, path)
+            pos = piece.offset + piece.length
+            pending.append((e, piece, buf, _crc_async(buf)))
+    out = []
+    for e, piece, buf, crc in pending:
+        if _result(crc) != piece.crc32c:
             raise _data_loss(f"Checksum does not match for tensor {e.name!r} in {path}: "
-                             f"stored {e.crc32c:#010x}, computed {_result(crc):#010x}; the "
-                             "checkpoint is corrupt")
-        out[i] = _to_array(e, buf)
+                             f"stored {piece.crc32c:#010x}, computed {_result(crc):#010x}; "
+                             "the checkpoint is corrupt")
+        out.append(_to_array(e, piece, buf))
+    return out
 
 
-def _read_exact(f, e: TensorEntry, path: str) -> np.ndarray:
-    """Reads tensor `e`'s bytes into a fresh buffer laid out as the final array."""
+def _read_exact(f, e: TensorEntry, piece: SliceEntry, path: str) -> np.ndarray:
+    """Reads a piece's bytes into a fresh buffer laid out as the final array."""
     if e.dtype == _dtypes.string:
-        buf = np.empty(e.length, dtype=np.uint8)
+        buf = np.empty(piece.length, dtype=np.uint8)
     else:
-        buf = _as_bytes(np.empty(e.shape, dtype=e.dtype.as_numpy_dtype))
-        if buf.nbytes != e.length:
-            raise _data_loss(f"Tensor {e.name!r} in {path}: {e.length} bytes for shape "
-                             f"{list(e.shape)} of {e.dtype.name}")
+        buf = _as_bytes(np.empty(piece.shape, dtype=e.dtype.as_numpy_dtype))
+        if buf.nbytes != piece.length:
+            raise _data_loss(f"Tensor {e.name!r} in {path}: {piece.length} bytes for shape "
+                             f"{list(piece.shape)} of {e.dtype.name}")
     got = 0
     view = memoryview(buf)
-    while got < e.length:
+    while got < piece.length:
         n = f.readinto(view[got:])
         if not n:
             raise _data_loss(f"Checkpoint data file {path} is truncated: tensor {e.name!r} "
-                             f"needs bytes {e.offset}..{e.offset + e.length}, the file "
-                             f"ends at {e.offset + got}")
+                             f"needs bytes {piece.offset}..{piece.offset + piece.length}, the "
+                             f"file ends at {piece.offset + got}")
         got += n
     return buf
 
 
-def _to_array(e: TensorEntry, buf: np.ndarray) -> np.ndarray:
+def _to_array(e: TensorEntry, piece: SliceEntry, buf: np.ndarray) -> np.ndarray:
     if e.dtype == _dtypes.string:
-        return _decode_strings(buf, e.shape, e.name)
-    return buf.view(e.dtype.as_numpy_dtype).reshape(e.shape)
+        return _decode_strings(buf, piece.shape, e.name)
+    return buf.view(e.dtype.as_numpy_dtype).reshape(piece.shape)

@@ -1,7 +1,8 @@
 """Reading checkpoints outside a graph: NewCheckpointReader, list_variables, load_variable.
 
 A reader parses and verifies the index once; tensors are read (and checksummed) on request.
-A directory argument means the newest checkpoint named by its state file.
+A directory argument means the newest checkpoint named by its state file. A tensor saved as
+slices (a partitioned variable) appears as the full tensor, as in TensorFlow.
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ class CheckpointReader:
         self._index = _fmt.read_index(self._prefix)
 
     def get_variable_to_shape_map(self) -> dict:
-        """{tensor name: shape as a list of ints}."""
+        """{tensor name: shape as a list of ints} (a partitioned variable's full shape)."""
         return {name: list(e.shape) for name, e in self._index.entries.items()}
 
     def get_variable_to_dtype_map(self) -> dict:
@@ -44,9 +45,11 @@ class CheckpointReader:
 
     def get_tensor(self, tensor_str):
         """The tensor's value as a NumPy array; a scalar as a NumPy scalar (bytes for a string).
+        A tensor saved as slices is assembled from them.
 
         Raises:
           NotFoundError: the checkpoint has no such tensor.
+          ValueError: it is saved as slices that do not cover all of it.
           DataLossError: its bytes are truncated or fail the checksum.
         """
         name = _key(tensor_str)
@@ -54,11 +57,15 @@ class CheckpointReader:
             from tensorweave.train.checkpoint_validation import missing_key_lines
             hint = missing_key_lines([name], sorted(self._index.entries))[0].strip()
             raise errors.NotFoundError(None, None, hint)
-        value = _fmt.read_tensors(self._index, [name])[0]
+        try:
+            value = _fmt.read_tensors(self._index, [name])[0]
+        except errors.InvalidArgumentError as e:   # slices missing: TF's reader raises so
+            raise ValueError(e.message) from None
         return value[()] if value.ndim == 0 else value
 
     def debug_string(self) -> bytes:
-        """One line per tensor, sorted: `name (DT_FLOAT) [3,1]`."""
+        """One line per tensor, sorted: `name (DT_FLOAT) [3,1]`; a tensor saved as slices
+        with its full shape (TensorFlow lists its slices under binary-encoded keys)."""
         lines = []
         for name, e in sorted(self._index.entries.items()):
             dims = ",".join(str(d) for d in e.shape)

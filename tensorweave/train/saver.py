@@ -7,7 +7,8 @@ the directory's state file (after the checkpoint and its .meta are complete) and
 checkpoints beyond `max_to_keep`, except one every `keep_checkpoint_every_n_hours`.
 
 A restore is checked against the checkpoint's index before anything is assigned: all missing
-keys, dtype and shape mismatches are reported at once and no variable changes.
+keys, dtype and shape mismatches are reported at once and no variable changes. A partitioned
+variable is saved as slices of its full tensor and restores into any partitioning (or none).
 """
 from __future__ import annotations
 
@@ -36,8 +37,9 @@ class Saver:
     """Saves and restores variables (TF1's tf.train.Saver).
 
     Args:
-      var_list: the variables to save: a list (keyed by op name) or a dict {key: variable};
-        default all global variables and saveable objects.
+      var_list: the variables to save: a list (keyed by op name; the parts of a partitioned
+        variable by its full name) or a dict {key: variable, PartitionedVariable or list of
+        its parts}; default all global variables and saveable objects.
       reshape: restore a tensor into a variable of another shape with the same element count.
       sharded: save one shard per device, merged into one checkpoint.
       max_to_keep: how many recent checkpoints to keep (None or 0: all).
@@ -305,8 +307,10 @@ class Saver:
             raise ValueError(f"The passed save_path is not a valid checkpoint: {save_path}")
         logging.info("Restoring parameters from %s", save_path)
         if self._specs is not None:
-            check_restorable(_fmt.read_index(save_path), [s.name for s in self._specs],
-                             [s.dtype for s in self._specs], [s.shape for s in self._specs],
+            # The parts of a partitioned variable are checked once, as the full tensor.
+            wanted = {s.name: (s.dtype, s.full_shape) for s in self._specs}
+            check_restorable(_fmt.read_index(save_path), list(wanted),
+                             [d for d, _ in wanted.values()], [s for _, s in wanted.values()],
                              reshape=self._reshape)
         sess.run(self.saver_def.restore_op_name,
                  {self.saver_def.filename_tensor_name: save_path})

@@ -11,7 +11,10 @@ For variables {key: variable} (keys are checkpoint names) it builds, with TF1's 
     save/Assign, save/Assign_1, ...   Assign(variable, restored)
     save/restore_all      NoOp after every Assign  <- restore_op_name
 
-Keys are sorted, so the checkpoint and the op order do not depend on dict order. With
+A partitioned variable is saved as slices of one tensor under its full name (or its key): one
+SaveV2/RestoreV2 entry per part, with the part's slice spec ("10 5 4,3:0,5") from its
+SaveSliceInfo, so it restores into any partitioning. Keys are sorted (the slices of a key by
+offset), so the checkpoint and the op order do not depend on dict order. With
 `sharded=True` the variables are grouped by device: each device saves its own shard
 (ShardedFilename) and MergeV2Checkpoints joins them into one checkpoint; `save/Identity` is then
 the save tensor and each device's Assigns are grouped in a `restore_shard` NoOp. Every Assign
@@ -35,16 +38,30 @@ __all__ = ["BaseSaverBuilder", "BulkSaverBuilder", "SaveSpec", "op_list_to_dict"
 
 @dataclass
 class SaveSpec:
-    """One checkpointed variable: its checkpoint key, ref tensor, dtype and static shape."""
+    """One checkpointed tensor: its checkpoint key, ref tensor, dtype and static shape, and
+    for a part of a partitioned variable its SaveSliceInfo (None for a whole variable)."""
 
     name: str
     ref: Tensor
     dtype: _dtypes.DType
     shape: _ts.TensorShape
+    slice_info: object = None
 
     @property
     def device(self) -> str:
         return self.ref.device
+
+    @property
+    def slice_spec(self) -> str:
+        """The `shape_and_slices` entry: "" for a whole variable."""
+        return self.slice_info.spec if self.slice_info is not None else ""
+
+    @property
+    def full_shape(self) -> _ts.TensorShape:
+        """The shape of the checkpoint tensor: the full variable's for a slice."""
+        if self.slice_info is None:
+            return self.shape
+        return _ts.TensorShape(self.slice_info.full_shape)
 
 
 def _ref_of(var):
@@ -61,29 +78,79 @@ def _ref_of(var):
                     f"ref tensor), got {var!r}")
 
 
+def _slice_info(var):
+    """The SaveSliceInfo of a Variable that is a part of a partitioned variable, else None."""
+    from tensorweave.ops.variables import Variable
+    return var._save_slice_info if isinstance(var, Variable) else None
+
+
+def _sort_key(var) -> str:
+    from tensorweave.ops.sliced_variables import PartitionedVariable
+    return var.name if isinstance(var, PartitionedVariable) else _ref_of(var).op.name
+
+
 def op_list_to_dict(op_list, convert_variable_to_tensor=True) -> dict:
-    """{checkpoint key: variable} for a list of variables, keyed by their op names.
+    """{checkpoint key: variable} for a list of variables, keyed by their op names; parts of a
+    partitioned variable are grouped into a list under the full variable's name, and a
+    PartitionedVariable is keyed by its name.
 
     Raises:
-      ValueError: two variables share a name.
+      ValueError: two variables share a name, or parts and a whole variable do.
       TypeError: an element is not a variable.
     """
+    from tensorweave.ops.sliced_variables import PartitionedVariable
     del convert_variable_to_tensor
     if not isinstance(op_list, (list, tuple, set)):
         raise TypeError(f"Variables to save should be passed in a dict or a list: {op_list}")
     out: dict = {}
-    for var in sorted(op_list, key=lambda v: _ref_of(v).op.name):
-        name = _ref_of(var).op.name
-        if name in out:
-            if _ref_of(out[name]) is _ref_of(var):
-                continue
+    for var in sorted(op_list, key=_sort_key):
+        info = _slice_info(var)
+        if info is not None:
+            parts = out.setdefault(info.full_name, [])
+            if not isinstance(parts, list):
+                raise ValueError(f"Mixing slices and non-slices with the same name: "
+                                 f"{info.full_name}")
+            parts.append(var)
+            continue
+        name = _sort_key(var)
+        prior = out.get(name)
+        if prior is not None:
+            whole = not isinstance(prior, (list, PartitionedVariable)) and \
+                not isinstance(var, PartitionedVariable)
+            if whole and _ref_of(prior) is _ref_of(var):
+                continue     # a variable given twice (e.g. as itself and as its ref)
             raise ValueError(f"At least two variables have the same name: {name}")
         out[name] = var
     return out
 
 
+def _specs_of(key: str, value) -> list:
+    """The SaveSpecs of one checkpoint key: one for a variable, one per part for a
+    PartitionedVariable or a list of parts (all slices of one full variable)."""
+    from tensorweave.ops.sliced_variables import PartitionedVariable
+    from tensorweave.ops.variables import Variable
+    if not isinstance(value, (list, tuple, PartitionedVariable)):
+        ref = _ref_of(value)
+        return [SaveSpec(key, ref, ref.dtype.base_dtype, ref.shape)]
+    specs, full_name = [], None
+    for var in value:
+        if not isinstance(var, Variable):
+            raise ValueError(f"Slices must all be Variables: {var}")
+        info = _slice_info(var)
+        if info is None:
+            raise ValueError(f"Slices must all be slices: {var}")
+        if full_name is not None and info.full_name != full_name:
+            raise ValueError(f"Slices must all be from the same tensor: {full_name} != "
+                             f"{info.full_name}")
+        full_name = info.full_name
+        ref = _ref_of(var)
+        specs.append(SaveSpec(key, ref, ref.dtype.base_dtype, ref.shape, info))
+    return sorted(specs, key=lambda s: s.slice_info.var_offset)
+
+
 def specs_for(var_list) -> list:
-    """SaveSpecs sorted by key, from a dict {key: variable} or a list of variables."""
+    """SaveSpecs sorted by key, from a dict {key: variable} or a list of variables; a
+    partitioned variable (or a list of its parts) gives one spec per part."""
     if isinstance(var_list, dict):
         named = var_list
         for key in named:
@@ -93,12 +160,12 @@ def specs_for(var_list) -> list:
         named = op_list_to_dict(var_list)
     specs, seen = [], {}
     for key in sorted(named):
-        ref = _ref_of(named[key])
-        if ref in seen:
-            raise ValueError(f"The same variable is saved twice, as {seen[ref]!r} and "
-                             f"{key!r}: {ref.op.name}")
-        seen[ref] = key
-        specs.append(SaveSpec(key, ref, ref.dtype.base_dtype, ref.shape))
+        for spec in _specs_of(key, named[key]):
+            if spec.ref in seen:
+                raise ValueError(f"The same variable is saved twice, as {seen[spec.ref]!r} "
+                                 f"and {key!r}: {spec.ref.op.name}")
+            seen[spec.ref] = key
+            specs.append(spec)
     return specs
 
 
@@ -132,8 +199,8 @@ class BaseSaverBuilder:
 
     # --- save --------------------------------------------------------------------------------
     def _save_op(self, filename_tensor, specs):
-        return io_ops.save_v2(filename_tensor, [s.name for s in specs], [""] * len(specs),
-                              [s.ref for s in specs])
+        return io_ops.save_v2(filename_tensor, [s.name for s in specs],
+                              [s.slice_spec for s in specs], [s.ref for s in specs])
 
     def _add_save(self, filename_tensor, specs):
         from tensorweave.ops.control_flow_ops import with_dependencies
@@ -168,12 +235,12 @@ class BaseSaverBuilder:
         if restore_sequentially:
             for spec in specs:
                 with control_dependencies(assigns[-1:]):
-                    (value,) = io_ops.restore_v2(filename_tensor, [spec.name], [""],
-                                                 [spec.dtype])
+                    (value,) = io_ops.restore_v2(filename_tensor, [spec.name],
+                                                 [spec.slice_spec], [spec.dtype])
                     assigns.append(self._assign(spec, value, reshape))
         else:
             values = io_ops.restore_v2(filename_tensor, [s.name for s in specs],
-                                       [""] * len(specs), [s.dtype for s in specs])
+                                       [s.slice_spec for s in specs], [s.dtype for s in specs])
             assigns = [self._assign(s, v, reshape) for s, v in zip(specs, values)]
         return group(*assigns, name=name)
 
@@ -200,7 +267,7 @@ class BaseSaverBuilder:
         for dev, specs in groups:
             with device(dev):
                 shard_values.append(io_ops.restore_v2(
-                    filename_tensor, [s.name for s in specs], [""] * len(specs),
+                    filename_tensor, [s.name for s in specs], [s.slice_spec for s in specs],
                     [s.dtype for s in specs]))
         reads = [values[0].op for values in shard_values]
         shard_ops = []

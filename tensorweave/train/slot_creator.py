@@ -11,6 +11,7 @@ import contextlib
 
 from tensorweave.framework.scopes import colocate_with
 from tensorweave.ops import variable_scope as _vs
+from tensorweave.ops.sliced_variables import SaveSliceInfo
 
 
 def _primary_name(primary) -> str:
@@ -39,8 +40,24 @@ def _create_slot_var(primary, initializer, name, shape, dtype, validate_shape,
     relative = full_name[len(parent) + 1:] if parent else full_name
     colocation = colocate_with(primary) if colocate_with_primary else contextlib.nullcontext()
     with colocation, _no_partitioner():
-        return _vs.get_variable(relative, shape=shape, dtype=dtype, initializer=initializer,
+        slot = _vs.get_variable(relative, shape=shape, dtype=dtype, initializer=initializer,
                                 trainable=False, validate_shape=validate_shape)
+    _slice_like_primary(slot, primary)
+    return slot
+
+
+def _slice_like_primary(slot, primary) -> None:
+    """A part of a partitioned variable has slots that are the same parts of the full slot
+    (`<full name>/<slot name>`, e.g. `v/Momentum`), so checkpoints hold the whole slot as TF's
+    do; a scalar slot is not sliced, a lower-rank one takes the leading dimensions."""
+    info = getattr(primary, "_save_slice_info", None)
+    n = slot.shape.ndims
+    if info is None or n == 0:
+        return
+    slot_name = slot.op.name[len(primary.op.name) + 1:]
+    slot._set_save_slice_info(SaveSliceInfo(f"{info.full_name}/{slot_name}",
+                                            info.full_shape[:n], info.var_offset[:n],
+                                            info.var_shape[:n]))
 
 
 def create_slot(primary, val, name, colocate_with_primary=True):

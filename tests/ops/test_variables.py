@@ -158,3 +158,23 @@ def test_variable_scope_object_restores_the_counts_it_found():
             with tf.variable_scope(None, default_name="blk") as outer_blk:
                 pass
         assert outer_blk.name == "outer/blk"
+
+
+@pytest.mark.parametrize("initializer,dtype", [
+    (np.array([1, 2], np.int32), tf.int32), (np.array([1.0, 2.0]), tf.float64),
+    ([1, 2], tf.int32), (1.5, tf.float32), (np.int64(3), tf.int64)])
+def test_get_variable_from_a_value_takes_its_dtype(initializer, dtype):
+    with tf.Graph().as_default():
+        with tf.variable_scope("s", dtype=tf.float64):
+            assert tf.get_variable("v", initializer=initializer).dtype.base_dtype == dtype
+        assert tf.get_variable("t", initializer=tf.constant(initializer)).dtype.base_dtype \
+            == tf.constant(initializer).dtype
+
+
+def test_get_variable_explicit_dtype_must_match_the_value():
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match="Initializer type '<dtype: 'int32'>' and explicit "
+                                             "dtype '<dtype: 'float32'>' don't match."):
+            tf.get_variable("v", initializer=np.array([1, 2], np.int32), dtype=tf.float32)
+        assert tf.get_variable("w", initializer=[1.0], dtype=tf.float32).dtype == \
+            tf.float32_ref

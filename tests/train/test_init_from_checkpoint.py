@@ -135,17 +135,48 @@ def _error(ckpt, build_and_map):
      "Tensor old/zz (zz in old/) is not found in {ckpt} checkpoint"),
     (lambda: (_zeros("new/zz", [3]), {"old": "new/"})[1], ValueError,
      "Assignment map with scope only name new should map to scope only old."),
-    (lambda: {"old/a": [_zeros("v", [2, 3])]}, NotImplementedError,
-     "init_from_checkpoint: ['v:0'] is a partitioned variable"),
-    (lambda: (_zeros("w/part_0", [2, 3]), {"old/a": "w"})[1], NotImplementedError,
-     "init_from_checkpoint: w is a partitioned variable"),
-    (lambda: (_zeros("new/w/part_0", [2, 3]), {"old/": "new/"})[1], NotImplementedError,
-     "init_from_checkpoint: new/w is a partitioned variable"),
+    (lambda: {"old/a": [_zeros("v", [2, 3])]}, ValueError,
+     "Slices must all be from the same tensor"),
 ])
 def test_map_errors(ckpt, build_and_map, error, message):
     info = _error(ckpt, build_and_map)
     assert info.type is error
     assert message.format(ckpt=ckpt) in str(info.value)
+
+
+def _partitioned(name, axis):
+    return tf.get_variable(name, [2, 3], initializer=tf.zeros_initializer(),
+                           partitioner=tf.fixed_size_partitioner(2, axis=axis))
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("form", ["name", "object", "parts", "scope"])
+def test_partitioned_variables_load_their_slices(ckpt, form, axis):
+    with tf.Graph().as_default():
+        with tf.variable_scope("new"):
+            var = _partitioned("a", axis)
+        target = {"name": "new/a", "object": var, "parts": list(var), "scope": "new/"}[form]
+        tf.train.init_from_checkpoint(ckpt, {"old/" if form == "scope" else "old/a": target})
+        specs = [part.initializer.inputs[1].op.inputs[2] for part in var]
+        parts = _initialized(list(var))
+        with tf.Session() as sess:
+            assert [sess.run(s)[0] for s in specs] == [p._save_slice_info.spec.encode()
+                                                        for p in var]
+    np.testing.assert_array_equal(np.concatenate(parts, axis=axis), A)
+
+
+def test_a_partitioned_checkpoint_loads_into_a_whole_variable(tmp_path):
+    with tf.Graph().as_default():
+        with tf.variable_scope("old"):
+            saved = _partitioned("a", 1)
+        with tf.Session() as sess:
+            sess.run([p.assign(np.full(p.shape.as_list(), i, np.float32))
+                      for i, p in enumerate(saved)])
+            prefix = tf.train.Saver().save(sess, str(tmp_path / "parts"))
+    with tf.Graph().as_default():
+        whole = _zeros("whole", [2, 3])
+        tf.train.init_from_checkpoint(prefix, {"old/a": whole})
+        np.testing.assert_array_equal(_initialized(whole), [[0, 0, 1], [0, 0, 1]])
 
 
 def test_a_scope_without_variables_is_no_error(ckpt):
