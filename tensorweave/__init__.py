@@ -44,7 +44,7 @@ from tensorweave.compat.v2_behavior import *
 from tensorweave.platform import app, flags
 from tensorweave.platform import gfile
 from tensorweave.platform import tf_logging as logging
-from tensorweave import compat, initializers, layers, losses, nn, test, train
+from tensorweave import compat, image, initializers, layers, losses, nn, test, train
 from tensorweave import graph_util
 from tensorweave import io, metrics, python_io, sparse, summary
 from tensorweave import data
@@ -75,6 +75,7 @@ from tensorweave.ops.control_flow_primitives import *
 from tensorweave.ops.counting_ops import *
 from tensorweave.ops.decode_ops import *
 from tensorweave.ops.data_flow_ops import *
+from tensorweave.ops.image_ops import *
 from tensorweave.ops.image_patches_ops import *
 from tensorweave.ops.init_ops import *
 from tensorweave.ops.linalg_decomp_ops import *

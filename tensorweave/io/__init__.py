@@ -1,5 +1,15 @@
 """tf.io: file formats and I/O utilities (re-exports only)."""
 from tensorweave.ops.decode_ops import decode_csv, decode_raw, parse_tensor, serialize_tensor
+from tensorweave.ops.image_codec_ops import (
+    decode_bmp,
+    decode_gif,
+    decode_image,
+    decode_jpeg,
+    decode_png,
+    encode_jpeg,
+    encode_png,
+    is_jpeg,
+)
 from tensorweave.ops.parsing_ops import (
     FixedLenFeature,
     FixedLenSequenceFeature,

@@ -64,7 +64,10 @@ def _public_ops():
 
 def _all_cases():
     cases = []
-    for path in sorted(glob.glob(os.path.join(HERE, "test_*.py"))):
+    image_tests = os.path.join(os.path.dirname(HERE), "image")   # tf.image's ops live there
+    paths = glob.glob(os.path.join(HERE, "test_*.py")) + \
+        glob.glob(os.path.join(image_tests, "test_*.py"))
+    for path in sorted(paths):
         if path == os.path.abspath(__file__):
             continue
         spec = importlib.util.spec_from_file_location(f"_coverage_{os.path.basename(path)}",
