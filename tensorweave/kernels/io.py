@@ -19,6 +19,7 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.kernels.registry import kernel, register_pure
+from tensorweave.train.checkpoint_slices import shape_text
 
 
 def _format():
@@ -140,8 +141,8 @@ class RestoreV2Kernel:
             stored = index.entries[name].shape
             if spec is not None and spec[0] != stored:
                 raise _invalid(f"tensor_name = {name}; shape in shape_and_slice spec "
-                               f"{fmt.shape_text(spec[0])} does not match the shape stored "
-                               f"in checkpoint: {fmt.shape_text(stored)}")
+                               f"{shape_text(spec[0])} does not match the shape stored "
+                               f"in checkpoint: {shape_text(stored)}")
         values = fmt.read_tensors(index, names, [None if s is None else s[1:] for s in specs])
         return values[0] if len(values) == 1 else tuple(values)
 

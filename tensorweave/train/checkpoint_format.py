@@ -27,7 +27,6 @@ from __future__ import annotations
 import ctypes
 import glob
 import json
-import math
 import os
 import secrets
 import struct
@@ -41,6 +40,14 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
+from tensorweave.train.checkpoint_slices import (
+    assemble,
+    check_slice_bounds,
+    covering,
+    intersection,
+    shape_text,
+    slice_text,
+)
 
 # Index versions: 1 stores whole tensors only; 2 adds tensors stored as slices. A checkpoint
 # is written with the lowest version that describes it, so one without slices stays readable
@@ -320,39 +327,6 @@ def _check_directory(prefix: str) -> str:
     return directory
 
 
-# --- slices --------------------------------------------------------------------------------
-def shape_text(shape) -> str:
-    """A shape as TensorFlow prints it in messages: [10,5]."""
-    return "[" + ",".join(str(d) for d in shape) + "]"
-
-
-def slice_text(start, shape) -> str:
-    """A slice as TensorFlow prints it: `start,length` per dimension, joined by ':'."""
-    return ":".join(f"{lo},{n}" for lo, n in zip(start, shape))
-
-
-def check_slice_bounds(full_shape, start, shape, spec: str | None = None) -> None:
-    """Raises InternalError (TensorFlow's message) unless the slice lies inside full_shape."""
-    spec = slice_text(start, shape) if spec is None else spec
-    if len(start) != len(full_shape) or len(shape) != len(full_shape):
-        raise errors.InternalError(
-            None, None, f"Mismatching ranks: shape = {shape_text(full_shape)}, slice = {spec}")
-    for d, (lo, n, full) in enumerate(zip(start, shape, full_shape)):
-        if lo < 0 or n < 0 or lo + n > full:
-            raise errors.InternalError(
-                None, None, f"Extent in dimension {d} out of bounds: shape = "
-                f"{shape_text(full_shape)}, slice = {spec}")
-
-
-def _intersection(start_a, shape_a, start_b, shape_b):
-    """(start, shape) of the common part of two boxes, or None if they share no element."""
-    lo = tuple(max(a, b) for a, b in zip(start_a, start_b))
-    hi = tuple(min(a + m, b + n) for a, m, b, n in zip(start_a, shape_a, start_b, shape_b))
-    if any(h <= low for low, h in zip(lo, hi)):
-        return None
-    return lo, tuple(h - low for low, h in zip(lo, hi))
-
-
 class _Table:
     """The tensors of an index being built (by a write or a merge), checked as they come: a
     name is one whole tensor or any number of disjoint slices of one dtype and full shape.
@@ -383,7 +357,7 @@ class _Table:
         for other_start, other_shape, _ in known[3]:
             if (other_start, other_shape) == (start, shape):
                 raise self._duplicate(name)
-            if _intersection(start, shape, other_start, other_shape) is not None:
+            if intersection(start, shape, other_start, other_shape) is not None:
                 raise errors.InvalidArgumentError(
                     None, None, f"Slices {slice_text(other_start, other_shape)} and "
                     f"{slice_text(start, shape)} of tensor {name!r} overlap")
@@ -563,47 +537,10 @@ def read_tensors(index: CheckpointIndex, names, boxes=None) -> list:
             raise errors.NotFoundError(None, None, f"Key {name} not found in checkpoint")
         start, shape = (tuple(box[0]), tuple(box[1])) if box is not None else \
             ((0,) * len(entry.shape), entry.shape)
-        requests.append((entry, start, shape, _covering(entry, start, shape, box is None)))
+        requests.append((entry, start, shape, covering(entry, start, shape, box is None)))
     read = _read_pieces(index, {(e.name, piece): (e, piece)
                                 for e, _, _, found in requests for piece, _ in found})
-    return [_assemble(e, start, shape, found, read) for e, start, shape, found in requests]
-
-
-def _covering(entry: TensorEntry, start, shape, whole: bool) -> list:
-    """[(piece, (start, shape) of the part of the box it holds)]: the stored pieces a read of
-    the box needs; one piece when it is exactly the box (read without a copy)."""
-    pieces = entry.pieces()
-    for piece in pieces:
-        if (piece.start, piece.shape) == (start, shape):
-            return [(piece, (start, shape))]
-    found = []
-    for piece in pieces:
-        common = _intersection(start, shape, piece.start, piece.shape)
-        if common is not None:
-            found.append((piece, common))
-    # Pieces are disjoint, so their parts cover the box iff their sizes add up to it.
-    if sum(math.prod(common[1]) for _, common in found) != math.prod(shape):
-        spec = ":".join(["-"] * len(shape)) if whole else slice_text(start, shape)
-        raise errors.InvalidArgumentError(
-            None, None, f"Does not have sufficient slices for partitioned tensor {entry.name} "
-            f"to restore in slice_spec: {spec}")
-    return found
-
-
-def _assemble(entry: TensorEntry, start, shape, found, read) -> np.ndarray:
-    """The box's value from the pieces' values."""
-    if len(found) == 1 and (found[0][0].start, found[0][0].shape) == (start, shape):
-        return read[(entry.name, found[0][0])]
-    dtype = object if entry.dtype == _dtypes.string else entry.dtype.as_numpy_dtype
-    out = np.empty(shape, dtype=dtype)
-    for piece, (lo, n) in found:
-        out[_box_index(lo, n, start)] = read[(entry.name, piece)][_box_index(lo, n, piece.start)]
-    return out
-
-
-def _box_index(lo, n, origin) -> tuple:
-    """The index of the box (lo, n) in an array whose element 0 is at `origin`."""
-    return tuple(slice(a - o, a - o + k) for a, k, o in zip(lo, n, origin))
+    return [assemble(e, start, shape, found, read) for e, start, shape, found in requests]
 
 
 def _read_pieces(index: CheckpointIndex, wanted: dict) -> dict:
