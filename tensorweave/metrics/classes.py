@@ -10,8 +10,8 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.metrics.util import check_graph_mode, collect, metric_variable, safe_div
 from tensorweave.ops.array_creation_ops import ones, ones_like
-from tensorweave.ops.array_creation_ops import range as _range
-from tensorweave.ops.array_index_ops import gather, where
+from tensorweave.ops.array_index_ops import where
+from tensorweave.ops.array_matrix_ops import matrix_diag_part
 from tensorweave.ops.array_ops import reshape, size
 from tensorweave.ops.confusion_matrix_ops import confusion_matrix
 from tensorweave.ops.math_ops import equal, greater, not_equal
@@ -86,9 +86,7 @@ def _mean_iou_of(total_cm, num_classes):
     tp / (tp + fp + fn), read off the confusion matrix; 0 if none occurs."""
     sum_over_row = cast(reduce_sum(total_cm, 0), _F32)
     sum_over_col = cast(reduce_sum(total_cm, 1), _F32)
-    # The diagonal of the [n, n] matrix: every (n + 1)-th entry of its flattening.
-    diagonal = gather(reshape(total_cm, [-1]), _range(num_classes) * (num_classes + 1))
-    cm_diag = cast(diagonal, _F32)
+    cm_diag = cast(matrix_diag_part(total_cm), _F32)
     denominator = sum_over_row + sum_over_col - cm_diag
     num_valid = reduce_sum(cast(not_equal(denominator, 0), dtype=_F32))
     denominator = where(greater(denominator, 0), denominator, ones_like(denominator))
