@@ -38,6 +38,7 @@ from tensorweave.image.geometry import (
     transpose_image,
 )
 from tensorweave.image.quality import image_gradients, psnr, sobel_edges, ssim, total_variation
+from tensorweave.image.yiq_yuv import rgb_to_yiq, rgb_to_yuv, yiq_to_rgb, yuv_to_rgb
 from tensorweave.image.resize import (
     ResizeMethod,
     resize,
@@ -53,6 +54,13 @@ from tensorweave.ops.image_codec_ops import (
     encode_jpeg,
     encode_png,
     is_jpeg,
+)
+from tensorweave.ops.image_nms_ops import (
+    combined_non_max_suppression,
+    non_max_suppression,
+    non_max_suppression_overlaps,
+    non_max_suppression_padded,
+    non_max_suppression_with_scores,
 )
 from tensorweave.ops.image_ops import hsv_to_rgb, random_crop, rgb_to_hsv
 from tensorweave.ops.image_resize_ops import (
