@@ -75,6 +75,7 @@ from tensorweave.ops.control_flow_primitives import *
 from tensorweave.ops.counting_ops import *
 from tensorweave.ops.decode_ops import *
 from tensorweave.ops.data_flow_ops import *
+from tensorweave.ops.edit_distance_ops import *
 from tensorweave.ops.image_ops import *
 from tensorweave.ops.image_patches_ops import *
 from tensorweave.ops.init_ops import *

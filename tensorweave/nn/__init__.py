@@ -1,5 +1,6 @@
 """tf.nn: neural-network ops (one star-import line per nn op module)."""
 from tensorweave.ops.array_space_ops import depth_to_space, space_to_batch, space_to_depth
+from tensorweave.ops.ctc_ops import *
 from tensorweave.ops.embedding_ops import *
 from tensorweave.ops.nn_conv_ops import *
 from tensorweave.ops.nn_dropout_ops import *
