@@ -49,6 +49,7 @@ from tensorweave import graph_util
 from tensorweave import io, metrics, python_io, sparse, summary
 from tensorweave import data
 from tensorweave import strings
+from tensorweave.autodiff.custom_gradient import *
 from tensorweave.autodiff.gradients import *
 from tensorweave.autodiff.registry import NotDifferentiable, RegisterGradient, no_gradient
 from tensorweave.framework.indexed_slices import IndexedSlices
@@ -63,8 +64,10 @@ from tensorweave.ops.array_ops import *
 from tensorweave.ops.array_rearrange_ops import *
 from tensorweave.ops.array_slicing_ops import *
 from tensorweave.ops.array_space_ops import *
+from tensorweave.ops.check_extra_ops import *
 from tensorweave.ops.check_ops import *
 from tensorweave.ops.clip_ops import *
+from tensorweave.ops.complex_ops import *
 from tensorweave.ops.confusion_matrix_ops import *
 from tensorweave.ops.constant_op import *
 from tensorweave.ops.control_flow_ops import *
@@ -84,14 +87,17 @@ from tensorweave.ops.linalg_ops import *
 from tensorweave.ops.linalg_qr_svd_ops import *
 from tensorweave.ops.linalg_solve_ops import *
 from tensorweave.ops.logging_ops import *
+from tensorweave.ops.math_extra_ops import *
 from tensorweave.ops.math_ops import *
 from tensorweave.ops.math_segment_ops import *
 from tensorweave.ops.math_special_ops import *
 from tensorweave.ops.math_unary_ops import *
+from tensorweave.ops.misc_array_ops import *
 from tensorweave.ops.norm_ops import *
 from tensorweave.ops.parsing_ops import *
 from tensorweave.ops.partition_ops import *
 from tensorweave.ops.partitioned_variables import *
+from tensorweave.ops.py_function_ops import *
 from tensorweave.ops.random_gamma_ops import *
 from tensorweave.ops.random_ops import *
 from tensorweave.ops.reader_ops import *
@@ -107,6 +113,7 @@ from tensorweave.ops.string_ops import *
 from tensorweave.ops.string_regex_ops import *
 from tensorweave.ops.string_split_ops import *
 from tensorweave.ops.tensor_array import *
+from tensorweave.ops.template import *
 from tensorweave.ops.variable_scope import *
 from tensorweave.ops.variables import *
 # --- end of op families ------------------------------------------------------------------

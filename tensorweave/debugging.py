@@ -1,5 +1,10 @@
 """tf.debugging: assertions and numeric checks (re-exports only)."""
 # ruff: noqa: F401 - re-exports
+from tensorweave.ops.check_extra_ops import (
+    assert_proper_iterable,
+    assert_rank_in,
+    assert_same_float_dtype,
+)
 from tensorweave.ops.check_ops import (
     assert_equal,
     assert_greater,
@@ -21,4 +26,5 @@ from tensorweave.ops.check_ops import (
 )
 from tensorweave.ops.check_ops import verify_tensor_all_finite as assert_all_finite
 from tensorweave.ops.logging_ops import Assert, check_numerics
+from tensorweave.ops.math_extra_ops import is_non_decreasing, is_strictly_increasing
 from tensorweave.ops.math_unary_ops import is_finite, is_inf, is_nan

@@ -25,6 +25,7 @@ from tensorweave.framework.dtypes import (
     uint64,
     variant,
 )
+from tensorweave.ops.complex_ops import complex
 from tensorweave.ops.math_ops import saturate_cast
 from tensorweave.ops.math_unary_ops import cast
 from tensorweave.ops.string_ops import as_string

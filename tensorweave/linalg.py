@@ -21,5 +21,6 @@ from tensorweave.ops.linalg_solve_ops import cholesky_solve
 from tensorweave.ops.linalg_solve_ops import matrix_solve as solve
 from tensorweave.ops.linalg_solve_ops import matrix_solve_ls as lstsq
 from tensorweave.ops.linalg_solve_ops import matrix_triangular_solve as triangular_solve
+from tensorweave.ops.misc_array_ops import cross
 from tensorweave.ops.nn_normalize_ops import l2_normalize
 from tensorweave.ops.norm_ops import norm

@@ -1,8 +1,22 @@
 """tf.math: TF 2.21 compat.v1's tf.math names of the math ops tensorweave implements
 (re-exports only; each name is the same callable as its top-level or tf.nn twin)."""
 # ruff: noqa: A004, F401 - TF's names shadow builtins (abs, pow, round); all are re-exports
+from tensorweave.ops.complex_ops import angle, imag, real
 from tensorweave.ops.confusion_matrix_ops import confusion_matrix
 from tensorweave.ops.counting_ops import bincount, reduce_std, reduce_variance
+from tensorweave.ops.math_extra_ops import (
+    accumulate_n,
+    bessel_i0,
+    bessel_i1,
+    cumulative_logsumexp,
+    is_non_decreasing,
+    is_strictly_increasing,
+    multiply_no_nan,
+    nextafter,
+    polyval,
+    reciprocal_no_nan,
+    reduce_euclidean_norm,
+)
 from tensorweave.ops.math_ops import (
     add,
     add_n,
@@ -97,6 +111,7 @@ from tensorweave.ops.math_unary_ops import (
     tan,
     tanh,
 )
+from tensorweave.ops.misc_array_ops import invert_permutation, segment_prod, unsorted_segment_prod
 from tensorweave.ops.nn_normalize_ops import l2_normalize, zero_fraction
 from tensorweave.ops.nn_ops import softplus, softsign
 from tensorweave.ops.nn_softmax_ops import log_softmax, softmax

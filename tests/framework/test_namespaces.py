@@ -170,9 +170,12 @@ TF_NAMESPACES = {
 NAMESPACE_ONLY = {
     "random": {"categorical"},
     "linalg": {"adjoint", "logdet", "matrix_rank", "pinv", "slogdet"},
-    "math": {"bessel_i0e", "bessel_i1e", "erfcinv", "erfinv", "ndtri", "reduce_std",
-             "reduce_variance", "xdivy", "xlog1py", "xlogy"},
-    "bitwise": {"bitwise_and", "bitwise_or", "bitwise_xor", "invert"},
+    "math": {"bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e", "cumulative_logsumexp",
+             "erfcinv", "erfinv", "multiply_no_nan", "ndtri", "nextafter", "polyval",
+             "reciprocal_no_nan", "reduce_euclidean_norm", "reduce_std", "reduce_variance",
+             "xdivy", "xlog1py", "xlogy"},
+    "bitwise": {"bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift",
+                "right_shift"},
 }
 
 

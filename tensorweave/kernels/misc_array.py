@@ -1,0 +1,143 @@
+"""Kernels of ops/misc_array_ops.py: InvertPermutation, Bitcast, Cross, ParallelConcat,
+SegmentProd / UnsortedSegmentProd and the ref-variable ScatterNdAdd / Sub / Update.
+
+Error messages are TensorFlow's. Bitcast reinterprets a contiguous copy's bytes with a NumPy
+view. The segment products reuse the segment kernels (kernels/segment.py) with np.multiply and
+1 for empty segments; the ScatterNd updates validate indices as ScatterNd does
+(kernels/array_index.py) and then change the variable's storage in place.
+"""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from tensorweave.framework import errors
+from tensorweave.kernels.registry import kernel
+from tensorweave.kernels.segment import _SegmentKernel, _shape_str, _UnsortedSegmentKernel
+from tensorweave.runtime.executor.values import deref
+
+
+def _invalid(message: str) -> errors.InvalidArgumentError:
+    return errors.InvalidArgumentError(None, None, message)
+
+
+@kernel("InvertPermutation")
+def _invert_permutation(ctx, x):
+    if x.ndim != 1:
+        raise _invalid("invert_permutation expects a 1D vector.")
+    n = x.size
+    bad = (x < 0) | (x >= n)
+    if bad.any():
+        raise _invalid(f"{x[int(np.argmax(bad))]} is not between 0 and {n}")
+    _, first = np.unique(x, return_index=True)
+    if first.size < n:  # the first position holding a value seen before
+        repeated = np.ones(n, dtype=bool)
+        repeated[first] = False
+        raise _invalid(f"{x[int(np.argmax(repeated))]} is duplicated in the input.")
+    out = np.empty(n, dtype=x.dtype)
+    out[x] = np.arange(n, dtype=x.dtype)
+    return out
+
+
+@kernel("Bitcast")
+class BitcastKernel:
+    """The input's bytes viewed as `type`, the last dimension split or merged."""
+
+    def __init__(self, ctx):
+        self.src, self.dst = ctx.attrs["T"], ctx.attrs["type"]
+        self.out = np.dtype(self.dst.as_numpy_dtype)
+
+    def compute(self, ctx, x):
+        in_size, out_size = self.src.size, self.dst.size
+        if in_size < out_size and (x.ndim == 0 or x.shape[-1] * in_size != out_size):
+            raise _invalid(f"Cannot bitcast from {self.src.as_datatype_enum} to "
+                           f"{self.dst.as_datatype_enum}")
+        flat = np.ascontiguousarray(x).view(self.out) if x.ndim else \
+            np.ascontiguousarray(x.reshape(1)).view(self.out)
+        if in_size > out_size:
+            return flat.reshape(x.shape + (in_size // out_size,))
+        if in_size < out_size:
+            return flat.reshape(x.shape[:-1])
+        return flat.reshape(x.shape)
+
+
+@kernel("Cross")
+def _cross(ctx, a, b):
+    if a.shape != b.shape:
+        raise _invalid(f"Both inputs must be of same shape: {_shape_str(a.shape)} vs. "
+                       f"{_shape_str(b.shape)}")
+    if a.ndim == 0 or a.shape[-1] != 3:
+        raise errors.FailedPreconditionError(
+            None, None, "Cross-products are only defined for 3-element vectors.")
+    return np.cross(a, b).astype(a.dtype, copy=False)
+
+
+@kernel("ParallelConcat")
+def _parallel_concat(ctx, *values):
+    return np.concatenate(values, axis=0)
+
+
+@kernel("SegmentProd")
+class SegmentProdKernel(_SegmentKernel):
+    """Products over runs of equal sorted ids; ids with no rows are 1."""
+
+    ufunc = np.multiply
+
+    def compute(self, ctx, data, segment_ids):
+        out = super().compute(ctx, data, segment_ids)
+        ids = np.asarray(segment_ids)
+        missing = np.ones(out.shape[0], dtype=bool)
+        missing[ids] = False
+        out[missing] = 1
+        return out
+
+
+@kernel("UnsortedSegmentProd")
+class UnsortedSegmentProdKernel(_UnsortedSegmentKernel):
+    """Products of rows per id, in row order; empty segments are 1."""
+
+    ufunc = np.multiply
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.init = 1
+
+
+class _ScatterNdKernel:
+    """ref[indices[i]] (op)= updates[i] over the leading K dimensions, in place."""
+
+    ufunc = None  # None: plain assignment (ScatterNdUpdate)
+
+    def __init__(self, ctx):
+        self.locking = ctx.attrs["use_locking"]
+
+    def compute(self, ctx, ref, indices, updates):
+        params = deref(ref)
+        indices, updates = np.asarray(indices), np.asarray(updates)
+        depth = indices.shape[-1]
+        slice_shape = params.shape[depth:]
+        if depth > params.ndim or updates.shape != indices.shape[:-1] + slice_shape:
+            raise _invalid(
+                f"Must have updates.shape = indices.shape[:batch_dim] + params_shape[slice_dim:]"
+                f", got updates.shape: {_shape_str(updates.shape)}, indices.shape: "
+                f"{_shape_str(indices.shape)}, params_shape: {_shape_str(params.shape)}")
+        flat = indices.reshape(-1, depth)
+        outside = ((flat < 0) | (flat >= params.shape[:depth])).any(axis=1)
+        if outside.any():  # TensorFlow names the whole variable shape here
+            row = int(np.argmax(outside))
+            raise _invalid(f"indices[{row}] = [{', '.join(map(str, flat[row]))}] does not "
+                           f"index into shape {_shape_str(params.shape)}")
+        where = tuple(flat.T)
+        rows = updates.reshape((len(flat),) + slice_shape)
+        with ref.lock if self.locking else contextlib.nullcontext():
+            if self.ufunc is None:
+                params[where] = rows
+            else:
+                self.ufunc.at(params, where, rows)
+        return ref
+
+
+for _op_type, _ufunc in (("ScatterNdUpdate", None), ("ScatterNdAdd", np.add),
+                         ("ScatterNdSub", np.subtract)):
+    kernel(_op_type)(type(f"{_op_type}Kernel", (_ScatterNdKernel,), {"ufunc": _ufunc}))
