@@ -31,15 +31,15 @@ def _tuple(value, n: int, what: str) -> tuple:
 
 def _tf_format(data_format: str, rank: int) -> str:
     if data_format in (None, "channels_last"):
-        return {1: "NWC", 2: "NHWC"}[rank]
+        return {1: "NWC", 2: "NHWC", 3: "NDHWC"}[rank]
     if data_format == "channels_first":
-        return {1: "NCW", 2: "NCHW"}[rank]
+        return {1: "NCW", 2: "NCHW", 3: "NCDHW"}[rank]
     raise ValueError(f"The `data_format` argument must be one of 'channels_first', "
                      f"'channels_last'. Received: {data_format}")
 
 
 class _Conv(Layer):
-    """N-D convolution (N = 1 or 2), optional bias and activation."""
+    """N-D convolution (N = 1, 2 or 3), optional bias and activation."""
 
     def __init__(self, rank, filters, kernel_size, strides=1, padding="valid",
                  data_format="channels_last", dilation_rate=1, activation=None,
@@ -103,7 +103,7 @@ class _Conv(Layer):
     def call(self, inputs):
         outputs = self._convolve(inputs)
         if self.use_bias:
-            fmt = "NCHW" if self.data_format == "channels_first" and self.rank == 2 else "NHWC"
+            fmt = "NCHW" if self.data_format == "channels_first" and self.rank >= 2 else "NHWC"
             if self.rank == 1 and self.data_format == "channels_first":
                 from tensorweave.ops.array_ops import reshape
                 outputs = outputs + reshape(self.bias, [1, self.filters, 1])
@@ -264,7 +264,7 @@ def separable_conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="vali
 
 
 class _Pooling(Layer):
-    """Max or average pooling over 1 or 2 spatial dimensions."""
+    """Max or average pooling over 1, 2 or 3 spatial dimensions."""
 
     def __init__(self, rank, kind, pool_size, strides, padding="valid",
                  data_format="channels_last", name=None, **kwargs):
@@ -278,9 +278,13 @@ class _Pooling(Layer):
     def call(self, inputs):
         from tensorweave.ops.array_ops import expand_dims, squeeze
         nn = _nn()
-        pool = nn.max_pool if self.kind == "max" else nn.avg_pool
         channels_first = self.data_format == "channels_first"
         size, strides = list(self.pool_size), list(self.strides)
+        if self.rank == 3:
+            pool = nn.max_pool3d if self.kind == "max" else nn.avg_pool3d
+            return pool(inputs, size, strides, self.padding,
+                        data_format=_tf_format(self.data_format, 3))
+        pool = nn.max_pool if self.kind == "max" else nn.avg_pool
         if self.rank == 1:
             axis = 2 if channels_first else 1
             inputs = expand_dims(inputs, axis)

@@ -3,11 +3,15 @@ from tensorweave.ops.array_space_ops import depth_to_space, space_to_batch, spac
 from tensorweave.ops.ctc_ops import *
 from tensorweave.ops.embedding_ops import *
 from tensorweave.ops.nn_conv_ops import *
+from tensorweave.ops.nn_conv3d_ops import *
 from tensorweave.ops.nn_dropout_ops import *
 from tensorweave.ops.nn_loss_ops import *
+from tensorweave.ops.nn_morphology_ops import *
 from tensorweave.ops.nn_norm_ops import *
 from tensorweave.ops.nn_normalize_ops import *
 from tensorweave.ops.nn_ops import *
+from tensorweave.ops.nn_pool_argmax_ops import *
+from tensorweave.ops.nn_pool_nd_ops import *
 from tensorweave.ops.nn_pool_ops import *
 from tensorweave.ops.nn_sampled_ops import *
 from tensorweave.ops.nn_softmax_ops import *

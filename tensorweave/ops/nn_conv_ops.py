@@ -290,23 +290,19 @@ DepthwiseConv2dNative, DepthwiseConv2dNativeBackpropInput, \
     DepthwiseConv2dNativeBackpropFilter = _define_family(
         "DepthwiseConv2dNative", ("", "BackpropInput", "BackpropFilter"), (_FLOAT,) * 3, [])
 
-_FAMILIES = {
-    "Conv2D": (Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter),
-    "DepthwiseConv2dNative": (DepthwiseConv2dNative, DepthwiseConv2dNativeBackpropInput,
-                              DepthwiseConv2dNativeBackpropFilter),
-}
+# op type -> (forward, BackpropInput, BackpropFilter) of its family (see register_family).
+_FAMILY_OF: dict = {}
 
 
 # --- gradients: each member of a trio differentiates through the other two -------------------
 def _family_of(op):
-    name = op.type
-    for prefix in ("BackpropInput", "BackpropFilter"):
-        name = name.removesuffix(prefix)
-    return _FAMILIES[name]
+    return _FAMILY_OF[op.type]
 
 
 def _same_attrs(op) -> dict:
-    return {k: v for k, v in op._attrs.items() if not k.startswith("_") and k != "T"}
+    """The window attrs a family's three ops share (not their dtype attrs)."""
+    return {k: v for k, v in op._attrs.items()
+            if not k.startswith("_") and k not in ("T", "Tshape")}
 
 
 def _forward_grad(op, grad):
@@ -339,10 +335,19 @@ def _backprop_filter_grad(op, grad):
             apply_op(forward, [op.inputs[0], grad], attrs)]
 
 
-for _fwd, _bpi, _bpf in _FAMILIES.values():
-    _fwd.gradient(_forward_grad)
-    _bpi.gradient(_backprop_input_grad)
-    _bpf.gradient(_backprop_filter_grad)
+def register_family(forward, bp_input, bp_filter) -> None:
+    """Makes a forward conv op and its two backprop ops one family: each one's gradient is
+    built from the other two (used by the 2-D ops here and by Conv3D in nn_conv3d_ops)."""
+    for op_def in (forward, bp_input, bp_filter):
+        _FAMILY_OF[op_def.name] = (forward, bp_input, bp_filter)
+    forward.gradient(_forward_grad)
+    bp_input.gradient(_backprop_input_grad)
+    bp_filter.gradient(_backprop_filter_grad)
+
+
+register_family(Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter)
+register_family(DepthwiseConv2dNative, DepthwiseConv2dNativeBackpropInput,
+                DepthwiseConv2dNativeBackpropFilter)
 
 
 # --- wrappers -----------------------------------------------------------------------------------
