@@ -107,7 +107,13 @@ from tensorweave.ops.scatter_ops import *
 from tensorweave.ops.script_ops import *
 from tensorweave.ops.sort_ops import *
 from tensorweave.ops.stack_ops import *
+from tensorweave.ops.sparse_math_ops import *
 from tensorweave.ops.sparse_ops import *
+from tensorweave.ops.sparse_reduce_ops import *
+from tensorweave.ops.sparse_reshape_ops import *
+from tensorweave.ops.sparse_segment_ops import *
+from tensorweave.ops.sparse_serialize_ops import *
+from tensorweave.ops.sparse_slice_ops import *
 from tensorweave.ops.state_ops import *
 from tensorweave.ops.string_hash_ops import *
 from tensorweave.ops.string_ops import *

@@ -17,6 +17,11 @@ from tensorweave.ops.parsing_ops import (
     parse_example,
     parse_single_example,
 )
+from tensorweave.ops.sparse_serialize_ops import (
+    deserialize_many_sparse,
+    serialize_many_sparse,
+    serialize_sparse,
+)
 from tensorweave.platform import gfile
 from tensorweave.io.tf_record import (
     TFRecordCompressionType,

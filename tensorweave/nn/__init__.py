@@ -2,6 +2,7 @@
 from tensorweave.ops.array_space_ops import depth_to_space, space_to_batch, space_to_depth
 from tensorweave.ops.ctc_ops import *
 from tensorweave.ops.embedding_ops import *
+from tensorweave.ops.embedding_sparse_ops import *
 from tensorweave.ops.nn_conv_ops import *
 from tensorweave.ops.nn_conv3d_ops import *
 from tensorweave.ops.nn_dropout_ops import *
