@@ -210,11 +210,25 @@ def _convert_one(op_def: OpDef, arg_def: Arg, value, known: dict, source: dict) 
 
 
 def _fill_defaults(op_def: OpDef, attrs: dict) -> None:
+    """Fills in default attrs, and checks the attrs' minimums as TF's op registry does (an
+    int's value, a list's length)."""
     for attr_name, spec in op_def.attrs.items():
         if attr_name not in attrs:
             if not spec.has_default:
                 raise TypeError(f"{op_def.name} missing required attr {attr_name!r}")
             attrs[attr_name] = spec.default
+        if spec.minimum is not None:
+            _check_minimum(op_def, spec, attrs[attr_name])
+
+
+def _check_minimum(op_def: OpDef, spec, value) -> None:
+    if spec.kind.startswith("list("):
+        if len(value) < spec.minimum:
+            raise ValueError(f"Attr '{spec.name}' of '{op_def.name}' Op passed list of length "
+                             f"{len(value)} less than minimum {spec.minimum}.")
+    elif spec.kind == "int" and value < spec.minimum:
+        raise ValueError(f"Attr '{spec.name}' of '{op_def.name}' Op passed {value} less than "
+                         f"minimum {spec.minimum}.")
 
 
 def _output_dtypes(op_def: OpDef, attrs: dict) -> list:

@@ -288,10 +288,6 @@ def ctc_beam_search_decoder(inputs, sequence_length, beam_width=100, top_paths=1
         requested survive.
       FailedPreconditionError: at run time if a sequence length exceeds max_time.
     """
-    for attr, value in (("beam_width", beam_width), ("top_paths", top_paths)):
-        if value < 1:
-            raise ValueError(f"Attr '{attr}' of 'CTCBeamSearchDecoder' Op passed {value} less "
-                             "than minimum 1.")
     attrs = {"beam_width": beam_width, "top_paths": top_paths,
              "merge_repeated": merge_repeated}
     outputs = apply_op(CTCBeamSearchDecoder, [inputs, sequence_length], attrs)
