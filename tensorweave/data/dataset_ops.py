@@ -12,6 +12,7 @@ import os
 
 from tensorweave.data import function as _function
 from tensorweave.data import nest
+from tensorweave.data.dataset_methods import DatasetMethods
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import random_seed
 from tensorweave.framework import tensor_shape as _ts
@@ -158,7 +159,7 @@ def _merge_leaf(x, y):
     return TensorSpec(x.shape.most_specific_compatible_shape(y.shape), x.dtype)
 
 
-class Dataset(StructuredOutputs):
+class Dataset(StructuredOutputs, DatasetMethods):
     """A sequence of elements, each a nested structure of tensors (TF1's tf.data.Dataset)."""
 
     _structure = None   # nested TensorSpecs
@@ -374,14 +375,21 @@ class _Interleave(_Unary):
         super().__init__(input_dataset, traced.result._structure)
 
     def _dataset_spec(self, builder):
-        graph = self._traced.graph
-        inner = PipelineBuilder(builder.functions)
-        with graph.as_default():
-            inner_spec = self._traced.result._dataset_spec(inner)
-            outputs = [graph.capture(t) if t.graph is not graph else t for t in inner.tensors]
+        inner_spec, outputs = nested_pipeline(builder, self._traced)
         spec = self._spec(builder, "interleave", inner=inner_spec, cycle_length=self._cycle,
                           block_length=self._block)
         return builder.function(self._traced, outputs, spec)
+
+
+def nested_pipeline(builder: PipelineBuilder, traced) -> tuple[dict, list]:
+    """The spec of the dataset `traced` returns, and the tensors of its graph that the spec's
+    args index (the function's outputs): a pipeline built per call at run time."""
+    graph = traced.graph
+    inner = PipelineBuilder(builder.functions)
+    with graph.as_default():
+        inner_spec = traced.result._dataset_spec(inner)
+        outputs = [graph.capture(t) if t.graph is not graph else t for t in inner.tensors]
+    return inner_spec, outputs
 
 
 def _batched(structure, batch_size, drop_remainder):

@@ -1,3 +1,129 @@
-"""tf.data.experimental: the AUTOTUNE sentinel (tf.data picks the parallelism itself)."""
+"""tf.data.experimental: TF1's transformation functions (for `Dataset.apply`) and helpers.
+
+Each `f(...)` here returns a function of a dataset, as in TensorFlow; the transformations
+themselves are in data/transformations.py (and data/readers.py for CSV files). AUTOTUNE asks
+tf.data to pick a parallelism itself; here every transformation runs inline, so it is accepted
+wherever a parallelism is.
+"""
+from __future__ import annotations
+
+from tensorweave.data import transformations as _t
+from tensorweave.data.readers import CsvDataset, make_csv_dataset
+from tensorweave.data.transformations import (
+    INFINITE_CARDINALITY,
+    UNKNOWN_CARDINALITY,
+    cardinality,
+    choose_from_datasets,
+    get_single_element,
+    sample_from_datasets,
+)
+from tensorweave.framework import dtypes as _dtypes
+
+__all__ = [
+    "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "Counter", "CsvDataset",
+    "assert_cardinality", "bucket_by_sequence_length", "cardinality", "choose_from_datasets",
+    "enumerate_dataset", "get_single_element", "group_by_window", "ignore_errors",
+    "make_csv_dataset", "map_and_batch", "parallel_interleave", "sample_from_datasets", "scan",
+    "shuffle_and_repeat", "take_while", "unbatch", "unique",
+]
 
 AUTOTUNE = -1
+
+
+def Counter(start=0, step=1, dtype=_dtypes.int64):  # noqa: N802 - TensorFlow's name
+    """A dataset of start, start + step, start + 2 * step, ... (`dtype` scalars), endless.
+
+    Args:
+      start: the first value.
+      step: the increment.
+      dtype: the element dtype.
+
+    Returns:
+      A `Dataset`.
+    """
+    return _t.counter(start, step, dtype)
+
+
+def map_and_batch(map_func, batch_size, num_parallel_batches=None, drop_remainder=False,
+                  num_parallel_calls=None):
+    """`map(map_func)` then `batch(batch_size, drop_remainder)`, fused where exact (the
+    parallelism arguments are hints: the pipeline runs inline)."""
+    del num_parallel_batches, num_parallel_calls
+    return lambda dataset: dataset.map(map_func).batch(batch_size, drop_remainder)
+
+
+def parallel_interleave(map_func, cycle_length, block_length=1, sloppy=False,
+                        buffer_output_elements=None, prefetch_input_elements=None):
+    """`interleave(map_func, cycle_length, block_length)`: the same order as TensorFlow's
+    deterministic (sloppy=False) parallel interleave; `sloppy` only allows another order."""
+    del sloppy, buffer_output_elements, prefetch_input_elements
+    return lambda dataset: dataset.interleave(map_func, cycle_length, block_length)
+
+
+def shuffle_and_repeat(buffer_size, count=None, seed=None):
+    """`shuffle(buffer_size, seed)` then `repeat(count)`: reshuffled every epoch."""
+    return lambda dataset: dataset.shuffle(buffer_size, seed).repeat(count)
+
+
+def unbatch():
+    """Splits each element into the slices of its first dimension (`Dataset.unbatch`)."""
+    return lambda dataset: dataset.unbatch()
+
+
+def ignore_errors(log_warning=False):
+    """Drops the elements whose computation raises an error (`Dataset.ignore_errors`)."""
+    return lambda dataset: dataset.ignore_errors(log_warning)
+
+
+def group_by_window(key_func, reduce_func, window_size=None, window_size_func=None):
+    """Groups elements by the int64 `key_func(element)` into windows of `window_size` (or
+    `window_size_func(key)`) elements; `reduce_func(key, window_dataset)` returns the dataset
+    each full window (and each last partial one, by ascending key) becomes.
+
+    Raises:
+      ValueError: unless exactly one of window_size and window_size_func is given.
+    """
+    return lambda dataset: dataset.group_by_window(key_func, reduce_func, window_size,
+                                                   window_size_func)
+
+
+def bucket_by_sequence_length(element_length_func, bucket_boundaries, bucket_batch_sizes,
+                              padded_shapes=None, padding_values=None,
+                              pad_to_bucket_boundary=False, no_padding=False,
+                              drop_remainder=False):
+    """Batches elements whose `element_length_func` falls into the same bucket of
+    `bucket_boundaries`, `bucket_batch_sizes[bucket]` at a time, padded.
+
+    Raises:
+      ValueError: if `len(bucket_batch_sizes) != len(bucket_boundaries) + 1`.
+    """
+    return lambda dataset: dataset.bucket_by_sequence_length(
+        element_length_func, bucket_boundaries, bucket_batch_sizes, padded_shapes,
+        padding_values, pad_to_bucket_boundary, no_padding, drop_remainder)
+
+
+def scan(initial_state, scan_func):
+    """`scan_func(state, element) -> (new_state, output)` over the elements, from
+    `initial_state`; the outputs are the new elements."""
+    return lambda dataset: dataset.scan(initial_state, scan_func)
+
+
+def take_while(predicate):
+    """The elements before the first for which `predicate` is False."""
+    return lambda dataset: dataset.take_while(predicate)
+
+
+def enumerate_dataset(start=0):
+    """(int64 index, element) pairs, the index from `start`."""
+    return lambda dataset: dataset.enumerate(start)
+
+
+def unique():
+    """The first occurrence of each element (one int32, int64 or string component)."""
+    return lambda dataset: dataset.unique()
+
+
+def assert_cardinality(expected_cardinality):
+    """The same elements; iterating raises FailedPreconditionError as soon as their number
+    is known to differ from `expected_cardinality` (which cardinality() then reports)."""
+    return lambda dataset: _t.AssertCardinality(dataset, expected_cardinality)

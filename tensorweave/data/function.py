@@ -72,7 +72,12 @@ class TracedFunction:
         self.graph = graph
         self.args = args
         self.result = result
-        self.captured = graph.captured_tensors()
+
+    @property
+    def captured(self) -> list:
+        """The outer tensors captured so far: building a dataset the function returns (for
+        flat_map, interleave, group_by_window) may capture more after tracing."""
+        return self.graph.captured_tensors()
 
     def record(self, outputs: list) -> dict:
         """The JSON-able description the DatasetPipeline kernel compiles."""

@@ -42,11 +42,11 @@ def reduce_dataset(dataset, initial_state, reduce_func, name=None):
     return nest.pack(initial, flat)
 
 
-def _relaxed(state, result):
+def _relaxed(state, result, what="reduce_func"):
     """`state` with each shape made compatible with the traced result's; TypeError when the
     result's structure or dtypes differ from the state's, as TensorFlow raises."""
     if not nest.same_structure(state, result):
-        raise TypeError("The structure of the new state returned by `reduce_func` must match "
+        raise TypeError(f"The structure of the new state returned by `{what}` must match "
                         f"the initial state. Expected {state} but got {result}.")
     flat_state, flat_result = nest.flatten(state), nest.flatten(result)
     for want, got in zip(flat_state, flat_result):

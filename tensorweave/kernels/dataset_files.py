@@ -17,7 +17,7 @@ from tensorweave.protos import tensor_pb2
 _SUFFIX = ".twcache"
 
 
-def _path(name) -> str:
+def path(name) -> str:
     return name.decode() if isinstance(name, bytes) else str(name)
 
 
@@ -30,14 +30,23 @@ def _read(path: str) -> bytes:
                                    if isinstance(e, FileNotFoundError) else str(e)) from None
 
 
+def file_bytes(name, compression: str) -> bytes:
+    """The contents of a file, decompressed ("GZIP", "ZLIB" or "": none)."""
+    data = _read(path(name))
+    try:
+        if compression == "GZIP":
+            return gzip.decompress(data)
+        if compression == "ZLIB":
+            return zlib.decompress(data)
+    except (OSError, EOFError, zlib.error) as e:
+        raise errors.DataLossError(None, None, f"{path(name)}: not a valid {compression} "
+                                   f"stream ({e})") from None
+    return data
+
+
 def text_lines(name, compression: str):
     """The lines of a text file without their line terminators (\\n or \\r\\n)."""
-    data = _read(_path(name))
-    if compression == "GZIP":
-        data = gzip.decompress(data)
-    elif compression == "ZLIB":
-        data = zlib.decompress(data)
-    lines = data.split(b"\n")
+    lines = file_bytes(name, compression).split(b"\n")
     if lines[-1] == b"":
         lines.pop()
     return [line[:-1] if line.endswith(b"\r") else line for line in lines]
@@ -45,7 +54,7 @@ def text_lines(name, compression: str):
 
 def tf_records(name, compression: str):
     """The records of a TFRecord file, CRCs checked."""
-    return tf_record.tf_record_iterator(_path(name), compression)
+    return tf_record.tf_record_iterator(path(name), compression)
 
 
 def read_cache(filename: str):

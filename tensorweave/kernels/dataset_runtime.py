@@ -50,6 +50,12 @@ class DatasetValue:
         return build(self.spec, self.args, self.functions)
 
 
+def register_nodes(nodes: dict) -> None:
+    """Adds node classes by spec kind: transformations whose runtime lives in other modules
+    (kernels/dataset_experimental.py, dataset_readers.py) register themselves on import."""
+    _NODES.update(nodes)
+
+
 def build(spec, args, functions):
     """The runtime node of `spec` reading the argument values `args`."""
     return _NODES[spec["kind"]](spec, args, functions)

@@ -34,6 +34,8 @@ TESTED_ELSEWHERE = {
     "IteratorToStringHandle": "data/test_iterator_ops.py",
     "IteratorFromStringHandleV2": "data/test_iterator_ops.py",
     "ReduceDataset": "data/test_reduce.py",
+    "DatasetCardinality": "data/test_experimental.py",
+    "DatasetToSingleElement": "data/test_experimental.py",
     "Placeholder": "ops/test_constant_op.py",
     "VariableV2": "ops/test_variables.py",
     "Assign": "ops/test_variables.py",

@@ -1,0 +1,139 @@
+"""Kernels of DatasetCardinality and DatasetToSingleElement (ops/data_experimental_ops.py).
+
+A pipeline's cardinality is computed from its description and argument values without running
+it, by TensorFlow's rules per transformation (`Cardinality()` of each DatasetOp, TF 2.21):
+-1 (INFINITE) for an endless pipeline, -2 (UNKNOWN) where only running it would tell (filter,
+interleave, unbatch, files...). TF1's `Dataset.map` does not preserve cardinality
+(`preserve_cardinality=False` in tf.compat.v1), so a map makes it unknown, as there.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tensorweave.framework import errors
+from tensorweave.kernels.registry import kernel
+
+INFINITE = -1
+UNKNOWN = -2
+_END = object()
+
+
+def cardinality(spec: dict, args) -> int:
+    """The number of elements the pipeline `spec` reading `args` yields (or -1, -2)."""
+    kind = spec["kind"]
+    rule = _RULES.get(kind)
+    if rule is None:
+        return UNKNOWN
+    if "input" in spec:
+        return rule(spec, args, cardinality(spec["input"], args))
+    return rule(spec, args)
+
+
+def _param(spec, args, k=0) -> int:
+    return int(args[spec["args"][k]])
+
+
+def _range(spec, args):
+    start, stop, step = (int(args[i]) for i in spec["args"])
+    return len(range(start, stop, step)) if step else UNKNOWN
+
+
+def _slices(spec, args):
+    return int(np.shape(args[spec["args"][0]])[0])
+
+
+def _zip(spec, args):
+    result = INFINITE
+    for n in (cardinality(s, args) for s in spec["inputs"]):
+        if n == UNKNOWN:
+            return UNKNOWN
+        if n != INFINITE:
+            result = n if result == INFINITE else min(result, n)
+    return result
+
+
+def _concatenate(spec, args):
+    counts = [cardinality(s, args) for s in spec["inputs"]]
+    if INFINITE in counts:
+        return INFINITE
+    return UNKNOWN if UNKNOWN in counts else sum(counts)
+
+
+def _known(rule):
+    """`rule(spec, args, n)` for a known finite input count; -1 and -2 pass through."""
+    def apply(spec, args, n):
+        return n if n < 0 else rule(spec, args, n)
+    return apply
+
+
+def _batch(spec, args, n):
+    size = max(_param(spec, args), 1)
+    return n // size if spec["drop_remainder"] else -(-n // size)
+
+
+def _window(spec, args, n):
+    size, shift, stride = (max(_param(spec, args, k), 1) for k in range(3))
+    if spec["drop_remainder"]:
+        rest = n - ((size - 1) * stride + 1)
+        return 0 if rest < 0 else rest // shift + 1
+    return -(-n // shift)
+
+
+def _repeat(spec, args, n):
+    count = _param(spec, args)
+    if count < 0:
+        return 0 if n == 0 else INFINITE
+    if count == 0:
+        return 0
+    return n if n < 0 else count * n
+
+
+def _take(spec, args, n):
+    count = _param(spec, args)
+    if n == UNKNOWN:
+        return UNKNOWN
+    if n == INFINITE:
+        return count
+    return n if count < 0 else min(n, count)
+
+
+def _skip(spec, args, n):
+    count = _param(spec, args)
+    return 0 if count < 0 else max(0, n - count)
+
+
+def _same(spec, args, n):
+    return n
+
+
+def _unknown(spec, args, n):
+    return UNKNOWN
+
+
+def _asserted(spec, args, n):
+    return _param(spec, args)
+
+
+_RULES = {
+    "tensors": lambda spec, args: 1, "slices": _slices, "range": _range, "zip": _zip,
+    "concatenate": _concatenate, "batch": _known(_batch), "padded_batch": _known(_batch),
+    "window": _known(_window), "repeat": _repeat, "take": _take, "skip": _known(_skip),
+    "shuffle": _same, "prefetch": _same, "cache": _same, "scan": _same,
+    "map": _unknown, "assert_cardinality": _asserted,
+}
+
+
+@kernel("DatasetCardinality")
+def _dataset_cardinality(ctx, dataset):
+    return np.int64(cardinality(dataset.spec, dataset.args))
+
+
+@kernel("DatasetToSingleElement")
+def _dataset_to_single_element(ctx, dataset):
+    elements = iter(dataset.make_node())
+    element = next(elements, _END)
+    if element is _END:
+        raise errors.InvalidArgumentError(None, None, "Dataset was empty.")
+    if next(elements, _END) is not _END:
+        raise errors.InvalidArgumentError(None, None, "Dataset had more than one element.")
+    return element if len(element) != 1 else element[0]

@@ -1,0 +1,256 @@
+"""Runtime nodes of the tf.data.experimental transformations (data/transformations.py).
+
+scan, take_while, unique, ignore_errors, assert_cardinality, group_by_window and the directed
+interleave behind sample_from_datasets / choose_from_datasets, each a node of
+kernels/dataset_runtime.py registered under its spec kind when this module is imported. They
+follow TensorFlow 2.21's kernels: the same element order, the same run-time errors. They run
+one element at a time: each step depends on the state the previous element left (a scan
+state, a seen set, a count, a group, a selector draw); the draws of sample_from_datasets are
+made in vectorized blocks.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tensorweave.framework import errors
+from tensorweave.kernels import dataset_runtime
+from tensorweave.kernels.dataset_runtime import Node, build
+
+_END = object()
+INFINITE = -1
+# Selector draws of sample_from_datasets made at once (one vectorized rng call per block).
+_DRAW_BLOCK = 1024
+
+
+class _Bound:
+    """A compiled function of a spec record ({"fn", "captures"}) bound to its captures."""
+
+    def __init__(self, record: dict, args, functions):
+        self.runner = functions[record["fn"]]
+        self.captured = [args[i] for i in record["captures"]]
+
+    def __call__(self, values) -> list:
+        return self.runner([*values, *self.captured])
+
+
+class _Scan(dataset_runtime._Unary):
+    """Its params are the initial state; the function returns new state then output."""
+
+    def __iter__(self):
+        run, captured, n_state = self.runner, self.captured, len(self.params)
+        state = list(self.params)
+        for e in self.child:
+            out = run([*state, *e, *captured])
+            state = out[:n_state]
+            yield tuple(out[n_state:])
+
+
+class _TakeWhile(dataset_runtime._Unary):
+    def __iter__(self):
+        run, captured = self.runner, self.captured
+        for e in self.child:
+            if not run([*e, *captured])[0]:
+                return
+            yield e
+
+
+class _Unique(dataset_runtime._Unary):
+    """The first occurrence of each value (its shape and content) of a one-component input."""
+
+    def __init__(self, spec, args, functions):
+        super().__init__(spec, args, functions)
+        if spec["n_components"] != 1:
+            raise errors.InvalidArgumentError(
+                None, None, "UniqueDataset only supports inputs with a single component.")
+
+    def __iter__(self):
+        seen = set()
+        for e in self.child:
+            value = np.asarray(e[0])
+            content = tuple(value.ravel().tolist()) if value.dtype == object else \
+                value.tobytes()
+            key = (value.shape, content)
+            if key not in seen:
+                seen.add(key)
+                yield e
+
+
+class _IgnoreErrors(dataset_runtime._Unary):
+    """Drops the elements whose computation fails.
+
+    A Python generator that raised cannot go on, so the maps and filters right below are run
+    here, per element, on the elements of the first node beneath them; an error raised by that
+    node itself ends the input (TensorFlow would ask it for the next element).
+    """
+
+    def __iter__(self):
+        stages, node = [], self.child
+        while isinstance(node, (dataset_runtime._Map, dataset_runtime._Filter)):
+            stages.append(node)
+            node = node.child
+        stages.reverse()
+        elements = iter(node)
+        while True:
+            try:
+                e = next(elements, _END)
+            except errors.OutOfRangeError:
+                raise
+            except errors.OpError:
+                return
+            if e is _END:
+                return
+            try:
+                e = _through(stages, e)
+            except errors.OutOfRangeError:
+                raise
+            except errors.OpError:
+                continue
+            if e is not None:
+                yield e
+
+
+def _through(stages, e):
+    """`e` after the maps and filters `stages`, or None if a filter drops it."""
+    for stage in stages:
+        out = stage.runner([*e, *stage.captured])
+        if isinstance(stage, dataset_runtime._Filter):
+            if not out[0]:
+                return None
+        else:
+            e = tuple(out)
+    return e
+
+
+def _elements(n: int) -> str:
+    if n == INFINITE:
+        return "an infinite number of elements"
+    return f"{n} element{'s' if n != 1 else ''}"
+
+
+class _AssertCardinality(dataset_runtime._Unary):
+    def __iter__(self):
+        expected, count = int(self.params[0]), 0
+        for e in self.child:
+            count += 1
+            if expected != INFINITE and count > expected:
+                raise errors.FailedPreconditionError(
+                    None, None, f"Input dataset was expected to contain {_elements(expected)} "
+                    f"but contained at least {_elements(count)}.")
+            yield e
+        if count != expected:
+            raise errors.FailedPreconditionError(
+                None, None, f"Input dataset was expected to contain {_elements(expected)} but "
+                f"contained only {_elements(count)}.")
+
+
+class _GroupByWindow(Node):
+    """Groups elements by an int64 key into windows of a per-key size; a full window is
+    reduced to a dataset (whose pipeline reads the window's elements as its last argument)
+    emitted before the next input is read. At the end the remaining windows are reduced in
+    ascending key order (TensorFlow's std::map)."""
+
+    def __init__(self, spec, args, functions):
+        self.child = build(spec["input"], args, functions)
+        self.inner, self.functions = spec["reduce"]["inner"], functions
+        self.key, self.size, self.reduce = (
+            _Bound(spec[k], args, functions) for k in ("key", "size", "reduce"))
+
+    def __iter__(self):
+        groups: dict[int, list] = {}
+        for e in self.child:
+            key = int(self.key(e)[0])
+            group = groups.setdefault(key, [])
+            group.append(e)
+            size = int(self.size([np.int64(key)])[0])
+            if size <= 0:
+                raise errors.InvalidArgumentError(
+                    None, None, f"Window size must be greater than zero, but got {size}.")
+            if len(group) >= size:
+                del groups[key]
+                yield from self._reduced(key, group)
+        for key in sorted(groups):
+            yield from self._reduced(key, groups[key])
+
+    def _reduced(self, key: int, group: list):
+        values = self.reduce([np.int64(key)])
+        return iter(build(self.inner, [*values, group], self.functions))
+
+
+class _GroupWindow(Node):
+    """The elements of one group_by_window window: the last of its pipeline's args."""
+
+    def __init__(self, spec, args, functions):
+        self.elements = args[spec["args"][0]]
+
+    def __iter__(self):
+        return iter(self.elements)
+
+
+class _DirectedInterleave(Node):
+    """Each element from the input a selector names: a selector dataset of int64 indices
+    (choose_from_datasets) or weighted random draws (sample_from_datasets). A selection of an
+    exhausted input is skipped, or ends everything when `stop_on_empty`."""
+
+    def __init__(self, spec, args, functions):
+        self.children = [build(s, args, functions) for s in spec["inputs"]]
+        self.stop = spec["stop_on_empty"]
+        if spec["selector"] is not None:
+            self.selector = build(spec["selector"], args, functions)
+            return
+        self.selector = None
+        weights = np.asarray(args[spec["args"][0]], dtype=np.float64)
+        if weights.shape != (len(self.children),) or not np.all(weights >= 0) or \
+                not weights.sum() > 0:
+            raise errors.InvalidArgumentError(
+                None, None, "Invalid `weights`: expected one non-negative weight per dataset "
+                f"with a positive sum, got {weights.tolist()}.")
+        self.p = weights / weights.sum()
+        seeds = spec["seeds"]
+        self.seeds = seeds if seeds is not None else \
+            [int(s) for s in np.random.SeedSequence().generate_state(2)]
+
+    def _choices(self, exhausted: list):
+        """The selected indices: the selector's, or weighted draws, a block at a time, over
+        the inputs not yet `exhausted` (their weights renormalized: the same distribution as
+        skipping their draws, without drawing forever when only zero weights are left)."""
+        if self.selector is not None:
+            for (index,) in self.selector:
+                yield int(index)
+            return
+        rng, p, n = np.random.default_rng(self.seeds), self.p.copy(), len(self.children)
+        while True:
+            for index in rng.choice(n, _DRAW_BLOCK, p=p).tolist():
+                yield index
+                if exhausted[index]:
+                    p[index] = 0.0
+                    if not p.sum() > 0:
+                        return
+                    p /= p.sum()
+                    break
+
+    def __iter__(self):
+        inputs = [iter(c) for c in self.children]
+        n, exhausted = len(inputs), [False] * len(inputs)
+        for index in self._choices(exhausted):
+            if not 0 <= index < n:
+                raise errors.InvalidArgumentError(
+                    None, None, f"Selector index out of range: {index} >= {n}")
+            if exhausted[index]:
+                continue
+            e = next(inputs[index], _END)
+            if e is not _END:
+                yield e
+                continue
+            if self.stop:
+                return
+            exhausted[index] = True
+            if all(exhausted):
+                return
+
+
+dataset_runtime.register_nodes({
+    "scan": _Scan, "take_while": _TakeWhile, "unique": _Unique,
+    "ignore_errors": _IgnoreErrors, "assert_cardinality": _AssertCardinality,
+    "group_by_window": _GroupByWindow, "group_window": _GroupWindow,
+    "directed_interleave": _DirectedInterleave,
+})

@@ -1,0 +1,168 @@
+"""Runtime nodes of the CSV and fixed-length-record file datasets (data/readers.py).
+
+Each file is read and decoded whole, then parsed a column at a time with NumPy: a CSV file's
+fields are split by Python's csv module (TensorFlow's quoting rules: RFC 4180 quotes, doubled
+quotes inside them), each selected column becomes one array converted in one `astype`; a
+fixed-length file's body is cut into records by slicing. As in TensorFlow, the records before
+a bad one are yielded before its error is raised.
+"""
+from __future__ import annotations
+
+import csv
+import io
+
+import numpy as np
+
+from tensorweave.framework import errors
+from tensorweave.kernels import dataset_files, dataset_runtime
+from tensorweave.kernels.dataset_runtime import Node
+
+_NUMPY = {"int32": np.int32, "int64": np.int64, "float32": np.float32,
+          "float64": np.float64}
+
+
+def _invalid(message: str):
+    return errors.InvalidArgumentError(None, None, message)
+
+
+class _Csv(Node):
+    """Its args: the filenames, then one default per output column (an empty default: the
+    field is required)."""
+
+    def __init__(self, spec, args, functions):
+        self.files = np.ravel(args[spec["args"][0]])
+        self.defaults = [np.asarray(args[i]) for i in spec["args"][1:]]
+        self.spec = spec
+        select = spec["select_cols"]
+        if select is not None:
+            if any(b <= a for a, b in zip(select, select[1:])) or (select and select[0] < 0):
+                raise _invalid("select_cols should be strictly increasing indices")
+            if len(select) != len(self.defaults):
+                raise _invalid("select_cols should match output size")
+        self.select = select if select is not None else list(range(len(self.defaults)))
+
+    def _files(self):
+        """Per file: its columns (the records before a bad one) and the bad one's error."""
+        for name in self.files:
+            yield self._parse(dataset_files.file_bytes(name, self.spec["compression"]))
+
+    def __iter__(self):
+        for columns, error in self._files():
+            # A string field as a 0-d object array, as the other string sources yield.
+            yield from zip(*([np.array(v, dtype=object) for v in c] if c.dtype.kind == "O"
+                             else c for c in columns))
+            if error is not None:
+                raise error
+
+    def batches(self, n, drop):
+        """Slices of the columns, concatenated across files: the records of `__iter__`
+        stacked n at a time."""
+        pending = None
+        for columns, error in self._files():
+            if pending is not None:
+                columns = [np.concatenate([p, c]) for p, c in zip(pending, columns)]
+            size = len(columns[0]) if columns else 0
+            full = size - size % n
+            for i in range(0, full, n):
+                yield tuple(c[i:i + n] for c in columns)
+            pending = [c[full:] for c in columns]
+            if error is not None:
+                raise error
+        if pending and len(pending[0]) and not drop:
+            yield tuple(pending)
+
+    def _rows(self, data: bytes):
+        """The records of a file as lists of fields (bytes decoded as latin-1, one char per
+        byte), the header skipped, empty lines ignored."""
+        spec = self.spec
+        reader = csv.reader(io.StringIO(data.decode("latin-1"), newline=""),
+                            delimiter=spec["field_delim"], strict=False,
+                            quoting=csv.QUOTE_MINIMAL if spec["use_quote_delim"]
+                            else csv.QUOTE_NONE)
+        rows = [row for row in reader if row]
+        return rows[1:] if spec["header"] else rows
+
+    def _parse(self, data: bytes):
+        """The columns of the good records before the first bad one, and its error (or None)."""
+        rows = self._rows(data)
+        n_fields = len(self.defaults) if self.spec["select_cols"] is None else \
+            self.select[-1] + 1 if self.select else 0
+        stop, error = len(rows), None
+        for r, row in enumerate(rows):
+            if len(row) != n_fields and (self.spec["select_cols"] is None or
+                                         len(row) < n_fields):
+                have = "more" if len(row) > n_fields else len(row)
+                stop, error = r, _invalid(f"Expect {n_fields} fields but have {have} in "
+                                          "record")
+                break
+        while True:   # converted again over fewer records each time a column has a bad one
+            columns, bad = [], stop
+            for k, (col, default) in enumerate(zip(self.select, self.defaults)):
+                fields = np.array([row[col] for row in rows[:stop]], dtype=object)
+                values, first_bad, message = self._column(k, fields, default)
+                if first_bad < bad:
+                    bad, error = first_bad, _invalid(message)
+                columns.append(values)
+            if bad == stop:
+                return columns, error
+            stop = bad
+
+    def _column(self, k: int, fields, default):
+        """One column converted: (values, index of its first bad field or len, message)."""
+        missing = (fields == "") | (fields == self.spec["na_value"])
+        n = fields.size
+        if default.size == 0 and missing.any():
+            bad = int(np.argmax(missing))
+            return None, bad, f"Field {k} is required but missing in record!"
+        dtype = default.dtype
+        if dtype.kind == "O":
+            values = np.array([f.encode("latin-1") for f in fields.tolist()] or [],
+                              dtype=object)
+            values[missing] = default.ravel()[0] if default.size else b""
+            return values, n, ""
+        filled = np.where(missing, "0", fields)
+        try:
+            values = filled.astype(str).astype(dtype)
+        except (ValueError, OverflowError):
+            bad = next(i for i, f in enumerate(filled.tolist()) if not _parses(f, dtype))
+            return None, bad, f"Field {k} in record is not a valid {dtype.name}: {filled[bad]}"
+        if default.size:
+            values[missing] = default.ravel()[0]
+        return values, n, ""
+
+
+def _parses(field: str, dtype) -> bool:
+    try:
+        np.array([field]).astype(dtype)
+        return True
+    except (ValueError, OverflowError):
+        return False
+
+
+class _FixedLength(Node):
+    def __init__(self, spec, args, functions):
+        self.files = np.ravel(args[spec["args"][0]])
+        self.spec = spec
+
+    def __iter__(self):
+        spec = self.spec
+        size, header, footer = spec["record_bytes"], spec["header_bytes"], spec["footer_bytes"]
+        if size <= 0:
+            raise _invalid("`record_bytes` must be > 0")
+        for name in self.files:
+            data = dataset_files.file_bytes(name, spec["compression"])
+            body = data[header:max(header, len(data) - footer)]
+            n, extra = divmod(len(body), size)
+            message = (f"Excluding the header ({header} bytes) and footer ({footer} bytes), "
+                       f'input file "{dataset_files.path(name)}" has body length '
+                       f"{len(body)} bytes, which is not an exact multiple of the record "
+                       f"length ({size} bytes).")
+            if extra and not spec["compression"]:
+                raise _invalid(message)
+            for i in range(0, n * size, size):
+                yield (np.array(body[i:i + size], dtype=object),)
+            if extra:
+                raise errors.DataLossError(None, None, message)
+
+
+dataset_runtime.register_nodes({"csv": _Csv, "fixed_length": _FixedLength})
