@@ -38,6 +38,8 @@ from tensorweave.image.geometry import (
     transpose_image,
 )
 from tensorweave.image.quality import image_gradients, psnr, sobel_edges, ssim, total_variation
+from tensorweave.image.multiscale import ssim_multiscale
+from tensorweave.image.jpeg_quality import adjust_jpeg_quality, random_jpeg_quality
 from tensorweave.image.yiq_yuv import rgb_to_yiq, rgb_to_yuv, yiq_to_rgb, yuv_to_rgb
 from tensorweave.image.resize import (
     ResizeMethod,
@@ -46,6 +48,7 @@ from tensorweave.image.resize import (
     resize_images,
 )
 from tensorweave.ops.image_codec_ops import (
+    decode_and_crop_jpeg,
     decode_bmp,
     decode_gif,
     decode_image,
@@ -53,7 +56,13 @@ from tensorweave.ops.image_codec_ops import (
     decode_png,
     encode_jpeg,
     encode_png,
+    extract_jpeg_shape,
     is_jpeg,
+)
+from tensorweave.ops.image_boxes_ops import (
+    draw_bounding_boxes,
+    extract_glimpse,
+    sample_distorted_bounding_box,
 )
 from tensorweave.ops.image_nms_ops import (
     combined_non_max_suppression,

@@ -1,6 +1,7 @@
 """tf.io: file formats and I/O utilities (re-exports only)."""
 from tensorweave.ops.decode_ops import decode_csv, decode_raw, parse_tensor, serialize_tensor
 from tensorweave.ops.image_codec_ops import (
+    decode_and_crop_jpeg,
     decode_bmp,
     decode_gif,
     decode_image,
@@ -8,6 +9,7 @@ from tensorweave.ops.image_codec_ops import (
     decode_png,
     encode_jpeg,
     encode_png,
+    extract_jpeg_shape,
     is_jpeg,
 )
 from tensorweave.ops.parsing_ops import (

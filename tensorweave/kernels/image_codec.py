@@ -4,7 +4,9 @@ One decode kernel serves DecodePng, DecodeJpeg, DecodeGif, DecodeBmp and DecodeI
 TensorFlow's DecodeImageV2Op does: the format comes from the magic bytes, the op type decides
 the result's rank and which formats are refused, and the checks and messages are TF's. PNG
 goes through `image_png` (TF's libpng channel rules, exact), JPEG and GIF through Pillow, BMP
-through TF's own reader re-done with NumPy. Encoding: PNG by `image_png`, JPEG by Pillow.
+through TF's own reader re-done with NumPy; DecodeAndCropJpeg decodes like DecodeJpeg and
+cuts the window out. ExtractJpegShape reads the JPEG header. Encoding: PNG by `image_png`,
+JPEG (EncodeJpeg, EncodeJpegVariableQuality) by Pillow.
 """
 from __future__ import annotations
 
@@ -45,7 +47,7 @@ class DecodeImageKernel:
         self.recover = attrs.get("try_recover_truncated", False)
 
     def _check_attrs(self) -> None:
-        if self.op == "DecodeJpeg":
+        if self.op in ("DecodeJpeg", "DecodeAndCropJpeg"):
             if self.ratio not in (1, 2, 4, 8):
                 raise invalid(f"ratio must be 1, 2, 4, or 8, got {self.ratio}")
             if self.dct_method not in ("", "INTEGER_FAST", "INTEGER_ACCURATE"):
@@ -54,7 +56,8 @@ class DecodeImageKernel:
         if self.channels not in (0, 1, 3, 4):
             raise invalid(f"`channels` must be 0, 1, 3 or 4 but got {self.channels}")
 
-    def compute(self, ctx, contents):
+    def _sniff(self, contents) -> tuple[bytes, str]:
+        """The encoded bytes and their format, after TF's checks of the contents."""
         self._check_attrs()
         if np.ndim(contents):
             raise invalid(f"`contents` must be scalar but got shape"
@@ -66,6 +69,10 @@ class DecodeImageKernel:
         if kind is None:
             raise invalid("Unknown image file format. One of JPEG, JPEG XL, PNG, GIF, BMP, "
                            "WebP required.")
+        return data, kind
+
+    def compute(self, ctx, contents):
+        data, kind = self._sniff(contents)
         if kind == "bmp":
             return self._scaled(self._bmp(data))
         if kind == "png":
@@ -209,6 +216,44 @@ class DecodeImageKernel:
         return np.ascontiguousarray(pixels[..., :channels])
 
 
+@kernel("DecodeAndCropJpeg")
+class DecodeAndCropJpegKernel(DecodeImageKernel):
+    """DecodeJpeg's decoding, then the window [y, x, height, width] of the result (which TF's
+    libjpeg decodes alone, to the same pixels)."""
+
+    def compute(self, ctx, contents, crop_window):
+        data, kind = self._sniff(contents)
+        if kind != "jpeg":
+            raise invalid("DecodeAndCropJpeg operation can run on JPEG only, but detected "
+                          f"{_NAMES.get(kind, 'BMP')}.")
+        if crop_window.ndim != 1:
+            raise invalid(f"crop_window must be 1-D, got shape {shape_str(crop_window.shape)}")
+        if crop_window.shape[0] != 4:
+            raise invalid(f"crop_size must have four elements {shape_str(crop_window.shape)}")
+        pixels = self._jpeg(data)
+        y, x, height, width = (int(v) for v in crop_window)
+        if y < 0 or x < 0 or height <= 0 or width <= 0 or y + height > pixels.shape[0] or \
+                x + width > pixels.shape[1]:
+            raise invalid("jpeg::Uncompress failed. Invalid JPEG data or crop window.")
+        return np.ascontiguousarray(pixels[y:y + height, x:x + width])
+
+
+@kernel("ExtractJpegShape")
+def _extract_jpeg_shape(ctx, contents):
+    """Height, width and components from the JPEG header (Pillow reads only the header)."""
+    from PIL import Image
+    if np.ndim(contents):
+        raise invalid(f"contents must be scalar, got shape {shape_str(np.shape(contents))}")
+    data = contents.item() if isinstance(contents, np.ndarray) else contents
+    try:
+        image = Image.open(io.BytesIO(data), formats=["JPEG"])
+    except (OSError, SyntaxError, ValueError):
+        raise invalid(f"Invalid JPEG data, size {len(data)}") from None
+    width, height = image.size
+    channels = {"L": 1, "CMYK": 4}.get(image.mode, 3)
+    return np.array([height, width, channels], ctx.attrs["output_type"].as_numpy_dtype)
+
+
 @kernel("EncodePng")
 class EncodePngKernel:
     """One PNG per image of a [..., height, width, channels] batch."""
@@ -241,32 +286,51 @@ class EncodeJpegKernel:
         self.attrs = dict(ctx.attrs)
 
     def compute(self, ctx, image):
-        from PIL import Image
-        a = self.attrs
-        if image.ndim != 3:
-            raise invalid(f"image must be 3-dimensional{shape_str(image.shape)}")
-        channels = image.shape[-1]
-        want = {"grayscale": 1, "rgb": 3}.get(a["format"])
-        if want is None and channels not in (1, 3):
-            raise invalid(f"image must have 1 or 3 channels, got {shape_str(image.shape)}")
-        if want is not None and channels != want:
-            raise invalid(f"format {a['format']} expects {want} channels, got "
-                           f"{shape_str(image.shape)}")
-        if not 0 <= a["quality"] <= 100:
-            raise invalid(f"quality must be in [0,100], got {a['quality']}")
-        if not image.size:
-            raise errors.InternalError(None, None, "JPEG encoding failed")
-        pil = Image.fromarray(np.ascontiguousarray(image[..., 0] if channels == 1 else image))
-        options = {"quality": a["quality"], "progressive": a["progressive"],
-                   "optimize": a["optimize_size"], "dpi": (a["x_density"], a["y_density"]),
-                   "subsampling": 2 if a["chroma_downsampling"] else 0}
-        if a["xmp_metadata"]:
-            options["xmp"] = a["xmp_metadata"].encode()
-        buffer = io.BytesIO()
-        pil.save(buffer, "JPEG", **options)
-        result = np.empty((), dtype=object)
-        result[()] = _with_density_unit(buffer.getvalue(), 2 if a["density_unit"] == "cm" else 1)
-        return result
+        return encode_jpeg(image, self.attrs)
+
+
+# EncodeJpegVariableQuality: EncodeJpeg's defaults, the format from the channels.
+_DEFAULT_JPEG = {"format": "", "progressive": False, "optimize_size": False,
+                 "chroma_downsampling": True, "density_unit": "in", "x_density": 300,
+                 "y_density": 300, "xmp_metadata": ""}
+
+
+@kernel("EncodeJpegVariableQuality")
+def _encode_jpeg_variable_quality(ctx, image, quality):
+    if image.ndim != 3:
+        raise invalid(f"image must be 3-dimensional{shape_str(image.shape)}")
+    if np.ndim(quality):
+        raise invalid(f"quality must be scalar: {shape_str(np.shape(quality))}")
+    return encode_jpeg(image, {**_DEFAULT_JPEG, "quality": int(quality)})
+
+
+def encode_jpeg(image, a: dict) -> np.ndarray:
+    """A scalar object array holding the JPEG of `image` with TF's encode attrs `a`."""
+    from PIL import Image
+    if image.ndim != 3:
+        raise invalid(f"image must be 3-dimensional{shape_str(image.shape)}")
+    channels = image.shape[-1]
+    want = {"grayscale": 1, "rgb": 3}.get(a["format"])
+    if not 0 <= a["quality"] <= 100:
+        raise invalid(f"quality must be in [0,100], got {a['quality']}")
+    if want is None and channels not in (1, 3):
+        raise invalid(f"image must have 1 or 3 channels, got {shape_str(image.shape)}")
+    if want is not None and channels != want:
+        raise invalid(f"format {a['format']} expects {want} channels, got "
+                      f"{shape_str(image.shape)}")
+    if not image.size:
+        raise errors.InternalError(None, None, "JPEG encoding failed")
+    pil = Image.fromarray(np.ascontiguousarray(image[..., 0] if channels == 1 else image))
+    options = {"quality": a["quality"], "progressive": a["progressive"],
+               "optimize": a["optimize_size"], "dpi": (a["x_density"], a["y_density"]),
+               "subsampling": 2 if a["chroma_downsampling"] else 0}
+    if a["xmp_metadata"]:
+        options["xmp"] = a["xmp_metadata"].encode()
+    buffer = io.BytesIO()
+    pil.save(buffer, "JPEG", **options)
+    result = np.empty((), dtype=object)
+    result[()] = _with_density_unit(buffer.getvalue(), 2 if a["density_unit"] == "cm" else 1)
+    return result
 
 
 def _with_density_unit(jpeg: bytes, unit: int) -> bytes:

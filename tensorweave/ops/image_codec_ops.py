@@ -1,5 +1,6 @@
-"""Image codecs: DecodePng, DecodeJpeg, DecodeGif, DecodeBmp, DecodeImage, EncodePng,
-EncodeJpeg, and the wrappers `tf.image.decode_*`, `encode_*`, `is_jpeg`.
+"""Image codecs: DecodePng, DecodeJpeg, DecodeAndCropJpeg, DecodeGif, DecodeBmp, DecodeImage,
+ExtractJpegShape, EncodePng, EncodeJpeg, EncodeJpegVariableQuality, and the wrappers
+`tf.image.decode_*`, `encode_*`, `is_jpeg`, `extract_jpeg_shape`.
 
 Like TensorFlow, every decode op sniffs the format from the magic bytes, so `decode_png` also
 decodes a JPEG or a single-frame GIF; `decode_gif` returns `[frames, height, width, 3]`,
@@ -58,10 +59,11 @@ def _decode_op(name, attrs, output="image: uint8", shape_fn=_decode_shape):
 
 DecodePng = _decode_op("DecodePng", [_CHANNELS, TypeAttr("dtype", (_d.uint8, _d.uint16),
                                                          _d.uint8)], "image: dtype")
-DecodeJpeg = _decode_op("DecodeJpeg", [
+_JPEG_DECODE_ATTRS = [
     _CHANNELS, Attr("ratio", "int", 1), Attr("fancy_upscaling", "bool", True),
     Attr("try_recover_truncated", "bool", False), Attr("acceptable_fraction", "float", 1.0),
-    Attr("dct_method", "string", "")])
+    Attr("dct_method", "string", "")]
+DecodeJpeg = _decode_op("DecodeJpeg", _JPEG_DECODE_ATTRS)
 DecodeGif = _decode_op("DecodeGif", [], shape_fn=_decode_gif_shape)
 DecodeBmp = _decode_op("DecodeBmp", [_CHANNELS])
 DecodeImage = _decode_op("DecodeImage", [
@@ -95,6 +97,37 @@ EncodeJpeg = define_op(
            Attr("x_density", "int", 300), Attr("y_density", "int", 300),
            Attr("xmp_metadata", "string", "")],
     shape_fn=_encode_jpeg_shape, not_differentiable=True)
+
+def _decode_and_crop_shape(ctx):
+    """A scalar string and a crop window [y, x, height, width]: [height, width, channels]."""
+    with_rank(ctx.input_shape(0)._dims, 0)
+    size = with_rank(ctx.input_shape(1)._dims, 1)[0]
+    if size is not None and size != 4:
+        raise ValueError(f"Dimension must be 4 but is {size}")
+    window = ctx.static_value(1)
+    dims = [None, None] if window is None else [int(window[2]), int(window[3])]
+    return _ts.TensorShape([*dims, _channels_dim(ctx)])
+
+
+def _jpeg_shape_shape(ctx):
+    with_rank(ctx.input_shape(0)._dims, 0)
+    return _ts.TensorShape([3])
+
+
+DecodeAndCropJpeg = define_op(
+    "DecodeAndCropJpeg", inputs=["contents: string", "crop_window: int32"],
+    outputs=["image: uint8"], attrs=_JPEG_DECODE_ATTRS, shape_fn=_decode_and_crop_shape,
+    not_differentiable=True, doc="A window of a decoded JPEG image.")
+ExtractJpegShape = define_op(
+    "ExtractJpegShape", inputs=["contents: string"], outputs=["image_shape: output_type"],
+    attrs=[TypeAttr("output_type", (_d.int32, _d.int64), _d.int32)],
+    shape_fn=_jpeg_shape_shape, not_differentiable=True,
+    doc="[height, width, channels] of a JPEG image, read from its header.")
+EncodeJpegVariableQuality = define_op(
+    "EncodeJpegVariableQuality", inputs=["images: uint8", "quality: int32"],
+    outputs=["contents: string"], shape_fn=_encode_jpeg_shape, not_differentiable=True,
+    doc="A JPEG of a [height, width, 1 or 3] image at a quality given as a tensor.")
+
 
 def decode_png(contents, channels=0, dtype=_d.uint8, name=None):
     """Decodes a PNG image (TF1's tf.image.decode_png); JPEG and single-frame GIF data are
@@ -308,3 +341,77 @@ def is_jpeg(contents, name=None):
     from tensorweave.ops.string_ops import substr
     with name_scope(name, "is_jpeg"):
         return equal(substr(contents, 0, 3), b"\xff\xd8\xff", name=name)
+
+
+def decode_and_crop_jpeg(contents, crop_window, channels=0, ratio=1, fancy_upscaling=True,
+                         try_recover_truncated=False, acceptable_fraction=1, dct_method="",
+                         name=None):
+    """Decodes a window of a JPEG image (TF1's tf.image.decode_and_crop_jpeg and
+    tf.io.decode_and_crop_jpeg): the image decoded as `decode_jpeg` does, then cut to the
+    window, so pixels have decode_jpeg's rounding.
+
+    Args:
+      contents: a scalar string Tensor, a JPEG (other formats are an error).
+      crop_window: a 1-D int32 Tensor `[y, x, height, width]` in the (downscaled) image.
+      channels: 0 (as stored), 1 (gray) or 3 (RGB).
+      ratio: downscaling while decoding: 1, 2, 4 or 8.
+      fancy_upscaling: as in `decode_jpeg`.
+      try_recover_truncated: as in `decode_jpeg`.
+      acceptable_fraction: as in `decode_jpeg`.
+      dct_method: as in `decode_jpeg`.
+      name: the op name (default "DecodeAndCropJpeg").
+
+    Returns:
+      A `[height, width, channels]` uint8 Tensor.
+
+    Raises:
+      ValueError: if `contents` is not a scalar or `crop_window` not 4 values.
+      InvalidArgumentError: (at run time) for data that is not a JPEG, corrupt data, or a
+        window that is empty or leaves the image.
+    """
+    attrs = {"channels": channels, "ratio": ratio, "fancy_upscaling": fancy_upscaling,
+             "try_recover_truncated": try_recover_truncated,
+             "acceptable_fraction": acceptable_fraction, "dct_method": dct_method}
+    return apply_op(DecodeAndCropJpeg, [contents, crop_window], attrs, name=name)
+
+
+def extract_jpeg_shape(contents, output_type=_d.int32, name=None):
+    """The shape of a JPEG image, read from its header without decoding it (TF1's
+    tf.image.extract_jpeg_shape and tf.io.extract_jpeg_shape).
+
+    Args:
+      contents: a scalar string Tensor, a JPEG.
+      output_type: int32 or int64.
+      name: the op name (default "ExtractJpegShape").
+
+    Returns:
+      A 1-D Tensor `[height, width, channels]` of `output_type`.
+
+    Raises:
+      ValueError: if `contents` is not a scalar.
+      TypeError: for another `output_type`.
+      InvalidArgumentError: (at run time) if the data is not a readable JPEG.
+    """
+    return apply_op(ExtractJpegShape, [contents], {"output_type": output_type}, name=name)
+
+
+def encode_jpeg_variable_quality(images, quality, name=None):
+    """Encodes a `[height, width, 1 or 3]` uint8 image as JPEG at `quality` (a scalar int32
+    Tensor, 0 to 100), with encode_jpeg's other defaults (the raw op of
+    `adjust_jpeg_quality`).
+
+    Args:
+      images: a 3-D uint8 Tensor with 1 or 3 channels.
+      quality: a scalar int32 Tensor.
+      name: the op name (default "EncodeJpegVariableQuality").
+
+    Returns:
+      A scalar string Tensor, the JPEG.
+
+    Raises:
+      ValueError: if `images` is not 3-D.
+      InvalidArgumentError: (at run time) for a quality that is not a scalar in [0, 100] or
+        a bad channel count.
+      InternalError: (at run time) for an empty image.
+    """
+    return apply_op(EncodeJpegVariableQuality, [images, quality], name=name)

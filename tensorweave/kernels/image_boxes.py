@@ -1,0 +1,354 @@
+"""Kernels of the box and window ops (ops/image_boxes_ops.py): SampleDistortedBoundingBoxV2,
+DrawBoundingBoxes, DrawBoundingBoxesV2 and ExtractGlimpse.
+
+SampleDistortedBoundingBoxV2 follows TensorFlow's GenerateRandomCrop arithmetic (float32
+areas, lrintf rounding, the +-1 height corrections, integer box corners) with every attempt
+computed at once: four uniform numbers per attempt are drawn up front from the node's Philox
+generator and the first attempt that meets the constraints wins, as TF's loop stops at it.
+The draw outlines every box's four edges as index segments and keeps, per pixel, the colour of
+the box drawn last (TF draws boxes in order, later ones over earlier ones). ExtractGlimpse
+gathers each glimpse with one index expression and fills what lies outside the image with
+noise, as TF's Eigen GlimpseExtractionOp (version 1).
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from tensorweave.kernels.image_resize import invalid, shape_str
+from tensorweave.kernels.random import _generator
+from tensorweave.kernels.registry import kernel
+
+_F32 = np.float32
+_INT32_MAX = 2**31 - 1
+
+
+def _g(value) -> str:
+    """A float as C++ streams print it (6 significant digits)."""
+    return f"{float(value):g}"
+
+
+def _check_range(values, what: str, upper_one: bool = False) -> None:
+    if len(values) != 2:
+        raise invalid(f"{what} field must specify 2 dimensions")
+    shown = f"[{_g(values[0])}, {_g(values[1])}]"
+    if not (values[0] > 0 and values[1] > 0):
+        raise invalid(f"{what} must be non-negative: {shown}")
+    if upper_one and not (values[0] <= 1 and values[1] <= 1):
+        raise invalid(f"{what} must be less then or equal to 1.0: {shown}")
+
+
+def _lrint(x):
+    """lrintf: float32 rounded half to even, as an int64."""
+    return np.rint(x).astype(np.int64)
+
+
+def _uniform_int(u, n):
+    """An integer uniform in [0, n) from u uniform in [0, 1) (0 where n <= 0)."""
+    return np.minimum(np.floor(u * np.maximum(n, 0)).astype(np.int64), np.maximum(n - 1, 0))
+
+
+def _random_crops(u, width: int, height: int, area_range, aspect_range):
+    """TF's GenerateRandomCrop for every attempt (rows of u: aspect, height, y, x draws):
+    the windows as (min_x, min_y, max_x, max_y) int64 columns and whether each is valid."""
+    lo_ar, hi_ar = _F32(aspect_range[0]), _F32(aspect_range[1])
+    aspect = u[:, 0].astype(_F32) * (hi_ar - lo_ar) + lo_ar
+    lo_area, hi_area = _F32(area_range[0]), _F32(area_range[1])
+    min_area = lo_area * _F32(width) * _F32(height)
+    max_area = hi_area * _F32(width) * _F32(height)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h = _lrint(np.sqrt(min_area / aspect))
+        max_h = _lrint(np.sqrt(max_area / aspect))
+        # The smallest max height with round(max_h * aspect) <= width (and one less if float
+        # rounding still overshoots).
+        too_wide = _lrint(max_h * aspect) > width
+        capped = ((width + 0.5 - float(_F32(1e-7))) / aspect.astype(np.float64)).astype(np.int64)
+        capped -= _lrint(capped * aspect) > width
+    max_h = np.minimum(np.where(too_wide, capped, max_h), height)
+    h = np.minimum(h, max_h)
+    h += np.where(h < max_h, _uniform_int(u[:, 1], max_h - h + 1), 0)
+    w = _lrint(h * aspect)
+    area = (w * h).astype(_F32)
+    grow = area < min_area
+    h = np.where(grow, h + 1, h)
+    w = np.where(grow, _lrint(h * aspect), w)
+    area = (w * h).astype(_F32)
+    shrink = area > max_area
+    h = np.where(shrink, h - 1, h)
+    w = np.where(shrink, _lrint(h * aspect), w)
+    area = (w * h).astype(_F32)
+    valid = ((area >= min_area) & (area <= max_area) & (w <= width) & (h <= height)
+             & (w > 0) & (h > 0))
+    if width <= 0 or height <= 0 or lo_area > hi_area:   # (the attrs are checked positive)
+        valid[:] = False
+    y = np.where(h < height, _uniform_int(u[:, 2], height - h), 0)
+    x = np.where(w < width, _uniform_int(u[:, 3], width - w), 0)
+    return np.stack([x, y, x + w, y + h], axis=1), valid
+
+
+def _covers(crops, boxes, min_object_covered) -> np.ndarray:
+    """Whether each crop covers at least `min_object_covered` of some box of non-zero area
+    (TF's Rectangle: an intersection with min > max is empty)."""
+    lo = np.maximum(crops[:, None, :2], boxes[None, :, :2])
+    hi = np.minimum(crops[:, None, 2:], boxes[None, :, 2:])
+    inter = np.where((lo <= hi).all(-1), (hi - lo).prod(-1), 0)
+    box_area = (boxes[:, 2:] - boxes[:, :2]).prod(-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        covered = inter.astype(_F32) / box_area.astype(_F32)
+    return ((covered >= min_object_covered) & (box_area != 0)).any(axis=1)
+
+
+@kernel("SampleDistortedBoundingBoxV2")
+class SampleDistortedBoundingBoxKernel:
+    """Holds the node's generator (seeded from seed/seed2; both 0 draws OS entropy)."""
+
+    def __init__(self, ctx):
+        attrs = ctx.attrs
+        self.rng = _generator(attrs["seed"], attrs["seed2"])
+        self.lock = threading.Lock()
+        self.aspect_range = list(attrs["aspect_ratio_range"])
+        self.area_range = list(attrs["area_range"])
+        self.max_attempts = attrs["max_attempts"]
+        self.use_image = attrs["use_image_if_no_bounding_boxes"]
+
+    def _check_attrs(self) -> None:
+        """TF checks these when it builds the kernel (the first run)."""
+        _check_range(self.aspect_range, "Aspect ratio range")
+        _check_range(self.area_range, "Area range", upper_one=True)
+        if self.max_attempts <= 0:
+            raise invalid(f"Max attempts must be non-negative: {self.max_attempts}")
+
+    def compute(self, ctx, image_size, bounding_boxes, min_object_covered):
+        self._check_attrs()
+        height, width = _image_size(image_size)
+        boxes = _pixel_boxes(bounding_boxes, min_object_covered, height, width)
+        if not len(boxes):
+            if not self.use_image:
+                raise invalid("No bounding boxes provided as input. One must enable "
+                              "use_image_if_no_bounding_boxes if you wish to not provide any "
+                              "bounding boxes.")
+            boxes = np.array([[0, 0, width, height]], np.int64)
+        with self.lock:
+            u = self.rng.random((self.max_attempts, 4))
+        crops, valid = _random_crops(u, width, height, self.area_range, self.aspect_range)
+        valid &= _covers(crops, boxes, _F32(min_object_covered))
+        crop = crops[np.argmax(valid)] if valid.any() else np.array([0, 0, width, height])
+        min_x, min_y, max_x, max_y = (int(v) for v in crop)
+        begin = np.array([min_y, min_x, 0]).astype(image_size.dtype)
+        size = np.array([max_y - min_y, max_x - min_x, -1]).astype(image_size.dtype)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            bboxes = (np.array([min_y, min_x, max_y, max_x], _F32)
+                      / np.array([height, width, height, width], _F32))
+        return begin, size, bboxes.reshape(1, 1, 4)
+
+
+def _image_size(image_size) -> tuple[int, int]:
+    if image_size.ndim != 1:
+        raise invalid(f"image_size must be 1-dimensional{shape_str(image_size.shape)}")
+    if image_size.shape[0] != 3:
+        raise invalid(f"image_size must contain 3 elements{shape_str(image_size.shape)}")
+    height, width = int(image_size[0]), int(image_size[1])
+    # TF reads them as uint64: a negative size is huge.
+    if not 0 <= height < _INT32_MAX:
+        raise invalid("image height cannot be >= int32 max")
+    if not 0 <= width < _INT32_MAX:
+        raise invalid("image width cannot be >= int32 max")
+    return height, width
+
+
+def _pixel_boxes(bounding_boxes, min_object_covered, height: int, width: int) -> np.ndarray:
+    """The boxes as integer (min_x, min_y, max_x, max_y) rows, after TF's checks."""
+    if bounding_boxes.ndim != 3:
+        raise invalid("input boxes must be 3-dimensional [batch, num_boxes, coords]: "
+                      f"{shape_str(bounding_boxes.shape)}")
+    if bounding_boxes.shape[-1] != 4:
+        raise invalid("bounding boxes must have shape [4] or [*, 4], got "
+                      f"{shape_str(bounding_boxes.shape)}")
+    if np.ndim(min_object_covered):
+        raise invalid("min_object_covered must be 0-D, got shape "
+                      f"{shape_str(np.shape(min_object_covered))}")
+    if not min_object_covered >= 0:
+        raise invalid(f"Min object covered must be non-negative: {_g(min_object_covered)}")
+    boxes = bounding_boxes.reshape(-1, 4).astype(_F32)
+    bad = ~((boxes >= 0) & (boxes <= 1))
+    if bad.any():
+        raise invalid("All bounding box coordinates must be in [0.0, 1.0]: "
+                      f"{_g(boxes.ravel()[np.argmax(bad.ravel())])}")
+    scale = np.array([height, width, height, width], _F32)
+    y0, x0, y1, x1 = (boxes * scale).astype(np.int64).T
+    return np.stack([x0, y0, x1, y1], axis=1)
+
+
+# --- DrawBoundingBoxes(V2) -------------------------------------------------------------------
+_DEPTH_MESSAGE = "Channel depth should be either 1 (GRY), 3 (RGB), or 4 (RGBA)"
+_DEFAULT_COLORS = np.array([[1, 1, 0, 1], [0, 0, 1, 1], [1, 0, 0, 1], [0, 1, 0, 1],
+                            [0.5, 0, 0.5, 1], [0.5, 0.5, 0, 1], [0.5, 0, 0, 1], [0, 0, 0.5, 1],
+                            [0, 1, 1, 1], [1, 0, 1, 1]], _F32)
+
+
+def _color_table(colors, depth: int) -> np.ndarray:
+    """The colours given (when not empty), else TF's default table (all 1 for one channel)."""
+    if colors is not None:
+        if colors.ndim != 2:
+            raise invalid(f"colors must be a 2-D matrix{shape_str(colors.shape)}")
+        if colors.shape[1] < depth:
+            raise invalid("colors must have equal or more channels than the image provided: "
+                          f"{shape_str(colors.shape)}")
+        if colors.size:
+            return colors.astype(_F32)
+    table = _DEFAULT_COLORS.copy()
+    if depth == 1:
+        table[:, 0] = 1
+    return table
+
+
+def _segments(fixed, start, stop, horizontal):
+    """The pixels (row, col) and segment index of segments along rows or columns."""
+    lengths = np.maximum(stop - start + 1, 0)
+    seg = np.repeat(np.arange(len(fixed)), lengths)
+    offsets = np.arange(len(seg)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    moving = start[seg] + offsets
+    rows = np.where(horizontal[seg], fixed[seg], moving)
+    cols = np.where(horizontal[seg], moving, fixed[seg])
+    return rows, cols, seg
+
+
+def _draw(images, boxes, colors=None):
+    if images.ndim != 4:
+        raise invalid("The rank of the images should be 4")
+    batch, height, width, depth = images.shape
+    if depth not in (1, 3, 4):
+        raise invalid(_DEPTH_MESSAGE)
+    if boxes.shape[0] != batch:
+        raise invalid("The batch sizes should be the same")
+    table = _color_table(colors, depth)
+    out = images.copy()
+    boxes = boxes.astype(_F32)
+    num = boxes.shape[1]
+    with np.errstate(invalid="ignore"):   # NaN: x86's int64 conversion gives INT64_MIN
+        corners = (boxes * np.array([height - 1, width - 1] * 2, _F32)).astype(np.int64)
+    r0, c0, r1, c1 = (corners[..., k].ravel() for k in range(4))
+    b = np.repeat(np.arange(batch), num)
+    drawn = (r0 <= r1) & (c0 <= c1) & (r0 < height) & (r1 >= 0) & (c0 < width) & (c1 >= 0)
+    r0c, r1c = np.maximum(r0, 0), np.minimum(r1, height - 1)
+    c0c, c1c = np.maximum(c0, 0), np.minimum(c1, width - 1)
+    # Four edges per box: top, bottom (along rows), left, right (along columns); each drawn
+    # only when its line lies inside the image.
+    fixed = np.concatenate([r0, r1, c0, c1])
+    start = np.concatenate([c0c, c0c, r0c, r0c])
+    stop = np.concatenate([c1c, c1c, r1c, r1c])
+    horizontal = np.repeat([True, True, False, False], len(b))
+    keep = np.tile(drawn, 4) & np.concatenate([r0 >= 0, r1 < height, c0 >= 0, c1 < width])
+    box_id = np.tile(np.arange(len(b)), 4)
+    fixed, start, stop, horizontal, box_id = (a[keep] for a in (fixed, start, stop,
+                                                                horizontal, box_id))
+    rows, cols, seg = _segments(fixed, start, stop, horizontal)
+    ids = box_id[seg]
+    flat = (b[ids] * height + rows) * width + cols
+    # The last box drawn over a pixel wins: order by box, keep each pixel's last write.
+    order = np.argsort(ids, kind="stable")
+    flat, ids = flat[order], ids[order]
+    _, first_from_end = np.unique(flat[::-1], return_index=True)
+    last = len(flat) - 1 - first_from_end
+    pixels = out.reshape(-1, depth)
+    pixels[flat[last]] = table[(ids[last] % num) % len(table), :depth].astype(out.dtype)
+    return out
+
+
+@kernel("DrawBoundingBoxes", dtypes=(np.float32, np.float16))
+def _draw_bounding_boxes(ctx, images, boxes):
+    """Outlines in TF's default colour table."""
+    return _draw(images, boxes)
+
+
+@kernel("DrawBoundingBoxesV2", dtypes=(np.float32, np.float16))
+def _draw_bounding_boxes_v2(ctx, images, boxes, colors):
+    """Outlines in the given colours (the default table when `colors` is empty)."""
+    return _draw(images, boxes, colors)
+
+
+# --- ExtractGlimpse --------------------------------------------------------------------------
+def _glimpse_corners(offsets, size, image_hw, normalized: bool, centered: bool):
+    """TF's version-1 glimpse coordinates in float32: the truncated top-left corners [b, 2]."""
+    y, x = offsets[:, 0].astype(_F32), offsets[:, 1].astype(_F32)
+    in_h, in_w = _F32(image_hw[0]), _F32(image_hw[1])
+    if normalized:
+        y, x = y * in_h, x * in_w
+    if centered:
+        y = y / _F32(2) + in_h / _F32(2)
+        x = x / _F32(2) + in_w / _F32(2)
+    y = y - _F32(size[0]) / _F32(2)
+    x = x - _F32(size[1]) / _F32(2)
+    with np.errstate(invalid="ignore"):
+        return np.trunc(y).astype(np.int64), np.trunc(x).astype(np.int64)
+
+
+def _glimpse_noise(images, shape, mode: str, rng):
+    """What fills the glimpse outside the image: per image uniform in [min, max], per image
+    and channel Gaussian with the channel's mean and deviation, or zeros."""
+    if mode == "zero" or not images[0].size:
+        return np.zeros(shape, _F32)
+    if mode == "uniform":
+        low = images.min(axis=(1, 2, 3), keepdims=True)
+        return low + rng.random(shape, dtype=_F32) * (images.max(axis=(1, 2, 3),
+                                                               keepdims=True) - low)
+    mean = images.mean(axis=(1, 2), keepdims=True, dtype=_F32)
+    sigma = np.sqrt(np.square(images - mean).mean(axis=(1, 2), keepdims=True, dtype=_F32))
+    return mean + rng.standard_normal(shape, dtype=_F32) * sigma
+
+
+@kernel("ExtractGlimpse")
+class ExtractGlimpseKernel:
+    """The noise mode is chosen once from `noise` and `uniform_noise` (TF's constructor)."""
+
+    def __init__(self, ctx):
+        attrs = ctx.attrs
+        self.normalized, self.centered = attrs["normalized"], attrs["centered"]
+        noise = attrs["noise"]
+        self.error = None
+        if attrs["uniform_noise"] and noise not in ("", "uniform"):
+            self.error = "The uniform_noise and noise should not be specified at the same time"
+        elif noise not in ("", "uniform", "gaussian", "zero"):
+            self.error = ("Only 'uniform', 'gaussian' and 'zero' noise is supported, received "
+                          f"{noise}")
+        self.noise = noise or ("uniform" if attrs["uniform_noise"] else "gaussian")
+        self.rng = np.random.default_rng()   # TF's glimpse noise is unseeded too
+        self.lock = threading.Lock()
+
+    def compute(self, ctx, images, size, offsets):
+        if self.error:
+            raise invalid(self.error)
+        if images.ndim != 4:
+            raise invalid("input must be 4-dimensional (batch_size, height, width, depth)"
+                          f"{shape_str(images.shape)}")
+        if size.shape != (2,):
+            raise invalid("input must be a vector of size 2 (height, width)"
+                          f"{shape_str(size.shape)}")
+        for d in size:
+            if d < 0:
+                raise invalid(f"Expected a non-negative size, got {int(d)}")
+        if offsets.ndim != 2:
+            raise invalid(f"input must be a matrix{shape_str(offsets.shape)}")
+        if offsets.shape[0] != images.shape[0]:
+            raise invalid(f"first dimension should be batch{shape_str(offsets.shape)}")
+        if offsets.shape[1] != 2:
+            raise invalid(f"second dimension should be of size 2 (y,x){shape_str(offsets.shape)}")
+        batch, height, width, depth = images.shape
+        shape = (batch, int(size[0]), int(size[1]), depth)
+        if not np.prod(shape):
+            return np.zeros(shape, _F32)
+        top, left = _glimpse_corners(offsets, size, (height, width), self.normalized,
+                                     self.centered)
+        rows = top[:, None] + np.arange(shape[1])
+        cols = left[:, None] + np.arange(shape[2])
+        inside = (((rows >= 0) & (rows < height))[:, :, None]
+                  & ((cols >= 0) & (cols < width))[:, None, :])
+        picked = images[np.arange(batch)[:, None, None], np.clip(rows, 0, height - 1)[:, :, None],
+                        np.clip(cols, 0, width - 1)[:, None, :]] if images.size else \
+            np.zeros(shape, _F32)
+        if inside.all():
+            return picked
+        with self.lock:
+            noise = _glimpse_noise(images, shape, self.noise, self.rng)
+        return np.where(inside[..., None], picked, noise)
