@@ -7,7 +7,7 @@ Nyquist entries are ignored), with TensorFlow's argument checks. Empty inputs gi
 from __future__ import annotations
 
 import numpy as np
-import scipy.fft
+import scipy  # scipy.fft loads on first use (SciPy imports submodules lazily)
 
 from tensorweave.framework import errors
 from tensorweave.kernels.registry import kernel

@@ -8,7 +8,7 @@ square root, as TensorFlow's does; its axes are checked like every reduction's.
 from __future__ import annotations
 
 import numpy as np
-import scipy.special as sp
+import scipy  # scipy.special loads on first use (SciPy imports submodules lazily)
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.kernels.math_special import _in_input_dtype
@@ -42,8 +42,8 @@ register_pure("MulNoNan", _mul_no_nan)
 register_pure("NextAfter", np.nextafter)
 register_pure("LeftShift", _left_shift)
 register_pure("RightShift", _right_shift)
-register_pure("BesselI0", _in_input_dtype(sp.i0), dtypes=_dtypes.FLOATING)
-register_pure("BesselI1", _in_input_dtype(sp.i1), dtypes=_dtypes.FLOATING)
+register_pure("BesselI0", _in_input_dtype(scipy.special.i0), dtypes=_dtypes.FLOATING)
+register_pure("BesselI1", _in_input_dtype(scipy.special.i1), dtypes=_dtypes.FLOATING)
 
 
 @kernel("EuclideanNorm")

@@ -14,7 +14,7 @@ element that has not converged yet), in float64. It serves IgammaGradA here and 
 from __future__ import annotations
 
 import numpy as np
-import scipy.special as sp
+import scipy  # scipy.special loads on first use (SciPy imports submodules lazily)
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
@@ -40,36 +40,40 @@ def _in_input_dtype(fn):
 # --- unary --------------------------------------------------------------------------------------
 def _lgamma(x):
     """log|Gamma(x)|; +inf at -inf as in TensorFlow (SciPy gives -inf)."""
-    return np.where(np.isneginf(x), _INF, sp.gammaln(x))
+    return np.where(np.isneginf(x), _INF, scipy.special.gammaln(x))
 
 
 def _digamma(x):
     """psi(x); NaN at the poles 0, -1, -2, ... and at -inf (SciPy gives +-inf at 0)."""
-    return np.where((x <= 0) & (np.floor(x) == x), _NAN, sp.psi(x))
+    return np.where((x <= 0) & (np.floor(x) == x), _NAN, scipy.special.psi(x))
 
 
-for _op_type, _fn in (("Lgamma", _lgamma), ("Digamma", _digamma), ("Erfc", sp.erfc),
-                      ("Erfinv", sp.erfinv), ("Ndtri", sp.ndtri), ("BesselI0e", sp.i0e),
-                      ("BesselI1e", sp.i1e)):
+# SciPy functions are looked up when a kernel first runs, not at import.
+for _op_type, _fn in (("Lgamma", _lgamma), ("Digamma", _digamma),
+                      ("Erfc", lambda x: scipy.special.erfc(x)),
+                      ("Erfinv", lambda x: scipy.special.erfinv(x)),
+                      ("Ndtri", lambda x: scipy.special.ndtri(x)),
+                      ("BesselI0e", lambda x: scipy.special.i0e(x)),
+                      ("BesselI1e", lambda x: scipy.special.i1e(x))):
     register_pure(_op_type, _in_input_dtype(_fn), dtypes=_dtypes.FLOATING)
 
 
 # --- binary -------------------------------------------------------------------------------------
 def _igamma(a, x):
     """P(a, x): 0 at x == 0 whatever a is, else NaN for a <= 0 or x < 0 (Eigen's order)."""
-    value = np.where((x < 0) | (a <= 0), _NAN, sp.gammainc(a, x))
+    value = np.where((x < 0) | (a <= 0), _NAN, scipy.special.gammainc(a, x))
     return np.where(x == 0, 0, value)
 
 
 def _igammac(a, x):
     """Q(a, x) = 1 - P(a, x): NaN for a <= 0 or x < 0 (SciPy gives Q(0, x) = 0)."""
-    return np.where((x < 0) | (a <= 0), _NAN, sp.gammaincc(a, x))
+    return np.where((x < 0) | (a <= 0), _NAN, scipy.special.gammaincc(a, x))
 
 
 def _zeta(x, q):
     """Hurwitz zeta: inf at x == 1; at a pole q = 0, -1, ... inf for even x > 1, else NaN."""
     pole = (q <= 0) & (np.floor(q) == q) & (x > 1)
-    value = np.where(pole, np.where(np.rint(x / 2) == x / 2, _INF, _NAN), sp.zeta(x, q))
+    value = np.where(pole, np.where(np.rint(x / 2) == x / 2, _INF, _NAN), scipy.special.zeta(x, q))
     return np.where(x == 1, _INF, value)
 
 
@@ -78,7 +82,7 @@ def _polygamma(n, x):
     other n (Eigen's definition, which also fixes the poles through `_zeta`)."""
     n1 = n + 1
     sign = np.where(np.fmod(n1, 2) == 0, 1, -1).astype(np.result_type(n1))
-    value = np.where(n == 0, _digamma(x), sign * np.exp(sp.gammaln(n1)) * _zeta(n1, x))
+    value = np.where(n == 0, _digamma(x), sign * np.exp(scipy.special.gammaln(n1)) * _zeta(n1, x))
     return np.where((np.floor(n) != n) | (n < 0), _NAN, value)
 
 
@@ -126,7 +130,7 @@ def _betainc(a, b, x):
                 raise errors.InvalidArgumentError(
                     None, None, f"Shapes of {n1} and {n2} are inconsistent: "
                     f"{_shape_str(np.shape(v1))} vs. {_shape_str(np.shape(v2))}")
-    return np.where((a <= 0) | (b <= 0), _NAN, sp.betainc(a, b, x))
+    return np.where((a <= 0) | (b <= 0), _NAN, scipy.special.betainc(a, b, x))
 
 
 register_pure("Betainc", _in_input_dtype(_betainc), dtypes=(_dtypes.float32, _dtypes.float64))
@@ -161,7 +165,7 @@ def igamma_derivative(a, x, sample: bool):
 def _log_main_term(a, x):
     """log(x^a e^-x / Gamma(a)), and the mask where that term underflows to 0 (then so does
     the derivative: P is flat there)."""
-    log_ax = a * np.log(x) - x - sp.gammaln(a)
+    log_ax = a * np.log(x) - x - scipy.special.gammaln(a)
     return log_ax, (log_ax < -np.log(np.finfo(np.float64).max)) | np.isnan(log_ax)
 
 
@@ -184,7 +188,7 @@ def _series(a, x, sample: bool):
         c[live] *= term
         ans[live] += c[live]
         live = live[np.abs(dc) > _MACHEP * np.abs(dans_da[live])]
-    dlogax_da = np.log(x) - sp.psi(a + 1)
+    dlogax_da = np.log(x) - scipy.special.psi(a + 1)
     if sample:
         value = -(dans_da + ans * dlogax_da) * x / a
     else:
@@ -228,7 +232,7 @@ def _continued_fraction(a, x, sample: bool):
         for arr in (pkm2, pkm1, qkm2, qkm1, dpkm2, dpkm1, dqkm2, dqkm1):
             arr[big] *= _BIGINV
         live = live[~done]
-    dlogax_da = np.log(x) - sp.psi(a)
+    dlogax_da = np.log(x) - scipy.special.psi(a)
     if sample:
         value = -(dans + ans * dlogax_da) * x
     else:
