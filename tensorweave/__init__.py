@@ -46,7 +46,7 @@ from tensorweave.platform import gfile
 from tensorweave.platform import tf_logging as logging
 from tensorweave import compat, image, initializers, layers, losses, nn, test, train
 from tensorweave import graph_util
-from tensorweave import io, metrics, python_io, sparse, summary
+from tensorweave import io, lookup, metrics, python_io, sparse, summary
 from tensorweave import data
 from tensorweave import strings
 from tensorweave.autodiff.custom_gradient import *
@@ -88,6 +88,7 @@ from tensorweave.ops.linalg_ops import *
 from tensorweave.ops.linalg_qr_svd_ops import *
 from tensorweave.ops.linalg_solve_ops import *
 from tensorweave.ops.logging_ops import *
+from tensorweave.ops.lookup_ops import *
 from tensorweave.ops.math_extra_ops import *
 from tensorweave.ops.math_ops import *
 from tensorweave.ops.math_segment_ops import *

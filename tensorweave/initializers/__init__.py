@@ -16,6 +16,7 @@ from tensorweave.ops.init_ops import (
     lecun_normal,
     lecun_uniform,
 )
+from tensorweave.ops.lookup_ops import tables_initializer
 from tensorweave.ops.variables import (
     global_variables_initializer as global_variables,
     local_variables_initializer as local_variables,

@@ -1,0 +1,341 @@
+"""tf.lookup tables: StaticHashTable, StaticVocabularyTable and experimental.MutableHashTable.
+
+A table object owns one table resource op (HashTableV2 or MutableHashTableV2) and builds the
+find, size, insert and export ops on its handle, with TF1's default op names and dtype checks.
+StaticVocabularyTable adds out-of-vocabulary buckets in the graph as TensorFlow does: a key the
+table misses gets `table size + Fingerprint64(key as string) mod num_oov_buckets`.
+"""
+from __future__ import annotations
+
+import uuid
+
+from tensorweave.framework import dtypes as _dtypes
+from tensorweave.framework import scopes as _scopes
+from tensorweave.framework.apply_op import apply_op
+from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.framework.tensor_shape import TensorShape
+from tensorweave.lookup.initializers import KeyValueTypes
+from tensorweave.ops import lookup_ops
+
+__all__ = ["StaticHashTable", "StaticVocabularyTable", "MutableHashTable"]
+
+
+class LookupInterface(KeyValueTypes):
+    """A lookup table that persists across steps: its dtypes, name and resource handle."""
+
+    _export_scope = "{}_Export"   # the default name scope of export()
+
+    @property
+    def name(self):
+        """The name of the table (its resource op's last name component)."""
+        return self._table_name
+
+    @property
+    def resource_handle(self):
+        """The table's resource handle Tensor."""
+        return self._resource_handle
+
+    def _create_table_op(self, op_def, shared_name, use_node_name_sharing=False):
+        handle = apply_op(op_def, [], {"shared_name": shared_name or "",
+                                       "use_node_name_sharing": use_node_name_sharing,
+                                       "key_dtype": self._key_dtype,
+                                       "value_dtype": self._value_dtype}, name=self._name)
+        self._resource_handle = handle
+        self._table_name = handle.op.name.split("/")[-1]
+
+    def _check_keys(self, keys):
+        if keys.dtype.base_dtype != self._key_dtype:
+            raise TypeError(f"Dtype of argument `keys` must be {self._key_dtype}, received: "
+                            f"{keys.dtype}")
+
+    def size(self, name=None):
+        """Computes the number of elements in this table.
+
+        Args:
+          name: A name for the operation (optional).
+
+        Returns:
+          A scalar int64 tensor (0 while an initializable table is not initialized).
+        """
+        with _scopes.name_scope(name, f"{self.name}_Size", [self.resource_handle]):
+            return apply_op(lookup_ops.LookupTableSizeV2, [self.resource_handle])
+
+    def export(self, name=None):
+        """Returns tensors of all keys and values in the table (in key order).
+
+        Args:
+          name: A name for the operation (optional).
+
+        Returns:
+          A pair of vectors: the keys and their values.
+        """
+        with _scopes.name_scope(name, self._export_scope.format(self.name),
+                                [self.resource_handle]):
+            return tuple(apply_op(lookup_ops.LookupTableExportV2, [self.resource_handle],
+                                  {"Tkeys": self._key_dtype, "Tvalues": self._value_dtype}))
+
+    def __getitem__(self, keys):
+        """Looks up `keys` in a table, outputs the corresponding values."""
+        return self.lookup(keys)
+
+
+class StaticHashTable(LookupInterface):
+    """A generic hash table that is immutable once initialized.
+
+    In graph mode run `table.initializer` (or `tf.tables_initializer()`) before looking up;
+    a lookup in a table not initialized fails with FailedPreconditionError.
+    """
+
+    def __init__(self, initializer, default_value, name=None, experimental_is_anonymous=False):
+        """Creates a non-initialized `HashTable` object.
+
+        Args:
+          initializer: The table initializer to use (KeyValueTensorInitializer or
+            TextFileInitializer); it gives the key and value types.
+          default_value: The value to use if a key is missing in the table.
+          name: A name for the operation (optional).
+          experimental_is_anonymous: Must be False (anonymous tables are TF2-only).
+
+        Raises:
+          TypeError: if `default_value` does not convert to the value dtype.
+          ValueError: if `default_value` is not a scalar.
+        """
+        if experimental_is_anonymous:
+            raise ValueError("experimental_is_anonymous tables are not supported in graph "
+                             "mode by tensorweave.")
+        super().__init__(initializer.key_dtype, initializer.value_dtype)
+        self._initializer = initializer
+        self._name = name or "hash_table"
+        self._default_value = convert_to_tensor(default_value, dtype=self._value_dtype)
+        self._default_value.shape.merge_with(TensorShape([]))
+        # A shared name, so every kernel of this table finds one resource.
+        shared_name = initializer._shared_name or f"hash_table_{uuid.uuid4()}"
+        self._create_table_op(lookup_ops.HashTableV2, shared_name)
+        self._init_op = initializer.initialize(self)
+
+    @property
+    def default_value(self):
+        """The default value of the table."""
+        return self._default_value
+
+    @property
+    def initializer(self):
+        """The op that initializes the table."""
+        return self._init_op
+
+    def lookup(self, keys, name=None):
+        """Looks up `keys` in the table, outputs the corresponding values.
+
+        Args:
+          keys: A Tensor of keys, of any shape and of the table's key dtype.
+          name: A name for the operation (optional).
+
+        Returns:
+          A Tensor of the keys' shape: each key's value, or `default_value`.
+
+        Raises:
+          TypeError: when `keys` doesn't match the table key dtype.
+        """
+        self._check_keys(keys)
+        with _scopes.name_scope(name, f"{self.name}_Lookup",
+                                (self.resource_handle, keys, self._default_value)):
+            values = apply_op(lookup_ops.LookupTableFindV2,
+                              [self.resource_handle, keys, self._default_value])
+        values.set_shape(keys.shape)
+        return values
+
+
+
+class StaticVocabularyTable(LookupInterface):
+    """A string-or-integer to id table that hashes out-of-vocabulary keys into buckets.
+
+    A key not in the table gets `Fingerprint64(str(key)) % num_oov_buckets + vocab_size`, as
+    in TensorFlow, so the ids are TensorFlow's.
+    """
+
+    def __init__(self, initializer, num_oov_buckets, lookup_key_dtype=None, name=None,
+                 experimental_is_anonymous=False):
+        """Constructs a `StaticVocabularyTable` object.
+
+        Args:
+          initializer: A table initializer (int64 values, string or int64 keys), or None to
+            use only the out-of-vocabulary buckets.
+          num_oov_buckets: Number of buckets for out-of-vocabulary keys (> 0).
+          lookup_key_dtype: Data type of keys passed to `lookup` (defaults to the
+            initializer's key dtype, else string); integer keys are cast to int64.
+          name: A name for the operation (optional).
+          experimental_is_anonymous: Must be False (anonymous tables are TF2-only).
+
+        Raises:
+          ValueError: when `num_oov_buckets` is not positive.
+          TypeError: when lookup_key_dtype or initializer.key_dtype are not integer or
+            string, or initializer.value_dtype is not int64.
+        """
+        if num_oov_buckets <= 0:
+            raise ValueError("`num_oov_buckets` must be > 0; use StaticHashTable.")
+        if name:
+            name = name.rstrip("/")
+        if initializer:
+            if lookup_key_dtype is None:
+                lookup_key_dtype = initializer.key_dtype
+            lookup_key_dtype = _dtypes.as_dtype(lookup_key_dtype)
+            supported = (_dtypes.int64, _dtypes.string)
+            if initializer.key_dtype not in supported:
+                raise TypeError(f"Invalid `key_dtype`, expected one of (tf.int64, tf.string), "
+                                f"but got {initializer.key_dtype}.")
+            if initializer.key_dtype.is_integer != lookup_key_dtype.is_integer:
+                kind = "integer" if lookup_key_dtype.is_integer else "non-integer"
+                raise TypeError(f"Invalid `key_dtype`, expected {kind} but got "
+                                f"{initializer.key_dtype}.")
+            if initializer.value_dtype != _dtypes.int64:
+                raise TypeError(f"Invalid `value_dtype`, expected {_dtypes.int64} but got "
+                                f"{initializer.value_dtype}.")
+            self._table = StaticHashTable(initializer, default_value=-1)
+            name = name or self._table.name
+        else:
+            lookup_key_dtype = _dtypes.string
+            self._table = None
+            name = name or "hash_bucket"
+        if not lookup_key_dtype.is_integer and lookup_key_dtype != _dtypes.string:
+            raise TypeError(f"Invalid `key_dtype`, expected integer or string, got "
+                            f"{lookup_key_dtype}")
+        self._num_oov_buckets = num_oov_buckets
+        self._table_name = name.split("/")[-1]
+        super().__init__(lookup_key_dtype, _dtypes.int64)
+
+    @property
+    def resource_handle(self):
+        """The underlying table's handle (None without an initializer)."""
+        return self._table.resource_handle if self._table is not None else None
+
+    @property
+    def initializer(self):
+        """The op that initializes the table (a NoOp without an initializer)."""
+        if self._table is not None:
+            return self._table.initializer
+        from tensorweave.ops.control_flow_ops import no_op
+        with _scopes.name_scope(None, "init"):
+            return no_op()
+
+    def size(self, name=None):
+        """The number of ids: the table's entries plus `num_oov_buckets`."""
+        with _scopes.name_scope(name, f"{self.name}_Size"):
+            if self._table is not None:
+                table_size = self._table.size()
+            else:
+                table_size = convert_to_tensor(0, dtype=_dtypes.int64)
+            return table_size + self._num_oov_buckets
+
+    def lookup(self, keys, name=None):
+        """Looks up `keys`; keys not in the table go to hash buckets after the vocabulary.
+
+        Args:
+          keys: A Tensor of keys of `lookup_key_dtype`, any shape.
+          name: Optional name for the op.
+
+        Returns:
+          An int64 Tensor of the keys' shape.
+
+        Raises:
+          TypeError: when `keys` doesn't match the table key data type.
+        """
+        from tensorweave.ops.array_index_ops import where_v2
+        from tensorweave.ops.math_ops import add, not_equal
+        from tensorweave.ops.math_unary_ops import cast
+        from tensorweave.ops.string_hash_ops import string_to_hash_bucket_fast
+        from tensorweave.ops.string_ops import as_string
+        self._check_keys(keys)
+        values = keys
+        if self._table is not None and self._table.key_dtype == _dtypes.int64:
+            values = cast(values, _dtypes.int64)
+        with _scopes.name_scope(name, f"{self.name}_Lookup"):
+            strings = values if values.dtype == _dtypes.string else as_string(values)
+            buckets = string_to_hash_bucket_fast(strings, num_buckets=self._num_oov_buckets,
+                                                 name="hash_bucket")
+            if self._table is None:
+                return buckets
+            ids = self._table.lookup(values)
+            buckets = add(buckets, self._table.size())
+            is_id_non_default = not_equal(ids, self._table.default_value)
+            return where_v2(is_id_non_default, ids, buckets)
+
+
+class MutableHashTable(LookupInterface):
+    """A generic mutable hash table of scalar values, filled with `insert`.
+
+    The table starts empty (no initializer). Checkpointing its contents through tf.train.Saver
+    is not supported by tensorweave.
+    """
+
+    _export_scope = "{}_lookup_table_export_values"
+
+    def __init__(self, key_dtype, value_dtype, default_value, name="MutableHashTable",
+                 checkpoint=True, experimental_is_anonymous=False):
+        """Creates an empty `MutableHashTable` object.
+
+        Args:
+          key_dtype: the type of the key tensors.
+          value_dtype: the type of the value tensors.
+          default_value: The (scalar) value to use if a key is missing in the table.
+          name: A name for the operation (optional).
+          checkpoint: if True the table is shared under its node name (TensorFlow also saves
+            it in checkpoints; tensorweave does not).
+          experimental_is_anonymous: Must be False (anonymous tables are TF2-only).
+
+        Raises:
+          ValueError: if `default_value` is not a scalar (tables of vectors are not
+            supported by tensorweave) or the table is anonymous.
+        """
+        if experimental_is_anonymous:
+            raise ValueError("experimental_is_anonymous tables are not supported in graph "
+                             "mode by tensorweave.")
+        super().__init__(key_dtype, value_dtype)
+        self._default_value = convert_to_tensor(default_value, dtype=self._value_dtype)
+        if self._default_value.shape.ndims != 0:
+            raise ValueError("tensorweave's MutableHashTable holds scalar values only; got "
+                             f"default_value of shape {self._default_value.shape}.")
+        self._name = name
+        self._create_table_op(lookup_ops.MutableHashTableV2, None,
+                              use_node_name_sharing=checkpoint)
+
+    def lookup(self, keys, dynamic_default_values=None, name=None):
+        """Looks up `keys` in the table, outputs the corresponding values.
+
+        Args:
+          keys: Keys to look up, any shape, convertible to the table's key dtype.
+          dynamic_default_values: Values for missing keys, shaped like `keys` (one default
+            per key); `default_value` when None.
+          name: A name for the operation (optional).
+
+        Returns:
+          A tensor of the keys' shape.
+
+        Raises:
+          ValueError: when `keys` do not convert to the table key dtype.
+        """
+        with _scopes.name_scope(name, f"{self.name}_lookup_table_find",
+                                (self.resource_handle, keys, self._default_value)):
+            keys = convert_to_tensor(keys, dtype=self._key_dtype, name="keys")
+            default = self._default_value if dynamic_default_values is None else \
+                dynamic_default_values
+            return apply_op(lookup_ops.LookupTableFindV2, [self.resource_handle, keys, default])
+
+    def insert(self, keys, values, name=None):
+        """Associates `keys` with `values` (of the same shape).
+
+        Args:
+          keys: Keys to insert, any shape, of the table's key type.
+          values: Values of the keys' shape and the table's value type.
+          name: A name for the operation (optional).
+
+        Returns:
+          The created Operation.
+
+        Raises:
+          ValueError: when `keys` or `values` do not convert to the table data types.
+        """
+        with _scopes.name_scope(name, f"{self.name}_lookup_table_insert",
+                                [self.resource_handle, keys, values]):
+            keys = convert_to_tensor(keys, self._key_dtype, name="keys")
+            values = convert_to_tensor(values, self._value_dtype, name="values")
+            return apply_op(lookup_ops.LookupTableInsertV2, [self.resource_handle, keys, values])

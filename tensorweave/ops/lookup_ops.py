@@ -1,0 +1,116 @@
+"""Lookup-table ops: hash tables as resources, their initializers, finds, inserts and exports.
+
+The ops are TensorFlow's resource-handle forms (HashTableV2, MutableHashTableV2,
+LookupTableFindV2, ...), so graphs import by name. A table op outputs a `resource` handle; the
+table itself lives in the device's ResourceMgr (kernels/lookup.py), shared by every node that
+names the same `shared_name`. The tf.lookup classes (tensorweave/lookup/) build on these ops;
+`tables_initializer` groups the TABLE_INITIALIZERS collection. No op is differentiable: tables
+map keys to stored values.
+"""
+from __future__ import annotations
+
+from tensorweave.framework import tensor_shape as _ts
+from tensorweave.framework.graph import GraphKeys, get_default_graph
+from tensorweave.framework.op_def import Attr, TypeAttr, define_op
+from tensorweave.framework.shape_fns import scalar
+
+__all__ = ["tables_initializer", "initialize_all_tables"]
+
+_TABLE_ATTRS = [Attr("container", "string", ""), Attr("shared_name", "string", ""),
+                Attr("use_node_name_sharing", "bool", False), TypeAttr("key_dtype"),
+                TypeAttr("value_dtype")]
+
+
+def _no_outputs(ctx):
+    return []
+
+
+def _init_shape(ctx):
+    """InitializeTableV2: keys are a vector and values have the keys' shape."""
+    keys = ctx.input_shape(1).with_rank(1)
+    keys.merge_with(ctx.input_shape(2))
+    return []
+
+
+def _find_shape(ctx):
+    """One value per key when the default is one scalar (tables of scalar values)."""
+    default = ctx.input_shape(2)
+    return ctx.input_shape(1) if default.ndims == 0 else _ts.unknown_shape()
+
+
+def _export_shape(ctx):
+    return [_ts.TensorShape([None]), _ts.unknown_shape()]
+
+
+HashTableV2 = define_op(
+    "HashTableV2", outputs=["table_handle: resource"], attrs=_TABLE_ATTRS, shape_fn=scalar,
+    is_stateful=True, not_differentiable=True,
+    doc="An empty hash table, immutable once initialized.")
+MutableHashTableV2 = define_op(
+    "MutableHashTableV2", outputs=["table_handle: resource"], attrs=_TABLE_ATTRS,
+    shape_fn=scalar, is_stateful=True, not_differentiable=True,
+    doc="An empty hash table that LookupTableInsertV2 fills.")
+InitializeTableV2 = define_op(
+    "InitializeTableV2", inputs=["table_handle: resource", "keys: Tkey", "values: Tval"],
+    attrs=[TypeAttr("Tkey"), TypeAttr("Tval")], shape_fn=_init_shape, is_stateful=True,
+    not_differentiable=True, doc="Initializes a table from a vector of keys and of values.")
+LookupTableImportV2, LookupTableInsertV2 = (
+    define_op(op_type, inputs=["table_handle: resource", "keys: Tin", "values: Tout"],
+              attrs=[TypeAttr("Tin"), TypeAttr("Tout")], shape_fn=_no_outputs,
+              is_stateful=True, not_differentiable=True, doc=doc)
+    for op_type, doc in (
+        ("LookupTableImportV2",
+         "Replaces a table's contents (initializes an initializable table)."),
+        ("LookupTableInsertV2", "Sets the value of each key (the last one of repeated keys).")))
+InitializeTableFromTextFileV2 = define_op(
+    "InitializeTableFromTextFileV2", inputs=["table_handle: resource", "filename: string"],
+    attrs=[Attr("key_index", "int"), Attr("value_index", "int"),
+           Attr("vocab_size", "int", -1), Attr("delimiter", "string", "\t"),
+           Attr("offset", "int", 0)],
+    shape_fn=_no_outputs, is_stateful=True, not_differentiable=True,
+    doc="Initializes a table from the columns (or line numbers) of a text file.")
+LookupTableFindV2 = define_op(
+    "LookupTableFindV2", inputs=["table_handle: resource", "keys: Tin", "default_value: Tout"],
+    outputs=["values: Tout"], attrs=[TypeAttr("Tin"), TypeAttr("Tout")], shape_fn=_find_shape,
+    is_stateful=True, not_differentiable=True,
+    doc="The value of each key, or the default for keys not in the table.")
+LookupTableSizeV2 = define_op(
+    "LookupTableSizeV2", inputs=["table_handle: resource"], outputs=["size: int64"],
+    shape_fn=scalar, is_stateful=True, not_differentiable=True,
+    doc="The number of entries (0 for a table not yet initialized).")
+LookupTableExportV2 = define_op(
+    "LookupTableExportV2", inputs=["table_handle: resource"],
+    outputs=["keys: Tkeys", "values: Tvalues"], attrs=[TypeAttr("Tkeys"), TypeAttr("Tvalues")],
+    shape_fn=_export_shape, is_stateful=True, not_differentiable=True,
+    doc="All keys and their values, as two vectors.")
+
+
+def tables_initializer(name="init_all_tables"):
+    """Returns an Op that initializes all tables of the default graph.
+
+    Groups the ops in the graph's `GraphKeys.TABLE_INITIALIZERS` collection (where every
+    tf.lookup initializer adds its op), as TF1's `tf.tables_initializer`.
+
+    Args:
+      name: Optional name for the initialization op.
+
+    Returns:
+      An Op that initializes all tables. If there are no tables it is a NoOp.
+    """
+    from tensorweave.ops.control_flow_ops import group, no_op
+    initializers = get_default_graph().get_collection(GraphKeys.TABLE_INITIALIZERS)
+    if initializers:
+        return group(*initializers, name=name)
+    return no_op(name=name)
+
+
+def initialize_all_tables(name="init_all_tables"):
+    """Deprecated alias of `tables_initializer` (TF1's tf.initialize_all_tables).
+
+    Args:
+      name: Optional name for the initialization op.
+
+    Returns:
+      An Op that initializes all tables.
+    """
+    return tables_initializer(name)
