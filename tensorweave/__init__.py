@@ -84,6 +84,7 @@ from tensorweave.ops.image_ops import *
 from tensorweave.ops.image_patches_ops import *
 from tensorweave.ops.init_ops import *
 from tensorweave.ops.linalg_decomp_ops import *
+from tensorweave.ops.linalg_funcs_ops import *
 from tensorweave.ops.linalg_ops import *
 from tensorweave.ops.linalg_qr_svd_ops import *
 from tensorweave.ops.linalg_solve_ops import *

@@ -15,12 +15,18 @@ from tensorweave.ops.linalg_decomp_ops import matrix_determinant as det
 from tensorweave.ops.linalg_decomp_ops import matrix_inverse as inv
 from tensorweave.ops.linalg_decomp_ops import self_adjoint_eig as eigh
 from tensorweave.ops.linalg_decomp_ops import self_adjoint_eigvals as eigvalsh
+from tensorweave.ops.linalg_funcs_ops import matrix_exponential as expm
+from tensorweave.ops.linalg_funcs_ops import matrix_logarithm as logm
+from tensorweave.ops.linalg_funcs_ops import matrix_square_root as sqrtm
+from tensorweave.ops.linalg_funcs_ops import matvec, normalize
+from tensorweave.ops.linalg_lu_ops import lu, lu_matrix_inverse, lu_reconstruct, lu_solve
 from tensorweave.ops.linalg_ops import einsum, matmul, tensordot
 from tensorweave.ops.linalg_qr_svd_ops import matrix_rank, pinv, qr, svd
 from tensorweave.ops.linalg_solve_ops import cholesky_solve
 from tensorweave.ops.linalg_solve_ops import matrix_solve as solve
 from tensorweave.ops.linalg_solve_ops import matrix_solve_ls as lstsq
 from tensorweave.ops.linalg_solve_ops import matrix_triangular_solve as triangular_solve
+from tensorweave.ops.linalg_tridiagonal_ops import tridiagonal_matmul, tridiagonal_solve
 from tensorweave.ops.misc_array_ops import cross
 from tensorweave.ops.nn_normalize_ops import l2_normalize
 from tensorweave.ops.norm_ops import norm

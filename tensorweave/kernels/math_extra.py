@@ -42,8 +42,8 @@ register_pure("MulNoNan", _mul_no_nan)
 register_pure("NextAfter", np.nextafter)
 register_pure("LeftShift", _left_shift)
 register_pure("RightShift", _right_shift)
-register_pure("BesselI0", _in_input_dtype(scipy.special.i0), dtypes=_dtypes.FLOATING)
-register_pure("BesselI1", _in_input_dtype(scipy.special.i1), dtypes=_dtypes.FLOATING)
+register_pure("BesselI0", _in_input_dtype(lambda x: scipy.special.i0(x)), dtypes=_dtypes.FLOATING)
+register_pure("BesselI1", _in_input_dtype(lambda x: scipy.special.i1(x)), dtypes=_dtypes.FLOATING)
 
 
 @kernel("EuclideanNorm")

@@ -169,7 +169,9 @@ TF_NAMESPACES = {
 # Names with no top-level twin that tensorweave implements in the namespace itself.
 NAMESPACE_ONLY = {
     "random": {"categorical"},
-    "linalg": {"adjoint", "logdet", "matrix_rank", "pinv", "slogdet"},
+    "linalg": {"adjoint", "expm", "logdet", "logm", "lu", "lu_matrix_inverse", "lu_reconstruct",
+               "lu_solve", "matrix_rank", "matvec", "normalize", "pinv", "slogdet",
+               "tridiagonal_matmul", "tridiagonal_solve"},
     "math": {"bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e", "cumulative_logsumexp",
              "erfcinv", "erfinv", "multiply_no_nan", "ndtri", "nextafter", "polyval",
              "reciprocal_no_nan", "reduce_euclidean_norm", "reduce_std", "reduce_variance",
