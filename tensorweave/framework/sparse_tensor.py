@@ -64,10 +64,22 @@ class SparseTensor:
         shape = static_shape_value(self._dense_shape)
         rank = _ts.dimension_value(self._indices.shape[1]) \
             if self._indices.shape.ndims == 2 else None
+        if rank is None and self._dense_shape.shape.ndims == 1:
+            rank = _ts.dimension_value(self._dense_shape.shape[0])
         return shape.merge_with(_ts.unknown_shape(rank=rank)) if rank is not None else shape
 
     def get_shape(self) -> _ts.TensorShape:
         return self.shape
+
+    # sparse * dense and sparse / dense: the values combined with the dense tensor broadcast to
+    # the dense shape (SparseDenseCwiseMul / Div), as TF overloads them.
+    def __mul__(self, other):
+        return _cwise("SparseDenseCwiseMul", self, other)
+
+    def __truediv__(self, other):
+        return _cwise("SparseDenseCwiseDiv", self, other)
+
+    __div__ = __truediv__
 
     def eval(self, feed_dict=None, session=None):
         """The value in `session` (or the default session) as a SparseTensorValue."""
@@ -90,3 +102,15 @@ def _component(value, name: str, dtype):
                             f"{value.dtype.name}")
         return value
     return convert_to_tensor(value, dtype=dtype, name=name)
+
+
+def _cwise(op_name: str, sp_t: SparseTensor, dense) -> SparseTensor:
+    """TF's operator helper: the op is named by its scope ("mul", "truediv")."""
+    from tensorweave.framework.apply_op import apply_op
+    from tensorweave.ops import sparse_reduce_ops
+    scope_name = "mul" if op_name.endswith("Mul") else "truediv"
+    with name_scope(None, scope_name, [sp_t.values, dense]) as scope:
+        dense = convert_to_tensor(dense, dtype=sp_t.dtype)
+        values = apply_op(getattr(sparse_reduce_ops, op_name),
+                          [sp_t.indices, sp_t.values, sp_t.dense_shape, dense], name=scope)
+    return SparseTensor(sp_t.indices, values, sp_t.dense_shape)

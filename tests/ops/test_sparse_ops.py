@@ -135,3 +135,24 @@ def test_sparse_tensor_checks_components():
             tf.SparseTensor(tf.constant([[0, 1]]), [1.0], [3, 4])
         with pytest.raises(TypeError, match="Neither a SparseTensor nor SparseTensorValue"):
             tf.sparse.to_dense(tf.constant([1.0]))
+
+
+def test_sparse_times_and_over_dense_operators():
+    with tf.Graph().as_default():
+        sp = tf.SparseTensor([[0, 1], [1, 2]], [2.0, 4.0], [2, 3])
+        product = sp * tf.constant([[1.0, 10.0, 100.0]])
+        quotient = sp / 2.0
+        assert isinstance(product, tf.SparseTensor)
+        assert (product.values.op.type, product.values.op.name) == ("SparseDenseCwiseMul", "mul")
+        assert (quotient.values.op.type, quotient.values.op.name) == ("SparseDenseCwiseDiv",
+                                                                      "truediv")
+        with tf.Session() as sess:
+            np.testing.assert_allclose(sess.run(product.values), [20.0, 400.0])
+            np.testing.assert_allclose(sess.run(quotient.values), [1.0, 2.0])
+
+
+def test_sparse_shape_rank_from_the_dense_shape():
+    with tf.Graph().as_default():
+        sp = tf.SparseTensor(tf.placeholder(tf.int64, [None, None]),
+                             tf.placeholder(tf.float32, [None]), tf.placeholder(tf.int64, [3]))
+        assert sp.shape.as_list() == [None, None, None]
