@@ -3,6 +3,8 @@
 # ruff: noqa: F401 - re-exports
 from tensorweave.framework.scopes import name_scope as _name_scope
 from tensorweave.ops.nn_sampled_ops import (
+    all_candidate_sampler,
+    fixed_unigram_candidate_sampler,
     learned_unigram_candidate_sampler,
     log_uniform_candidate_sampler,
     uniform_candidate_sampler,

@@ -9,6 +9,7 @@ from tensorweave.ops.init_ops import (
     RandomNormal as random_normal,
     RandomUniform as random_uniform,
     TruncatedNormal as truncated_normal,
+    UniformUnitScaling as uniform_unit_scaling,
     VarianceScaling as variance_scaling,
     Zeros as zeros,
     he_normal,

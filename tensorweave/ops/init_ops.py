@@ -11,7 +11,7 @@ __all__ = ["zeros_initializer", "ones_initializer", "constant_initializer",
            "random_uniform_initializer", "random_normal_initializer",
            "truncated_normal_initializer", "variance_scaling_initializer",
            "glorot_uniform_initializer", "glorot_normal_initializer", "orthogonal_initializer",
-           "identity_initializer",
+           "identity_initializer", "uniform_unit_scaling_initializer",
            "he_uniform", "he_normal", "lecun_uniform", "lecun_normal"]
 
 
@@ -153,6 +153,30 @@ class VarianceScaling(Initializer):
                 "seed": self.seed, "dtype": self.dtype.name}
 
 
+class UniformUnitScaling(Initializer):
+    """Uniform in [-m, m], m = factor * sqrt(3 / input_size): keeps the scale of a layer's
+    input (TF1's deprecated uniform_unit_scaling_initializer). input_size is the product of all
+    dimensions but the last (of the full variable for a partition), at least 1."""
+
+    def __init__(self, factor=1.0, seed=None, dtype=_dtypes.float32):
+        dtype = _dtypes.as_dtype(dtype)
+        if not dtype.is_floating:
+            raise ValueError(f"Argument `dtype` is expected to be floating point. Received: "
+                             f"{dtype}.")
+        super().__init__(dtype)
+        self.factor, self.seed = factor, seed
+
+    def __call__(self, shape, dtype=None, partition_info=None):
+        from tensorweave.ops.random_ops import random_uniform
+        scale_shape = partition_info.full_shape if partition_info is not None else shape
+        input_size = max(float(np.prod([float(d) for d in list(scale_shape)[:-1]])), 1.0)
+        max_val = math.sqrt(3 / input_size) * self.factor
+        return random_uniform(shape, -max_val, max_val, self._dtype(dtype), seed=self.seed)
+
+    def get_config(self) -> dict:
+        return {"factor": self.factor, "seed": self.seed, "dtype": self.dtype.name}
+
+
 class GlorotUniform(VarianceScaling):
     """Uniform with limit sqrt(6 / (fan_in + fan_out)): get_variable's default."""
 
@@ -240,3 +264,4 @@ glorot_uniform_initializer = GlorotUniform
 glorot_normal_initializer = GlorotNormal
 orthogonal_initializer = Orthogonal
 identity_initializer = Identity
+uniform_unit_scaling_initializer = UniformUnitScaling

@@ -20,7 +20,8 @@ from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops.training_ops import with_rank
 
 __all__ = ["log_uniform_candidate_sampler", "uniform_candidate_sampler",
-           "learned_unigram_candidate_sampler", "compute_accidental_hits", "nce_loss",
+           "learned_unigram_candidate_sampler", "fixed_unigram_candidate_sampler",
+           "all_candidate_sampler", "compute_accidental_hits", "nce_loss",
            "sampled_softmax_loss"]
 
 
@@ -47,6 +48,17 @@ _SAMPLER = dict(
 LogUniformCandidateSampler = define_op("LogUniformCandidateSampler", **_SAMPLER)
 UniformCandidateSampler = define_op("UniformCandidateSampler", **_SAMPLER)
 LearnedUnigramCandidateSampler = define_op("LearnedUnigramCandidateSampler", **_SAMPLER)
+FixedUnigramCandidateSampler = define_op(
+    "FixedUnigramCandidateSampler",
+    **{**_SAMPLER, "attrs": [*_SAMPLER["attrs"], Attr("vocab_file", "string", ""),
+                             Attr("distortion", "float", 1.0),
+                             Attr("num_reserved_ids", "int", 0),
+                             Attr("num_shards", "int", 1, minimum=1),
+                             Attr("shard", "int", 0, minimum=0),
+                             Attr("unigrams", "list(float)", [])]})
+AllCandidateSampler = define_op(
+    "AllCandidateSampler",
+    **{**_SAMPLER, "attrs": [a for a in _SAMPLER["attrs"] if a.name != "range_max"]})
 
 
 def _hits_shape(ctx):
@@ -67,9 +79,11 @@ _SamplerOutput = collections.namedtuple(
 _HitsOutput = collections.namedtuple("ComputeAccidentalHits", ["indices", "ids", "weights"])
 
 
-def _sample(op_def, true_classes, num_true, num_sampled, unique, range_max, seed, name):
+def _sample(op_def, true_classes, num_true, num_sampled, unique, range_max, seed, name,
+            **extra):
     attrs = {"num_true": num_true, "num_sampled": num_sampled, "unique": unique,
-             "range_max": range_max, **random_seed.seed_attrs(seed)}
+             **({} if range_max is None else {"range_max": range_max}), **extra,
+             **random_seed.seed_attrs(seed)}
     return _SamplerOutput(*apply_op(op_def, [true_classes], attrs, name=name or op_def.name))
 
 
@@ -112,6 +126,68 @@ def learned_unigram_candidate_sampler(true_classes, num_true, num_sampled, uniqu
     adds the true classes it saw); see `log_uniform_candidate_sampler`."""
     return _sample(LearnedUnigramCandidateSampler, true_classes, num_true, num_sampled,
                    unique, range_max, seed, name)
+
+
+def fixed_unigram_candidate_sampler(true_classes, num_true, num_sampled, unique, range_max,
+                                    vocab_file="", distortion=1.0, num_reserved_ids=0,
+                                    num_shards=1, shard=0, unigrams=(), seed=None, name=None):
+    """Samples classes by fixed unigram counts (tf.nn.fixed_unigram_candidate_sampler).
+
+    Class i is drawn with probability proportional to count(i) ** distortion, the counts
+    coming from `unigrams` or from the last comma-separated column of each line of
+    `vocab_file` (exactly one of the two). The first `num_reserved_ids` classes have count 0.
+    With `num_shards` > 1 only the ids with id % num_shards == shard are kept (in order), so
+    range_max must be the number of kept ids.
+
+    Args:
+      true_classes: int64 Tensor [batch_size, num_true], the target classes.
+      num_true: the number of target classes per example.
+      num_sampled: the number of classes to draw.
+      unique: draw without repetition.
+      range_max: the number of classes (reserved ids included).
+      vocab_file: a text file of one class per line whose last CSV column is its count.
+      distortion: the exponent applied to every count (1: unigram, 0: uniform).
+      num_reserved_ids: leading class ids that are never drawn.
+      num_shards: the number of shards the classes are split into.
+      shard: the shard this sampler serves, in [0, num_shards).
+      unigrams: the counts, one per class after the reserved ones.
+      seed: an op seed (see tf.set_random_seed).
+      name: the op name (default "FixedUnigramCandidateSampler").
+
+    Returns:
+      (sampled_candidates, true_expected_count, sampled_expected_count), as for
+      `log_uniform_candidate_sampler`.
+
+    Raises:
+      InvalidArgumentError (when run): neither or both of `vocab_file` and `unigrams`, a
+        number of kept classes other than range_max, or true classes outside [0, range_max).
+      NotFoundError (when run): `vocab_file` does not exist.
+    """
+    return _sample(FixedUnigramCandidateSampler, true_classes, num_true, num_sampled, unique,
+                   range_max, seed, name, vocab_file=vocab_file, distortion=float(distortion),
+                   num_reserved_ids=num_reserved_ids, num_shards=num_shards, shard=shard,
+                   unigrams=[float(u) for u in unigrams])
+
+
+def all_candidate_sampler(true_classes, num_true, num_sampled, unique, seed=None, name=None):
+    """Returns every class in [0, num_sampled) (tf.nn.all_candidate_sampler), for testing
+    sampled losses against the full softmax.
+
+    Args:
+      true_classes: int64 Tensor [batch_size, num_true], the target classes (in
+        [0, num_sampled)).
+      num_true: the number of target classes per example.
+      num_sampled: the number of classes, all of which are returned.
+      unique: ignored (every class is returned once).
+      seed: an op seed (unused by the op, kept as an attr as in TF).
+      name: the op name (default "AllCandidateSampler").
+
+    Returns:
+      (sampled_candidates = range(num_sampled), true_expected_count of ones [batch_size,
+      num_true], sampled_expected_count of ones [num_sampled]).
+    """
+    return _sample(AllCandidateSampler, true_classes, num_true, num_sampled, unique, None,
+                   seed, name)
 
 
 def compute_accidental_hits(true_classes, sampled_candidates, num_true, seed=None, name=None):

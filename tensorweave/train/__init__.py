@@ -16,9 +16,11 @@ from tensorweave.train.proximal_adagrad import ProximalAdagradOptimizer
 from tensorweave.train.proximal_gradient_descent import ProximalGradientDescentOptimizer
 from tensorweave.train.rmsprop import RMSPropOptimizer
 from tensorweave.train.saver import Saver
+from tensorweave.train.checkpoint_iteration import *
 from tensorweave.train.checkpoint_management import *
 from tensorweave.train.checkpoint_reader import *
 from tensorweave.train.init_from_checkpoint import init_from_checkpoint
+from tensorweave.train.warm_start import VocabInfo, warm_start
 from tensorweave.protos.saver_pb2 import SaverDef
 from tensorweave.protos.example_pb2 import Example, SequenceExample
 from tensorweave.protos.feature_pb2 import (

@@ -12,7 +12,7 @@ from tensorweave.framework.tensor_conversion import convert_to_tensor
 
 __all__ = ["exponential_decay", "natural_exp_decay", "inverse_time_decay", "polynomial_decay",
            "piecewise_constant", "piecewise_constant_decay", "cosine_decay",
-           "cosine_decay_restarts", "linear_cosine_decay"]
+           "cosine_decay_restarts", "linear_cosine_decay", "noisy_linear_cosine_decay"]
 
 
 def _cast(x, dtype):
@@ -208,20 +208,68 @@ def cosine_decay_restarts(learning_rate, global_step, first_decay_steps, t_mul=2
         return multiply(lr, decayed, name=scope)
 
 
-def linear_cosine_decay(learning_rate, global_step, decay_steps, num_periods=0.5, alpha=0.0,
-                        beta=0.001, name=None):
-    """learning_rate * ((alpha + linear) * cosine + beta), linear = (decay_steps - step) /
-    decay_steps, cosine = 0.5 * (1 + cos(pi * 2 * num_periods * step / decay_steps))."""
+def _linear_cosine(default_name, learning_rate, global_step, decay_steps, num_periods, alpha,
+                   beta, name, noise=None):
+    """learning_rate * ((alpha + linear [+ noise]) * cosine + beta); `noise(step, dtype)` adds
+    a random term to the linear part."""
     from tensorweave.ops.constant_op import constant
     from tensorweave.ops.math_ops import minimum, multiply
     from tensorweave.ops.math_unary_ops import cos
     _check_step(global_step)
-    with name_scope(name, "LinearCosineDecay") as scope:
+    with name_scope(name, default_name) as scope:
         lr, dtype = _start(learning_rate)
         steps = _cast(decay_steps, dtype)
         step = minimum(_cast(global_step, dtype), steps)
         linear = (steps - step) / steps
+        if noise is not None:
+            linear = linear + noise(step, dtype)
         fraction = 2.0 * _cast(num_periods, dtype) * (step / steps)
         cosine = 0.5 * (1.0 + cos(constant(math.pi, dtype=dtype) * fraction))
         decayed = (_cast(alpha, dtype) + linear) * cosine + _cast(beta, dtype)
         return multiply(lr, decayed, name=scope)
+
+
+def linear_cosine_decay(learning_rate, global_step, decay_steps, num_periods=0.5, alpha=0.0,
+                        beta=0.001, name=None):
+    """learning_rate * ((alpha + linear) * cosine + beta), linear = (decay_steps - step) /
+    decay_steps, cosine = 0.5 * (1 + cos(pi * 2 * num_periods * step / decay_steps))."""
+    return _linear_cosine("LinearCosineDecay", learning_rate, global_step, decay_steps,
+                          num_periods, alpha, beta, name)
+
+
+def noisy_linear_cosine_decay(learning_rate, global_step, decay_steps, initial_variance=1.0,
+                              variance_decay=0.55, num_periods=0.5, alpha=0.0, beta=0.001,
+                              name=None):
+    """Linear cosine decay with Gaussian noise added to its linear part (Bello et al., 2017).
+
+    learning_rate * ((alpha + linear + eps) * cosine + beta), with `linear` and `cosine` as in
+    `linear_cosine_decay` and eps ~ N(0, initial_variance / (1 + step) ^ variance_decay) drawn
+    anew at every evaluation.
+
+    Args:
+      learning_rate: the initial learning rate (float or scalar Tensor).
+      global_step: the step (int scalar Tensor or Variable) the rate decays with.
+      decay_steps: the number of steps to decay over.
+      initial_variance: the initial variance of the noise.
+      variance_decay: the decay exponent of the noise variance.
+      num_periods: the number of cosine periods over decay_steps.
+      alpha: see linear_cosine_decay.
+      beta: see linear_cosine_decay.
+      name: the name scope (default "NoisyLinearCosineDecay").
+
+    Returns:
+      A scalar Tensor of learning_rate's dtype.
+
+    Raises:
+      ValueError: global_step is None.
+    """
+    from tensorweave.ops.math_ops import pow as pow_
+    from tensorweave.ops.math_unary_ops import sqrt
+    from tensorweave.ops.random_ops import random_normal
+
+    def noise(step, dtype):
+        variance = _cast(initial_variance, dtype) / pow_(1.0 + step,
+                                                         _cast(variance_decay, dtype))
+        return random_normal(step.shape, stddev=sqrt(variance))
+    return _linear_cosine("NoisyLinearCosineDecay", learning_rate, global_step, decay_steps,
+                          num_periods, alpha, beta, name, noise)
