@@ -6,6 +6,8 @@ from tensorweave.ops.embedding_sparse_ops import *
 from tensorweave.ops.nn_conv_ops import *
 from tensorweave.ops.nn_conv3d_ops import *
 from tensorweave.ops.nn_dropout_ops import *
+from tensorweave.ops.nn_extra_ops import *
+from tensorweave.ops.nn_fractional_pool_ops import *
 from tensorweave.ops.nn_loss_ops import *
 from tensorweave.ops.nn_morphology_ops import *
 from tensorweave.ops.nn_norm_ops import *
@@ -19,4 +21,5 @@ from tensorweave.ops.nn_softmax_ops import *
 from tensorweave.ops.nn_top_k_ops import *
 from tensorweave.ops.rnn_static import *
 from tensorweave.ops.rnn_dynamic import *
+from tensorweave.ops.rnn_raw import *
 from tensorweave.nn import rnn_cell
