@@ -46,7 +46,7 @@ from tensorweave.platform import gfile
 from tensorweave.platform import tf_logging as logging
 from tensorweave import compat, image, initializers, layers, losses, nn, test, train
 from tensorweave import graph_util
-from tensorweave import io, lookup, metrics, python_io, sparse, summary
+from tensorweave import io, lookup, metrics, python_io, queue, sparse, summary
 from tensorweave import data
 from tensorweave import strings
 from tensorweave.autodiff.custom_gradient import *
@@ -79,6 +79,7 @@ from tensorweave.ops.counting_ops import *
 from tensorweave.ops.decode_ops import *
 from tensorweave.ops.data_flow_ops import *
 from tensorweave.ops.edit_distance_ops import *
+from tensorweave.ops.file_io_ops import *
 from tensorweave.ops.fft_ops import *
 from tensorweave.ops.image_ops import *
 from tensorweave.ops.image_patches_ops import *
@@ -104,9 +105,11 @@ from tensorweave.ops.py_function_ops import *
 from tensorweave.ops.random_gamma_ops import *
 from tensorweave.ops.random_ops import *
 from tensorweave.ops.reader_ops import *
+from tensorweave.ops.reader_text_ops import *
 from tensorweave.ops.reduction_ops import *
 from tensorweave.ops.scatter_ops import *
 from tensorweave.ops.script_ops import *
+from tensorweave.ops.sequence_parsing_ops import *
 from tensorweave.ops.sort_ops import *
 from tensorweave.ops.stack_ops import *
 from tensorweave.ops.sparse_math_ops import *

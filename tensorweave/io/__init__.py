@@ -1,5 +1,12 @@
 """tf.io: file formats and I/O utilities (re-exports only)."""
 from tensorweave.ops.decode_ops import decode_csv, decode_raw, parse_tensor, serialize_tensor
+from tensorweave.ops.file_io_ops import (
+    decode_base64,
+    decode_compressed,
+    encode_base64,
+    matching_files,
+    write_file,
+)
 from tensorweave.ops.image_codec_ops import (
     decode_and_crop_jpeg,
     decode_bmp,
@@ -19,6 +26,10 @@ from tensorweave.ops.parsing_ops import (
     parse_example,
     parse_single_example,
 )
+from tensorweave.ops.sequence_parsing_ops import (
+    parse_sequence_example,
+    parse_single_sequence_example,
+)
 from tensorweave.ops.sparse_serialize_ops import (
     deserialize_many_sparse,
     serialize_many_sparse,
@@ -31,3 +42,5 @@ from tensorweave.io.tf_record import (
     TFRecordWriter,
     tf_record_iterator,
 )
+# TF's tf.io has these queue classes, but not FIFOQueue.
+from tensorweave.queue import PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue

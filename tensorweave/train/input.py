@@ -1,4 +1,5 @@
-"""TF1's queue-based input pipeline: input producers, limit_epochs and the batching functions.
+"""TF1's queue-based input pipeline: input producers, limit_epochs, match_filenames_once and
+the batching functions (with their maybe_* forms, which enqueue only when `keep_input`).
 
 Producers put a (shuffled, epoch-limited) tensor's rows into a FIFOQueue fed by a QueueRunner;
 batching functions put single examples (or batches, `enqueue_many`) into a FIFO, padding or
@@ -13,21 +14,27 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.framework.tensor_util import constant_value
 from tensorweave.ops import data_flow_ops, summary_ops
 from tensorweave.ops.array_creation_ops import range as _range
 from tensorweave.ops.array_index_ops import gather
 from tensorweave.ops.array_ops import identity, shape, size
+from tensorweave.ops.cond import cond
 from tensorweave.ops.constant_op import constant
+from tensorweave.ops.control_flow_ops import no_op
+from tensorweave.ops.file_io_ops import matching_files
 from tensorweave.ops.logging_ops import Assert
 from tensorweave.ops.math_ops import maximum
 from tensorweave.ops.math_unary_ops import cast
+from tensorweave.ops.partition_ops import dynamic_partition
 from tensorweave.ops.random_ops import random_shuffle
 from tensorweave.ops.variables import Variable
 from tensorweave.train.queue_runner import QueueRunner, add_queue_runner
 
-__all__ = ["limit_epochs", "input_producer", "string_input_producer", "range_input_producer",
-           "slice_input_producer", "batch", "batch_join", "shuffle_batch",
-           "shuffle_batch_join"]
+__all__ = ["limit_epochs", "match_filenames_once", "input_producer", "string_input_producer",
+           "range_input_producer", "slice_input_producer", "batch", "batch_join",
+           "shuffle_batch", "shuffle_batch_join", "maybe_batch", "maybe_batch_join",
+           "maybe_shuffle_batch", "maybe_shuffle_batch_join"]
 
 
 def limit_epochs(tensor, num_epochs=None, name=None):
@@ -55,6 +62,22 @@ def limit_epochs(tensor, num_epochs=None, name=None):
         counter = epochs.count_up_to(num_epochs)
         with _scopes.control_dependencies([counter]):
             return identity(tensor, name=scope)
+
+
+def match_filenames_once(pattern, name=None):
+    """Saves the files matching `pattern` once, in a local variable, so they stay fixed.
+
+    Args:
+      pattern: a file pattern (glob), or a 1-D tensor of patterns.
+      name: a name for the variable (default "matching_filenames").
+
+    Returns:
+      A local, non-trainable Variable of unknown shape, initialized (by
+      `tf.local_variables_initializer()`) with the matching file names.
+    """
+    with _scopes.name_scope(name, "matching_filenames") as scope:
+        return Variable(matching_files(pattern), name=scope, trainable=False,
+                        validate_shape=False, collections=[GraphKeys.LOCAL_VARIABLES])
 
 
 def _fraction_full_summary(queue, capacity, tag):
@@ -195,12 +218,43 @@ def _shapes(tensor_lists, shapes, enqueue_many):
     return merged
 
 
+def _validate_keep_input(keep_input, enqueue_many):
+    """`keep_input` as a bool tensor: a scalar, or a vector (one per example) with
+    `enqueue_many`, with TensorFlow's checks."""
+    keep_input = convert_to_tensor(keep_input)
+    ndims = keep_input.shape.ndims
+    if ndims is None:
+        raise ValueError("`keep_input` dimensions must be known at graph construction.")
+    if not enqueue_many and ndims == 1:
+        raise ValueError("`keep_input` cannot be a vector when `enqueue_many=False`.")
+    if ndims > 1:
+        raise ValueError("`keep_input` must be 0 or 1 dimensions.")
+    return keep_input
+
+
+def _enqueue_ops(enqueue, tensor_lists, keep_input) -> list:
+    """One enqueue op per tensor list, filtered by `keep_input` as TensorFlow does: a vector
+    selects examples with a dynamic_partition, a scalar guards the enqueue with a cond (or
+    picks the enqueue or a no_op when its value is known when the graph is built)."""
+    if keep_input.shape.ndims == 1:
+        select = cast(keep_input, _dtypes.int32)
+        return [enqueue([dynamic_partition(t, select, 2)[1] for t in tensor_list])
+                for tensor_list in tensor_lists]
+    known = constant_value(keep_input)
+    if known is not None:
+        return [enqueue(tensor_list) if known else no_op() for tensor_list in tensor_lists]
+    return [cond(keep_input, lambda tensor_list=tensor_list: enqueue(tensor_list), no_op)
+            for tensor_list in tensor_lists]
+
+
 def _batch_impl(tensors_list, batch_size, make_queue, threads_per_list, enqueue_many, shapes,
-                allow_smaller_final_batch, summary_tag, scope_default, name, check=None):
-    """The shared body of batch/batch_join/shuffle_batch/shuffle_batch_join.
+                allow_smaller_final_batch, summary_tag, scope_default, name, check=None,
+                keep_input=True):
+    """The shared body of the batching functions (batch, ..., maybe_shuffle_batch_join).
 
     In TensorFlow's order, inside the name scope: `check()` (shuffle_batch's capacity), the
-    tensors, the dtypes agreeing across lists, then the shapes, before any queue op.
+    tensors, `keep_input`, the dtypes agreeing across lists, then the shapes, before any
+    queue op.
     """
     if not tensors_list:
         raise ValueError("Expected at least one set of tensors")
@@ -210,11 +264,11 @@ def _batch_impl(tensors_list, batch_size, make_queue, threads_per_list, enqueue_
         tensor_lists = [_flatten(t) for t in tensors_list]
         if not tensor_lists[0]:
             raise ValueError("Expected at least one tensor in batch().")
-        constant(True)   # TF's keep_input; kept so op names match TensorFlow's
+        keep_input = _validate_keep_input(keep_input, enqueue_many)
         dtypes = _common_dtypes(tensor_lists)
         queue = make_queue(dtypes, _shapes(tensor_lists, shapes, enqueue_many))
         enqueue = queue.enqueue_many if enqueue_many else queue.enqueue
-        ops = [enqueue(tensor_list) for tensor_list in tensor_lists]
+        ops = _enqueue_ops(enqueue, tensor_lists, keep_input)
         add_queue_runner(QueueRunner(queue, ops * threads_per_list))
         summary_tag(queue)
         if allow_smaller_final_batch:
@@ -225,18 +279,20 @@ def _batch_impl(tensors_list, batch_size, make_queue, threads_per_list, enqueue_
 
 
 def _fifo_batch(tensors_list, batch_size, num_threads, capacity, enqueue_many, shapes,
-                dynamic_pad, allow_smaller_final_batch, shared_name, name, default):
+                dynamic_pad, allow_smaller_final_batch, shared_name, name, default,
+                keep_input=True):
     queue_class = data_flow_ops.PaddingFIFOQueue if dynamic_pad else data_flow_ops.FIFOQueue
     return _batch_impl(
         tensors_list, batch_size,
         lambda dtypes, shapes: queue_class(capacity, dtypes, shapes, shared_name=shared_name),
         num_threads, enqueue_many, shapes, allow_smaller_final_batch,
         lambda q: _fraction_full_summary(q, capacity, f"fraction_of_{capacity}_full"),
-        default, name)
+        default, name, keep_input=keep_input)
 
 
 def _shuffle_batch(tensors_list, batch_size, capacity, min_after_dequeue, num_threads, seed,
-                   enqueue_many, shapes, allow_smaller_final_batch, shared_name, name, default):
+                   enqueue_many, shapes, allow_smaller_final_batch, shared_name, name, default,
+                   keep_input=True):
     def summary(queue):
         full = (cast(maximum(0, queue.size() - min_after_dequeue), _dtypes.float32) *
                 (1.0 / (capacity - min_after_dequeue)))
@@ -254,7 +310,7 @@ def _shuffle_batch(tensors_list, batch_size, capacity, min_after_dequeue, num_th
         lambda dtypes, shapes: data_flow_ops.RandomShuffleQueue(
             capacity, min_after_dequeue, dtypes, shapes, seed=seed, shared_name=shared_name),
         num_threads, enqueue_many, shapes, allow_smaller_final_batch, summary, default, name,
-        check_capacity)
+        check_capacity, keep_input)
 
 
 def batch(tensors, batch_size, num_threads=1, capacity=32, enqueue_many=False, shapes=None,
@@ -314,3 +370,54 @@ def shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue, se
     return _shuffle_batch(tensors_list, batch_size, capacity, min_after_dequeue, 1, seed,
                           enqueue_many, shapes, allow_smaller_final_batch, shared_name, name,
                           "shuffle_batch_join")
+
+
+def maybe_batch(tensors, keep_input, batch_size, num_threads=1, capacity=32, enqueue_many=False,
+                shapes=None, dynamic_pad=False, allow_smaller_final_batch=False,
+                shared_name=None, name=None):
+    """Like `batch`, enqueuing only the examples for which `keep_input` is True.
+
+    Args:
+      tensors, batch_size, num_threads, capacity, enqueue_many, shapes, dynamic_pad,
+        allow_smaller_final_batch, shared_name, name: as for `batch`.
+      keep_input: a bool scalar (keep this example, or this whole batch with
+        `enqueue_many`), or with `enqueue_many` a bool vector (one per example).
+
+    Returns:
+      Tensors in the structure of `tensors`, with a leading batch dimension.
+
+    Raises:
+      ValueError: if `keep_input` has unknown rank, rank above 1, or is a vector without
+        `enqueue_many`.
+    """
+    return _fifo_batch([tensors], batch_size, num_threads, capacity, enqueue_many, shapes,
+                       dynamic_pad, allow_smaller_final_batch, shared_name, name, "batch",
+                       keep_input)
+
+
+def maybe_batch_join(tensors_list, keep_input, batch_size, capacity=32, enqueue_many=False,
+                     shapes=None, dynamic_pad=False, allow_smaller_final_batch=False,
+                     shared_name=None, name=None):
+    """Like `batch_join`, enqueuing only what `keep_input` keeps (see `maybe_batch`)."""
+    return _fifo_batch(tensors_list, batch_size, 1, capacity, enqueue_many, shapes,
+                       dynamic_pad, allow_smaller_final_batch, shared_name, name, "batch_join",
+                       keep_input)
+
+
+def maybe_shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, keep_input,
+                        num_threads=1, seed=None, enqueue_many=False, shapes=None,
+                        allow_smaller_final_batch=False, shared_name=None, name=None):
+    """Like `shuffle_batch`, enqueuing only what `keep_input` keeps (see `maybe_batch`)."""
+    return _shuffle_batch([tensors], batch_size, capacity, min_after_dequeue, num_threads,
+                          seed, enqueue_many, shapes, allow_smaller_final_batch, shared_name,
+                          name, "shuffle_batch", keep_input)
+
+
+def maybe_shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue, keep_input,
+                             seed=None, enqueue_many=False, shapes=None,
+                             allow_smaller_final_batch=False, shared_name=None, name=None):
+    """Like `shuffle_batch_join`, enqueuing only what `keep_input` keeps (see
+    `maybe_batch`)."""
+    return _shuffle_batch(tensors_list, batch_size, capacity, min_after_dequeue, 1, seed,
+                          enqueue_many, shapes, allow_smaller_final_batch, shared_name, name,
+                          "shuffle_batch_join", keep_input)
