@@ -18,7 +18,7 @@ from tensorweave.kernels.queues import resource_handle, resource_of
 from tensorweave.kernels.registry import kernel
 
 
-def _read_whole(path: str):
+def read_whole(path: str):
     try:
         with open(path, "rb") as f:
             return f.read()
@@ -27,7 +27,7 @@ def _read_whole(path: str):
 
 
 def _whole_file_records(work: bytes, options):
-    yield work, _read_whole(work.decode())
+    yield work, read_whole(work.decode())
 
 
 def _identity_records(work: bytes, options):
@@ -94,13 +94,14 @@ class ReaderResource:
                 request = self._requests[0]
                 want = request.n or 1
                 try:
-                    self._fill(request, want)
+                    unit_ended = self._fill(request, want)
                 except errors.OpError as e:
                     self._records = None   # the unit is abandoned, like TF's reader
                     self._requests.popleft()
                     finish = (request, e)
                 else:
-                    if len(request.keys) < want:
+                    # As TF's ReadUpTo, a batch ends with its work unit once it has records.
+                    if len(request.keys) < want and not (unit_ended and request.keys):
                         finish = None
                     else:
                         self._requests.popleft()
@@ -110,17 +111,19 @@ class ReaderResource:
                 return
             _finish(*finish)
 
-    def _fill(self, request, want) -> None:
+    def _fill(self, request, want) -> bool:
+        """Adds records of the current work unit to the request; True if the unit ended."""
         while len(request.keys) < want and self._records is not None:
             try:
                 key, value = next(self._records)
             except StopIteration:
                 self._records = None
                 self.completed += 1
-                break
+                return True
             request.keys.append(key)
             request.values.append(value)
             self.produced += 1
+        return False
 
     def _on_work(self, outputs=None, error=None) -> None:
         """The queue's answer to a dequeue for the request at the head."""
@@ -163,7 +166,7 @@ def _string(value: bytes) -> np.ndarray:
     return out
 
 
-class _ReaderKernel:
+class ReaderKernel:
     """Creates the node's ReaderResource once per session and outputs its handle."""
 
     records_of = staticmethod(_whole_file_records)
@@ -181,18 +184,18 @@ class _ReaderKernel:
         return self.handle
 
 
-kernel("WholeFileReaderV2")(_ReaderKernel)
+kernel("WholeFileReaderV2")(ReaderKernel)
 
 
 @kernel("IdentityReaderV2")
-class IdentityReaderKernel(_ReaderKernel):
+class IdentityReaderKernel(ReaderKernel):
     """Records are the work units themselves."""
 
     records_of = staticmethod(_identity_records)
 
 
 @kernel("TFRecordReaderV2")
-class TFRecordReaderKernel(_ReaderKernel):
+class TFRecordReaderKernel(ReaderKernel):
     """Records of TFRecord files (optionally ZLIB/GZIP compressed)."""
 
     records_of = staticmethod(_tf_record_records)
@@ -234,4 +237,4 @@ def _reader_reset(ctx, handle):
 
 @kernel("ReadFile")
 def _read_file(ctx, filename):
-    return _string(_read_whole(_as_bytes(filename).decode()))
+    return _string(read_whole(_as_bytes(filename).decode()))

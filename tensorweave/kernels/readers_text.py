@@ -11,7 +11,7 @@ import itertools
 
 from tensorweave.framework import errors
 from tensorweave.kernels.file_io import decompress
-from tensorweave.kernels.readers import _read_whole, _ReaderKernel
+from tensorweave.kernels.readers import ReaderKernel, read_whole
 from tensorweave.kernels.registry import kernel
 
 
@@ -24,7 +24,7 @@ def _check_non_negative(attrs, *names) -> None:
 
 def _text_lines(work: bytes, options, skip: int):
     """Lines without "\\n" / "\\r\\n"; keys count lines from 1, headers included."""
-    lines = _read_whole(work.decode()).split(b"\n")
+    lines = read_whole(work.decode()).split(b"\n")
     if not lines[-1]:   # a final newline ends the last line rather than starting one
         lines.pop()
     for number, line in enumerate(lines[skip:], start=skip + 1):
@@ -35,7 +35,7 @@ def _fixed_length(work: bytes, options, header: int, record: int, footer: int, h
                   encoding: str):
     """Records of `record` bytes every `hop` bytes between header and footer; keys count
     records from 0. A partial record at the end is dropped."""
-    data = _read_whole(work.decode())
+    data = read_whole(work.decode())
     if encoding in ("ZLIB", "GZIP"):   # other encodings read the file raw, as TF does
         data = decompress(data, encoding)
     body = data[header:max(header, len(data) - footer)]
@@ -47,7 +47,7 @@ def _fixed_length(work: bytes, options, header: int, record: int, footer: int, h
 
 
 @kernel("TextLineReaderV2")
-class TextLineReaderKernel(_ReaderKernel):
+class TextLineReaderKernel(ReaderKernel):
     """Records are the lines of each file, after `skip_header_lines`."""
 
     def __init__(self, ctx):
@@ -57,7 +57,7 @@ class TextLineReaderKernel(_ReaderKernel):
 
 
 @kernel("FixedLengthRecordReaderV2")
-class FixedLengthRecordReaderKernel(_ReaderKernel):
+class FixedLengthRecordReaderKernel(ReaderKernel):
     """Records are fixed-length slices of each (optionally compressed) file."""
 
     def __init__(self, ctx):

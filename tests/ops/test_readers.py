@@ -54,7 +54,7 @@ def test_whole_file_reader_reads_each_file_then_out_of_range(files):
         assert sess.run(produced) == 0
 
 
-def test_tf_record_reader_read_up_to_spans_files(files):
+def test_tf_record_reader_read_up_to_ends_with_each_file(files):
     _, records = files
     with tf.Graph().as_default():
         q, fill, close = _filled_queue(records)
@@ -64,11 +64,11 @@ def test_tf_record_reader_read_up_to_spans_files(files):
         with tf.Session() as sess:
             sess.run(fill)
             sess.run(close)
-            k, v = sess.run([keys, values], options=BOUNDED)
-            assert v.tolist() == [b"rec0_0", b"rec1_0", b"rec1_1", b"rec2_0"]
-            assert k[2] == records[1].encode() + b":22"   # byte offset of the record
-            _, v = sess.run([keys, values], options=BOUNDED)
-            assert v.tolist() == [b"rec2_1", b"rec2_2"]   # fewer at the end
+            # As TF's: a batch ends with its file once it has records.
+            batches = [sess.run([keys, values], options=BOUNDED) for _ in range(3)]
+            assert [v.tolist() for _, v in batches] == [
+                [b"rec0_0"], [b"rec1_0", b"rec1_1"], [b"rec2_0", b"rec2_1", b"rec2_2"]]
+            assert batches[1][0][1] == records[1].encode() + b":22"   # the record's offset
             with pytest.raises(tf.errors.OutOfRangeError):
                 sess.run(values, options=BOUNDED)
 
