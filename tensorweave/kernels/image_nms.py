@@ -67,9 +67,8 @@ def _before(score_a, index_a, score_b, index_b, by_index):
 
 
 @loop_helper
-def _push(h_score, h_index, h_begin, size, score, index, begin, by_index):
-    """libstdc++'s push_heap of (score, index, begin) onto a heap of `size` entries."""
-    hole = size
+def _sift_up(h_score, h_index, h_begin, hole, score, index, begin, by_index):
+    """Moves (score, index, begin) up from `hole` to its place (libstdc++'s __push_heap)."""
     parent = (hole - 1) // 2
     while hole > 0 and _before(h_score[parent], h_index[parent], score, index, by_index):
         h_score[hole], h_index[hole], h_begin[hole] = \
@@ -77,6 +76,12 @@ def _push(h_score, h_index, h_begin, size, score, index, begin, by_index):
         hole = parent
         parent = (hole - 1) // 2
     h_score[hole], h_index[hole], h_begin[hole] = score, index, begin
+
+
+@loop_helper
+def _push(h_score, h_index, h_begin, size, score, index, begin, by_index):
+    """libstdc++'s push_heap of (score, index, begin) onto a heap of `size` entries."""
+    _sift_up(h_score, h_index, h_begin, size, score, index, begin, by_index)
     return size + 1
 
 
@@ -101,13 +106,7 @@ def _pop(h_score, h_index, h_begin, size, by_index):
         h_score[hole], h_index[hole], h_begin[hole] = h_score[child - 1], \
             h_index[child - 1], h_begin[child - 1]
         hole = child - 1
-    parent = (hole - 1) // 2
-    while hole > 0 and _before(h_score[parent], h_index[parent], score, index, by_index):
-        h_score[hole], h_index[hole], h_begin[hole] = \
-            h_score[parent], h_index[parent], h_begin[parent]
-        hole = parent
-        parent = (hole - 1) // 2
-    h_score[hole], h_index[hole], h_begin[hole] = score, index, begin
+    _sift_up(h_score, h_index, h_begin, hole, score, index, begin, by_index)
     return size
 
 
