@@ -55,20 +55,22 @@ class IndexedSlices:
         return f"IndexedSlices(indices={self._indices}, values={self._values}{shape})"
 
 
-def to_dense(slices: IndexedSlices, name=None):
-    """The dense Tensor: rows summed into their indices."""
+def to_dense(slices: IndexedSlices, name=None, warn: bool = True):
+    """The dense Tensor: rows summed into their indices. `warn=False` where the conversion is
+    expected (a gather's gradient reshaping its incoming gradient, as TF's does silently)."""
     from tensorweave.ops.math_segment_ops import unsorted_segment_sum
     if slices.dense_shape is None:
         raise ValueError(f"Tensor conversion requested for IndexedSlices without dense_shape: "
                          f"{slices.name}")
-    shape = slices.shape
-    n = shape.num_elements() if shape.ndims is not None else None
-    if n is None:
-        _log.warning("Converting sparse IndexedSlices to a dense Tensor of unknown shape. "
-                     "This may consume a large amount of memory.")
-    elif n >= _LARGE_DENSE_ELEMENTS:
-        _log.warning("Converting sparse IndexedSlices to a dense Tensor with %d elements. "
-                     "This may consume a large amount of memory.", n)
+    if warn:
+        shape = slices.shape
+        n = shape.num_elements() if shape.ndims is not None else None
+        if n is None:
+            _log.warning("Converting sparse IndexedSlices to a dense Tensor of unknown shape. "
+                         "This may consume a large amount of memory.")
+        elif n >= _LARGE_DENSE_ELEMENTS:
+            _log.warning("Converting sparse IndexedSlices to a dense Tensor with %d elements. "
+                         "This may consume a large amount of memory.", n)
     return unsorted_segment_sum(slices.values, slices.indices, slices.dense_shape[0],
                                 name=name)
 

@@ -19,7 +19,7 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import shape_fns, tensor_conversion
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
-from tensorweave.framework.indexed_slices import IndexedSlices
+from tensorweave.framework.indexed_slices import IndexedSlices, to_dense
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.scopes import name_scope
 from tensorweave.framework.static_value import register_static_value, static_value, static_values
@@ -107,6 +107,8 @@ def _gather_grad(op, grad):
     axis_value = static_value(axis)
     if axis_value is not None and int(axis_value) == 0 and op.get_attr("batch_dims") == 0:
         count = tw.expand_dims(tw.size(indices), 0)
+        if isinstance(grad, IndexedSlices):   # a gather of a gather: densified silently, as TF
+            grad = to_dense(grad, warn=False)
         values = tw.reshape(grad, concat([count, params_shape[1:]], 0))
         return [IndexedSlices(values, tw.reshape(indices, count), params_shape), None, None]
     n = tw.size(params)

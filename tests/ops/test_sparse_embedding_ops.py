@@ -171,3 +171,16 @@ def test_argument_errors():
             tf.nn.safe_embedding_lookup_sparse(None, ids)
         with pytest.raises(ValueError, match="Missing embedding_weights"):
             tf.nn.safe_embedding_lookup_sparse([], ids)
+
+
+def test_weighted_lookup_gradient_does_not_warn(caplog):
+    """The gather of gathered rows densifies its incoming IndexedSlices silently, as TF's."""
+    with tf.Graph().as_default():
+        emb = tf.get_variable("emb", [10, 4])
+        ids = tf.SparseTensor([[0, 0], [0, 1], [1, 0]], tf.constant([1, 3, 5], tf.int64), [2, 2])
+        weights = tf.SparseTensor([[0, 0], [0, 1], [1, 0]], [0.5, 2.0, 1.0], [2, 2])
+        out = tf.nn.embedding_lookup_sparse(emb, ids, weights, combiner="sum")
+        with caplog.at_level("WARNING"):
+            grad = tf.gradients(tf.reduce_sum(out), emb)[0]
+        assert isinstance(grad, tf.IndexedSlices)
+        assert "Converting sparse IndexedSlices" not in caplog.text
