@@ -17,7 +17,7 @@ from tensorweave.framework.operation import Tensor
 from tensorweave.framework.scopes import control_dependencies, name_scope
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops.math_ops import binary_fn, binary_op
-from tensorweave.ops.math_special_ops import _scoped_fn
+from tensorweave.ops.math_special_ops import scoped_fn
 from tensorweave.ops.math_unary_ops import FLOAT, FLOAT_COMPLEX, define_elementwise, unary_op
 from tensorweave.ops.reduction_ops import _reduce, _reshape_to_kept
 
@@ -187,10 +187,10 @@ right_shift = binary_fn(RightShift, "right_shift", "Returns x >> y element-wise 
                         "(tf.bitwise.right_shift); shift amounts are clamped to [0, bits - 1].")
 
 
-bessel_i0 = _scoped_fn(BesselI0, "bessel_i0", "Computes I0(x), the modified Bessel function "
-                       "of the first kind of order 0, element-wise.")
-bessel_i1 = _scoped_fn(BesselI1, "bessel_i1", "Computes I1(x), the modified Bessel function "
-                       "of the first kind of order 1, element-wise.")
+bessel_i0 = scoped_fn(BesselI0, "bessel_i0", "Computes I0(x), the modified Bessel function "
+                      "of the first kind of order 0, element-wise.")
+bessel_i1 = scoped_fn(BesselI1, "bessel_i1", "Computes I1(x), the modified Bessel function "
+                      "of the first kind of order 1, element-wise.")
 
 
 def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):

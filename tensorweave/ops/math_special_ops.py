@@ -107,7 +107,7 @@ _SCOPED_DOC = """{summary}
 """
 
 
-def _scoped_fn(op_def, public_name: str, summary: str):
+def scoped_fn(op_def, public_name: str, summary: str):
     """A tf.math wrapper `public_name(x[, y], name=None)` that opens a name scope, as TF's
     does: the op is named "<public_name>/<OpType>"."""
     if len(op_def.inputs) == 1:
@@ -128,17 +128,17 @@ def _scoped_fn(op_def, public_name: str, summary: str):
     return wrapper
 
 
-erfinv = _scoped_fn(Erfinv, "erfinv", "Computes the inverse error function element-wise: "
-                    "erf(erfinv(x)) = x on (-1, 1), +-inf at +-1, NaN outside.")
-ndtri = _scoped_fn(Ndtri, "ndtri", "Computes the standard normal quantile function "
-                   "element-wise: the inverse of the normal CDF on [0, 1].")
-bessel_i0e = _scoped_fn(BesselI0e, "bessel_i0e", "Computes exp(-|x|) * I0(x), the "
-                        "exponentially scaled modified Bessel function of order 0.")
-bessel_i1e = _scoped_fn(BesselI1e, "bessel_i1e", "Computes exp(-|x|) * I1(x), the "
-                        "exponentially scaled modified Bessel function of order 1.")
-xdivy = _scoped_fn(Xdivy, "xdivy", "Returns x / y element-wise, and 0 wherever x is 0.")
-xlog1py = _scoped_fn(Xlog1py, "xlog1py", "Returns x * log1p(y) element-wise, and 0 wherever "
-                     "x is 0.")
+erfinv = scoped_fn(Erfinv, "erfinv", "Computes the inverse error function element-wise: "
+                   "erf(erfinv(x)) = x on (-1, 1), +-inf at +-1, NaN outside.")
+ndtri = scoped_fn(Ndtri, "ndtri", "Computes the standard normal quantile function "
+                  "element-wise: the inverse of the normal CDF on [0, 1].")
+bessel_i0e = scoped_fn(BesselI0e, "bessel_i0e", "Computes exp(-|x|) * I0(x), the "
+                       "exponentially scaled modified Bessel function of order 0.")
+bessel_i1e = scoped_fn(BesselI1e, "bessel_i1e", "Computes exp(-|x|) * I1(x), the "
+                       "exponentially scaled modified Bessel function of order 1.")
+xdivy = scoped_fn(Xdivy, "xdivy", "Returns x / y element-wise, and 0 wherever x is 0.")
+xlog1py = scoped_fn(Xlog1py, "xlog1py", "Returns x * log1p(y) element-wise, and 0 wherever "
+                    "x is 0.")
 
 _A_X_DOC = """{summary}
 
