@@ -4,9 +4,10 @@ NumPy's matmul always writes a new product; `C += alpha * op(A) @ op(B)` (BLAS's
 lets a fused SGD update add a weight gradient into the weights without ever allocating the
 gradient or making a second pass over it. The call goes to NumPy's own bundled OpenBLAS
 (`numpy.libs/libscipy_openblas*`, whose CBLAS symbols carry a `scipy_` prefix and 64-bit
-integers), so it shares NumPy's BLAS threads rather than starting a second pool. Where that
-library or symbol is absent (another NumPy build), `gemm_accumulate` is None and callers keep
-the unfused path.
+integers), so it shares NumPy's BLAS threads rather than starting a second pool, and is made
+from compiled code (kernels/gemm_call.py). Where that library or symbol is absent (another
+NumPy build), `gemm_accumulate` is None and callers keep the unfused path. Row blocks that run
+on one thread go to MKL's sequential GEMM where it is installed (kernels/mkl_gemm.py).
 """
 from __future__ import annotations
 
@@ -16,12 +17,11 @@ import os
 
 import numpy as np
 
-_ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
-# (symbol pattern, integer type): NumPy >= 2's ILP64 OpenBLAS first, then a plain CBLAS.
-_SYMBOLS = (("scipy_cblas_{}gemm64_", ctypes.c_int64), ("cblas_{}gemm64_", ctypes.c_int64),
-            ("cblas_{}gemm", ctypes.c_int))
-_SCALARS = {np.dtype(np.float32): ("s", ctypes.c_float),
-            np.dtype(np.float64): ("d", ctypes.c_double)}
+from tensorweave.kernels import gemm_call, intra_op, mkl_gemm
+
+# ILP64 CBLAS symbols: NumPy >= 2's bundled OpenBLAS, then an unprefixed build of it.
+_SYMBOLS = ("scipy_cblas_{}gemm64_", "cblas_{}gemm64_")
+_PREFIXES = {np.dtype(np.float32): "s", np.dtype(np.float64): "d"}
 
 
 def _numpy_blas_libraries() -> list[str]:
@@ -29,25 +29,22 @@ def _numpy_blas_libraries() -> list[str]:
     return sorted(glob.glob(os.path.join(libs_dir, "*openblas*")))
 
 
-def _bind(lib, prefix: str, scalar):
-    for pattern, integer in _SYMBOLS:
+def _address(lib, prefix: str) -> int | None:
+    for pattern in _SYMBOLS:
         fn = getattr(lib, pattern.format(prefix), None)
         if fn is not None:
-            fn.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_int, integer, integer, integer,
-                           scalar, ctypes.c_void_p, integer, ctypes.c_void_p, integer, scalar,
-                           ctypes.c_void_p, integer)
-            fn.restype = None
-            return fn
+            return ctypes.cast(fn, ctypes.c_void_p).value
     return None
 
 
 def _load() -> dict:
+    """{dtype: gemm address} in NumPy's OpenBLAS, or {}."""
     for path in _numpy_blas_libraries():
         try:
             lib = ctypes.CDLL(path)
         except OSError:
             continue
-        found = {dtype: _bind(lib, prefix, scalar) for dtype, (prefix, scalar) in _SCALARS.items()}
+        found = {dtype: _address(lib, prefix) for dtype, prefix in _PREFIXES.items()}
         if all(found.values()):
             return found
     return {}
@@ -59,25 +56,36 @@ _GEMMS = _load()
 def _accumulate(c, a, b, alpha, transpose_a: bool, transpose_b: bool, run=None) -> bool:
     """c += alpha * op(a) @ op(b) in place; False (c untouched) when the operands do not suit
     BLAS: dtypes other than c's float32/float64, non-contiguous or read-only c, shapes that
-    do not chain. `run(m, n, k, rows)`, when given, decides how `rows(i0, i1)` (the product
-    for rows i0:i1 of c, independent of the other rows) covers range(m): e.g. in parallel."""
+    do not chain. `run(m, n, k, rows)`, when given, decides how `rows(i0, i1, one_thread)`
+    (the product for rows i0:i1 of c, independent of the other rows; `one_thread`: on the
+    calling thread alone, through MKL where installed) covers range(m): e.g. in parallel."""
     gemm = _GEMMS.get(c.dtype)
     if gemm is None or a.dtype != c.dtype or b.dtype != c.dtype or a.ndim != 2 or \
             b.ndim != 2 or c.ndim != 2 or not c.flags.c_contiguous or not c.flags.writeable:
         return False
     a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
-    m, k = (a.shape[1], a.shape[0]) if transpose_a else a.shape
-    k2, n = (b.shape[1], b.shape[0]) if transpose_b else b.shape
+    op_a, op_b = (a.T if transpose_a else a), (b.T if transpose_b else b)
+    m, k = op_a.shape
+    k2, n = op_b.shape
     if k != k2 or c.shape != (m, n) or 0 in (m, n):
         return False
-    size = c.itemsize
     lda, ldb = max(a.shape[1], 1), max(b.shape[1], 1)
-    a_row = size if transpose_a else lda * size     # bytes from one row of op(a) to the next
-    flags = (_TRANS if transpose_a else _NO_TRANS, _TRANS if transpose_b else _NO_TRANS)
+    flags = tuple(gemm_call.TRANS if t else gemm_call.NO_TRANS for t in (transpose_a,
+                                                                          transpose_b))
+    mkl = mkl_gemm.suits(c.dtype, op_a, op_b)
+    call = gemm_call.caller()
 
-    def rows(i0: int, i1: int) -> None:
-        gemm(_ROW_MAJOR, *flags, i1 - i0, n, k, alpha, a.ctypes.data + i0 * a_row, lda,
-             b.ctypes.data, ldb, 1.0, c.ctypes.data + i0 * n * size, n)
+    def blas_rows(i0: int, i1: int) -> None:
+        a_rows = a[:, i0:i1] if transpose_a else a[i0:i1]   # op(a)'s rows i0:i1
+        call(gemm, *flags, i1 - i0, n, k, alpha, a_rows, lda, b, ldb, 1.0, c[i0:i1], n)
+
+    def rows(i0: int, i1: int, one_thread: bool = False) -> None:
+        if not one_thread:
+            blas_rows(i0, i1)
+        elif mkl:
+            mkl_gemm.accumulate(c[i0:i1], op_a[i0:i1], op_b, alpha)
+        else:
+            intra_op.single_blas(blas_rows, i0, i1)
 
     if run is None:
         rows(0, m)

@@ -210,7 +210,7 @@ def conv2d_nhwc(x, w, strides, dilations, out_hw, pads, epilogue=None):
         n0, n1, h0, h1 = blocks[i]
         cols = fill_patches(intra_op.scratch(size, x.dtype), view[n0:n1, h0:h1])
         rows = out[n0:n1, h0:h1].reshape(-1, oc)
-        np.matmul(cols, wmat, out=rows)
+        linalg.one_thread_product(cols, wmat, rows)
         if epilogue is not None:
             epilogue(rows)
 
@@ -249,7 +249,7 @@ def conv2d_backprop_filter_nhwc(x, dy, k_hw, strides, dilations, pads):
     def block(i):
         n0, n1, h0, h1 = blocks[i]
         cols = fill_patches(intra_op.scratch(size, x.dtype), view[n0:n1, h0:h1])
-        np.matmul(cols.T, dy[n0:n1, h0:h1].reshape(-1, oc), out=parts[i])
+        linalg.one_thread_product(cols.T, dy[n0:n1, h0:h1].reshape(-1, oc), parts[i])
 
     intra_op.parallel_for(len(blocks), block)
     return np.add.reduce(parts, axis=0).reshape(kh, kw, c, oc)
@@ -293,7 +293,7 @@ def conv2d_backprop_input_nhwc(dy, w, in_shape, strides, dilations, pads):
         n0, n1, h0, h1 = blocks[i]
         m = (n1 - n0) * (h1 - h0) * ow
         cols = intra_op.scratch(size, dy.dtype)[:m * k].reshape(m, k)
-        np.matmul(dy[n0:n1, h0:h1].reshape(m, oc), wmat_t, out=cols)
+        linalg.one_thread_product(dy[n0:n1, h0:h1].reshape(m, oc), wmat_t, cols)
         scatter(cols, dxp, n0, n1, h0, h1, ow, kh, kw, *strides, *dilations)
 
     if whole_images:

@@ -86,16 +86,17 @@ class FusedMatMulApplyGradientDescentKernel:
 def _run_rows(m: int, n: int, k: int, rows) -> None:
     """The GEMM's row blocks as linalg.matmul runs a product of its size: when large, on
     BLAS's threads or one block per intra-op thread (`intra_op.gemm_on_blas_threads`), else
-    on one BLAS thread."""
+    on the calling thread alone."""
     threads = intra_op.threads()
     if m * n * k < linalg.PARALLEL_MACS or threads == 1 or m < 2 * linalg.BLOCK:
-        intra_op.single_blas(rows, 0, m)
+        rows(0, m, True)
         return
     if intra_op.gemm_on_blas_threads():
         rows(0, m)
         return
     size = -(-m // threads)
-    intra_op.parallel_for(threads, lambda i: rows(i * size, min(m, (i + 1) * size)), gemm=True)
+    intra_op.parallel_for(threads, lambda i: rows(i * size, min(m, (i + 1) * size), True),
+                          gemm=True)
 
 
 # --- the averaged-gradient update ------------------------------------------------------------

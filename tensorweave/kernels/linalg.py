@@ -5,15 +5,16 @@ three are registered `expensive`, so large products run on the inter-op pool. La
 MatMuls run on BLAS's own threads while no other intra-op work is about
 (`intra_op.gemm_on_blas_threads`), else split into blocks of output columns (or rows) on
 `intra_op`'s threads, each with single-threaded BLAS; mid-size ones run on one BLAS thread.
-Every output element is still one dot product over the whole inner dimension, so none of
-these changes results.
+Products on one thread go to MKL's sequential GEMM where it is installed (kernels/mkl_gemm.py).
+Every output element is still one dot product over the whole inner dimension, so splitting
+changes no result (MKL's and OpenBLAS's kernels may differ from each other in the last bits).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from tensorweave.framework import errors
-from tensorweave.kernels import intra_op
+from tensorweave.kernels import intra_op, mkl_gemm
 from tensorweave.kernels.registry import kernel
 
 # Products of at least this many multiply-adds are split into one block of output columns (or
@@ -78,19 +79,29 @@ def matmul(a, b):
         return a @ b
     if macs < PARALLEL_MACS or a.dtype != b.dtype or a.dtype.kind != "f" or \
             max(m, n) < 2 * BLOCK or intra_op.threads() == 1:
-        return intra_op.single_blas(np.matmul, a, b)
+        return one_thread_product(a, b)
     if intra_op.gemm_on_blas_threads():
         return a @ b
     out = np.empty((m, n), a.dtype)
     size = max(BLOCK, -(-max(m, n) // (16 * intra_op.threads())) * 16)
     if n >= m:
         def block(i):
-            np.matmul(a, b[:, i * size:(i + 1) * size], out=out[:, i * size:(i + 1) * size])
+            one_thread_product(a, b[:, i * size:(i + 1) * size], out[:, i * size:(i + 1) * size])
     else:
         def block(i):
-            np.matmul(a[i * size:(i + 1) * size], b, out=out[i * size:(i + 1) * size])
+            one_thread_product(a[i * size:(i + 1) * size], b, out[i * size:(i + 1) * size])
     intra_op.parallel_for(-(-max(m, n) // size), block, gemm=True)
     return out
+
+
+def one_thread_product(a, b, out=None):
+    """a @ b on the calling thread: MKL's sequential GEMM where it suits the operands
+    (kernels/mkl_gemm.py), else NumPy's matmul with BLAS held to one thread."""
+    if mkl_gemm.suits(a.dtype, a, b):
+        return mkl_gemm.product(a, b, out)
+    if out is None:
+        return intra_op.single_blas(np.matmul, a, b)
+    return intra_op.single_blas(np.matmul, a, b, out)
 
 
 @kernel("BatchMatMulV2", expensive=True)
