@@ -3,12 +3,12 @@
 A product that runs on one thread — every product at `intra_op_parallelism_threads=1`, those of
 partitions running at once (towers), the blocks of an intra-op region such as a convolution's
 — was OpenBLAS's single-threaded sgemm, which is slowest where towers live: few rows against
-a large shared weight matrix, repacked on every call. MKL's sequential sgemm took 0.63-0.91x
-OpenBLAS's time on mlp_train's products at 32, 64 and 128 rows (forward, input and weight
-gradients), one exception at 1.11x (the 128-row input gradient). The library is loaded
-privately (RTLD_LOCAL: loaded globally it slowed NumPy's own BLAS calls by ~15%) in its
-sequential threading layer, so it starts no threads and nothing spins, and its ILP64
-interface, so it is called like NumPy's OpenBLAS (kernels/gemm_call.py). Without the
+a large shared weight matrix, repacked on every call. MKL's sequential sgemm took 0.55-1.00x
+OpenBLAS's time on mlp_train's products from 32 to 256 rows (forward, input and weight
+gradients; medians of interleaved runs on one thread), the largest gains at the fewest rows.
+The library is loaded privately (RTLD_LOCAL: loaded globally it slowed NumPy's own BLAS calls
+by ~15%) in its sequential threading layer, so it starts no threads and nothing spins, and
+its ILP64 interface, so it is called like NumPy's OpenBLAS (kernels/gemm_call.py). Without the
 package, with `TW_MKL=0`, or when another user of the same library already chose its layers,
 `suits` is False and callers keep NumPy's matmul. Operands may be transposed or sliced views:
 a matrix whose rows (or columns) are contiguous is passed as it is, with its leading
