@@ -9,10 +9,10 @@ gradients; medians of interleaved runs on one thread), the largest gains at the 
 The library is loaded privately (RTLD_LOCAL: loaded globally it slowed NumPy's own BLAS calls
 by ~15%) in its sequential threading layer, so it starts no threads and nothing spins, and
 its ILP64 interface, so it is called like NumPy's OpenBLAS (kernels/gemm_call.py). Without the
-package, with `TW_MKL=0`, or when another user of the same library already chose its layers,
-`suits` is False and callers keep NumPy's matmul. Operands may be transposed or sliced views:
-a matrix whose rows (or columns) are contiguous is passed as it is, with its leading
-dimension; others are copied first.
+package, with `TW_MKL=0`, or when the library is already loaded by another user (whose layers
+ours would change), `suits` is False and callers keep NumPy's matmul. Operands may be
+transposed or sliced views: a matrix whose rows (or columns) are contiguous is passed as it
+is, with its leading dimension; others are copied first.
 """
 from __future__ import annotations
 
@@ -46,12 +46,22 @@ def library_path() -> str | None:
     return None
 
 
+def _loaded_already(path: str) -> bool:
+    """Whether something else in the process (an MKL-built NumPy, say) uses this library:
+    choosing its layers would change them under that user, so it is left alone."""
+    try:
+        ctypes.CDLL(path, mode=os.RTLD_LOCAL | os.RTLD_NOLOAD)
+    except OSError:
+        return False
+    return True
+
+
 @functools.cache
 def _gemms() -> dict:
     """{dtype: gemm address} of MKL in its sequential ILP64 layers, or {}; loaded on first
     use (finding the package and loading the library take ~20 ms)."""
     path = library_path()
-    if path is None:
+    if path is None or _loaded_already(path):
         return {}
     try:
         lib = ctypes.CDLL(path, mode=os.RTLD_LOCAL)

@@ -1,6 +1,8 @@
 """MKL's sequential GEMM (kernels/mkl_gemm.py): the values NumPy gives for every operand layout
 the kernels pass, what it declines, and that single-threaded products take it."""
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -86,3 +88,15 @@ def test_the_private_library_is_not_a_blas_thread_pool():
     libs = blas_threads._BlasLimiter()._find()
     assert libs and all(os.path.realpath(lib.filepath) != mkl_gemm.library_path()
                         for lib in libs)
+
+
+def test_a_library_another_user_loaded_is_left_alone():
+    """Setting the layers of an MKL that, e.g., an MKL-built NumPy already uses would switch
+    that user to ILP64 and sequential under its feet."""
+    code = ("import ctypes, os\n"
+            "from tensorweave.kernels import mkl_gemm\n"
+            "ctypes.CDLL(mkl_gemm.library_path(), mode=os.RTLD_LOCAL)\n"
+            "print(mkl_gemm._gemms())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=120).stdout
+    assert out.strip() == "{}"
