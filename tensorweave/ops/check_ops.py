@@ -203,8 +203,9 @@ def assert_near(x, y, rtol=None, atol=None, data=None, summarize=None, message=N
         return Assert(condition, data, summarize=summarize)
 
 
-def _rank_assert(x, rank, message, name, default_name, at_least: bool):
-    """assert_rank / assert_rank_at_least: static when x's rank and `rank` are known."""
+def _rank_assert(x, rank, data, summarize, message, name, default_name, at_least: bool):
+    """assert_rank / assert_rank_at_least: static when x's rank and `rank` are known; else an
+    Assert printing `data` (by default: the message, the rule and x's shape)."""
     words = "rank at least" if at_least else "rank"
     with name_scope(name, default_name, [x, rank]):
         x = convert_to_tensor(x, name="x")
@@ -219,11 +220,12 @@ def _rank_assert(x, rank, message, name, default_name, at_least: bool):
                 raise ValueError(f"{_message_prefix(message)}Tensor {x.name} must have {words} "
                                  f"{want}.  Received rank {ndims}, shape {x.shape}")
             return no_op(name="static_checks_determined_all_ok")
-        data = [message or "", f"Tensor {x.name} must have {words}", rank, "Received shape: ",
-                _shape(x)]
+        if data is None:
+            data = [_message_prefix(message), f"Tensor {x.name} must have {words}", rank,
+                    "Received shape: ", _shape(x)]
         actual = _rank(x)
         condition = greater_equal(actual, rank) if at_least else equal(actual, rank)
-        return Assert(condition, data)
+        return Assert(condition, data, summarize=summarize)
 
 
 def assert_rank(x, rank, data=None, summarize=None, message=None, name=None):
@@ -232,8 +234,9 @@ def assert_rank(x, rank, data=None, summarize=None, message=None, name=None):
     Args:
       x: A Tensor.
       rank: A scalar int.
-      data: Unused, as the default message says everything (kept for TF's signature).
-      summarize: Unused (kept for TF's signature).
+      data: What a failing run-time check prints instead of the default message (the
+        message, the rule and x's shape).
+      summarize: How many entries of each tensor in `data` to print.
       message: A string to put before the default message.
       name: A name scope for the ops (default "assert_rank").
 
@@ -243,15 +246,14 @@ def assert_rank(x, rank, data=None, summarize=None, message=None, name=None):
     Raises:
       ValueError: if x's rank is static and not `rank`.
     """
-    del data, summarize
-    return _rank_assert(x, rank, message, name, "assert_rank", at_least=False)
+    return _rank_assert(x, rank, data, summarize, message, name, "assert_rank", at_least=False)
 
 
 def assert_rank_at_least(x, rank, data=None, summarize=None, message=None, name=None):
     """Asserts that x has rank `rank` or more (TF1's tf.assert_rank_at_least); the arguments,
     result and errors are assert_rank's (a ValueError if the static rank is below `rank`)."""
-    del data, summarize
-    return _rank_assert(x, rank, message, name, "assert_rank_at_least", at_least=True)
+    return _rank_assert(x, rank, data, summarize, message, name, "assert_rank_at_least",
+                        at_least=True)
 
 
 def assert_type(tensor, tf_type, message=None, name=None):

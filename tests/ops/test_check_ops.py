@@ -129,6 +129,13 @@ RUNTIME_FAILURES = [
     (lambda p: tf.assert_rank_at_least(p, 2), [1.0], [[[1.0]]],
      "assertion failed: [] [Tensor Placeholder:0 must have rank at least] [2] "
      "[Received shape: ] [1]"),
+    (lambda p: tf.assert_rank(p, 1, message="custom"), [[1.0]], [1.0],
+     "assertion failed: [custom.  ] [Tensor Placeholder:0 must have rank] [1] "
+     "[Received shape: ] [1 1]"),
+    (lambda p: tf.assert_rank(p, 2, data=["mydata", p], summarize=3, message="unused"),
+     [0.0, 1.0, 2.0, 3.0], [[1.0]], "assertion failed: [mydata] [0 1 2...]"),
+    (lambda p: tf.assert_rank_at_least(p, 2, data=[p], summarize=2), [5.0, 6.0, 7.0],
+     [[1.0]], "assertion failed: [5 6...]"),
     (lambda p: tf.assert_near(p, 1.0), [1.0, 1.5], [1.0, 1.0],
      'assertion failed: [] [x and y not equal to tolerance rtol = Tensor("assert_near/rtol:0", '
      'shape=(), dtype=float32), atol = Tensor("assert_near/atol:0", shape=(), dtype=float32)] '
