@@ -25,6 +25,7 @@ from tensorweave.ops.check_ops import (
     is_numeric_tensor,
 )
 from tensorweave.ops.check_ops import verify_tensor_all_finite as assert_all_finite
+from tensorweave.ops.check_shapes_ops import assert_shapes
 from tensorweave.ops.logging_ops import Assert, check_numerics
 from tensorweave.ops.math_extra_ops import is_non_decreasing, is_strictly_increasing
 from tensorweave.ops.math_unary_ops import is_finite, is_inf, is_nan
