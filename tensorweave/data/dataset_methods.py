@@ -9,7 +9,7 @@ from tensorweave.framework import dtypes as _dtypes
 
 
 class DatasetMethods:
-    """enumerate, scan, take_while, unique, ignore_errors, group_by_window,
+    """enumerate, scan, take_while, unique, ignore_errors, sparse_batch, group_by_window,
     bucket_by_sequence_length, cardinality, get_single_element, options, and the static
     sample_from_datasets, choose_from_datasets and counter."""
 
@@ -39,6 +39,12 @@ class DatasetMethods:
         for the one departure)."""
         from tensorweave.data.transformations import IgnoreErrors
         return IgnoreErrors(self)
+
+    def sparse_batch(self, batch_size, row_shape, name=None):
+        """Batches of elements of different shapes as SparseTensors of dense shape
+        [batch, *row_shape] (tf.data.experimental.dense_to_sparse_batch)."""
+        from tensorweave.data.sparse_batching import DenseToSparseBatch
+        return DenseToSparseBatch(self, batch_size, row_shape)
 
     def group_by_window(self, key_func, reduce_func, window_size=None, window_size_func=None,
                         name=None):

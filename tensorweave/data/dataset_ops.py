@@ -99,13 +99,32 @@ class StructuredOutputs:
 
     @property
     def output_classes(self):
-        return nest.map_structure(lambda s: _reported(s, lambda t: Tensor), self._structure)
+        return nest.map_structure(
+            lambda s: _reported(s, lambda t: getattr(t, "value_type", Tensor)), self._structure)
 
 
 def _reported(spec, read):
     """read(spec) of a tensor component; TensorFlow reports a dataset component's DatasetSpec
     as its type, shape and class."""
     return spec if isinstance(spec, DatasetSpec) else read(spec)
+
+
+def flat_specs(structure) -> list[TensorSpec]:
+    """The TensorSpecs of the tensors an element of `structure` travels as: a composite leaf
+    (a SparseTensorSpec, data/sparse_batching.py) as its `component_specs()`."""
+    return [c for s in nest.flatten(structure)
+            for c in (s.component_specs() if hasattr(s, "component_specs") else [s])]
+
+
+def from_flat(structure, tensors):
+    """`structure` packed from the tensors `flat_specs(structure)` describes."""
+    it, leaves = iter(tensors), []
+    for s in nest.flatten(structure):
+        if hasattr(s, "component_specs"):
+            leaves.append(s.from_components([next(it) for _ in s.component_specs()]))
+        else:
+            leaves.append(next(it))
+    return nest.pack(structure, leaves)
 
 
 class PipelineBuilder:
@@ -293,7 +312,7 @@ def pipeline_tensor(dataset: Dataset, name=None) -> tuple[Tensor, list[Tensor]]:
     builder = PipelineBuilder([])
     root = dataset._dataset_spec(builder)
     description = json.dumps({"root": root, "functions": builder.functions})
-    flat = nest.flatten(tensor_structure(dataset, "An iterator"))
+    flat = flat_specs(tensor_structure(dataset, "An iterator"))
     tensor = data_ops.dataset_pipeline(description, builder.tensors, [s.dtype for s in flat],
                                        [s.shape for s in flat], name=name)
     return tensor, builder.tensors

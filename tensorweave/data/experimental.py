@@ -1,7 +1,8 @@
 """tf.data.experimental: TF1's transformation functions (for `Dataset.apply`) and helpers.
 
 Each `f(...)` here returns a function of a dataset, as in TensorFlow; the transformations
-themselves are in data/transformations.py (and data/readers.py for CSV files). AUTOTUNE asks
+themselves are in data/transformations.py (data/readers.py for CSV files,
+data/sparse_batching.py for dense_to_sparse_batch). AUTOTUNE asks
 tf.data to pick a parallelism itself; here every transformation runs inline, so it is accepted
 wherever a parallelism is.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from tensorweave.data import transformations as _t
 from tensorweave.data.readers import CsvDataset, make_csv_dataset
+from tensorweave.data.sparse_batching import DenseToSparseBatch
 from tensorweave.data.transformations import (
     INFINITE_CARDINALITY,
     UNKNOWN_CARDINALITY,
@@ -22,9 +24,9 @@ from tensorweave.framework import dtypes as _dtypes
 __all__ = [
     "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "Counter", "CsvDataset",
     "assert_cardinality", "bucket_by_sequence_length", "cardinality", "choose_from_datasets",
-    "enumerate_dataset", "get_single_element", "group_by_window", "ignore_errors",
-    "make_csv_dataset", "map_and_batch", "parallel_interleave", "sample_from_datasets", "scan",
-    "shuffle_and_repeat", "take_while", "unbatch", "unique",
+    "dense_to_sparse_batch", "enumerate_dataset", "get_single_element", "group_by_window",
+    "ignore_errors", "make_csv_dataset", "map_and_batch", "parallel_interleave",
+    "sample_from_datasets", "scan", "shuffle_and_repeat", "take_while", "unbatch", "unique",
 ]
 
 AUTOTUNE = -1
@@ -50,6 +52,30 @@ def map_and_batch(map_func, batch_size, num_parallel_batches=None, drop_remainde
     parallelism arguments are hints: the pipeline runs inline)."""
     del num_parallel_batches, num_parallel_calls
     return lambda dataset: dataset.map(map_func).batch(batch_size, drop_remainder)
+
+
+def dense_to_sparse_batch(batch_size, row_shape):
+    """Batches consecutive elements of different shapes into `tf.SparseTensor`s.
+
+    Each batch of `batch_size` elements (the last one may be smaller) becomes one SparseTensor
+    of dense shape `[batch, *row_shape]` holding every position of each element (zeros
+    included) in row-major order; a `None` dim of `row_shape` is the batch's largest.
+
+    Args:
+      batch_size: an int64 scalar: the number of consecutive elements in a batch.
+      row_shape: a `tf.TensorShape` or list of dims (None: unknown), the dense shape of one
+        row. Each element must have its rank and no larger dims.
+
+    Returns:
+      A function from a dataset of single-component elements to the batched dataset.
+
+    Raises:
+      TypeError: when applied to a dataset whose elements have several components.
+      ValueError: for a negative dim or a row_shape of unknown rank.
+      InvalidArgumentError: (at run time) for an element of another rank, or a batch size
+        below one; DataLossError for an element larger than `row_shape`.
+    """
+    return lambda dataset: DenseToSparseBatch(dataset, batch_size, row_shape)
 
 
 def parallel_interleave(map_func, cycle_length, block_length=1, sloppy=False,

@@ -14,6 +14,8 @@ from tensorweave.data.dataset_ops import (
     Dataset,
     StructuredOutputs,
     TensorSpec,
+    flat_specs,
+    from_flat,
     pipeline_tensor,
     tensor_structure,
 )
@@ -28,7 +30,7 @@ __all__ = ["Iterator", "make_one_shot_iterator", "make_initializable_iterator",
 
 
 def _flat_signature(structure):
-    flat = nest.flatten(structure)
+    flat = flat_specs(structure)
     return [s.dtype for s in flat], [s.shape for s in flat]
 
 
@@ -99,7 +101,7 @@ class Iterator(StructuredOutputs):
         """
         types, shapes = _flat_signature(self._structure)
         flat = data_ops.iterator_get_next(self._resource, types, shapes, name=name)
-        return nest.pack(self._structure, flat)
+        return from_flat(self._structure, flat)
 
     def string_handle(self, name=None):
         """A scalar string tensor naming this iterator, for `from_string_handle`.

@@ -1,7 +1,8 @@
 """Runtime nodes of the tf.data.experimental transformations (data/transformations.py).
 
-scan, take_while, unique, ignore_errors, assert_cardinality, group_by_window and the directed
-interleave behind sample_from_datasets / choose_from_datasets, each a node of
+scan, take_while, unique, ignore_errors, assert_cardinality, group_by_window, the directed
+interleave behind sample_from_datasets / choose_from_datasets and dense_to_sparse_batch (whose
+SparseTensor element is an (indices, values, dense_shape) triple of arrays), each a node of
 kernels/dataset_runtime.py registered under its spec kind when this module is imported. They
 follow TensorFlow 2.21's kernels: the same element order, the same run-time errors. They run
 one element at a time: each step depends on the state the previous element left (a scan
@@ -248,9 +249,50 @@ class _DirectedInterleave(Node):
                 return
 
 
+class _DenseToSparseBatch(dataset_runtime._Unary):
+    """Batches of up to `size` dense elements as one sparse triple; a dim of `row_shape` that
+    is -1 is the batch's largest."""
+
+    def __init__(self, spec, args, functions):
+        super().__init__(spec, args, functions)
+        self.size = dataset_runtime._batch_size(self.params[0])
+        self.row_shape = spec["row_shape"]
+
+    def __iter__(self):
+        for chunk in dataset_runtime.chunks(self.child, self.size, False):
+            yield _sparse_batch([np.asarray(e[0]) for e in chunk], self.row_shape)
+
+
+def _dims(shape) -> str:
+    """A shape as TensorFlow's messages print it: [2,?,3]."""
+    return "[" + ",".join("?" if d < 0 else str(d) for d in shape) + "]"
+
+
+def _sparse_batch(rows: list, row_shape: list) -> tuple:
+    """(indices, values, dense_shape) of `rows` stacked: every position of each row, row-major
+    under its batch index (zeros included, as TensorFlow's kernel does)."""
+    for row in rows:
+        if row.ndim != len(row_shape):
+            raise errors.InvalidArgumentError(
+                None, None, f"Input element had shape ({_dims(row.shape)}) that is "
+                f"incompatible with the row shape ({_dims(row_shape)}).")
+        if any(0 <= want < have for have, want in zip(row.shape, row_shape)):
+            raise errors.DataLossError(
+                None, None, f"Input element had shape ({_dims(row.shape)}) that is larger "
+                f"than the row shape ({_dims(row_shape)}).")
+    dense_shape = [len(rows)] + [want if want >= 0 else max(row.shape[k] for row in rows)
+                                 for k, want in enumerate(row_shape)]
+    indices = np.concatenate([np.insert(np.argwhere(np.ones(row.shape, bool)), 0, i, axis=1)
+                              for i, row in enumerate(rows)]).astype(np.int64)
+    values = np.concatenate([row.reshape(-1) for row in rows])
+    if values.dtype.kind in "SU":   # strings arrive as bytes scalars: TF's are objects
+        values = values.astype(object)
+    return indices, values, np.array(dense_shape, np.int64)
+
+
 dataset_runtime.register_nodes({
     "scan": _Scan, "take_while": _TakeWhile, "unique": _Unique,
     "ignore_errors": _IgnoreErrors, "assert_cardinality": _AssertCardinality,
     "group_by_window": _GroupByWindow, "group_window": _GroupWindow,
-    "directed_interleave": _DirectedInterleave,
+    "directed_interleave": _DirectedInterleave, "dense_to_sparse_batch": _DenseToSparseBatch,
 })

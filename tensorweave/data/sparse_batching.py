@@ -1,0 +1,74 @@
+"""dense_to_sparse_batch: batches of dense elements of different shapes as one SparseTensor.
+
+A SparseTensor component travels through the pipeline as three tensors (indices, values,
+dense_shape), as TensorFlow's SparseTensorSpec describes it by its components; the runtime
+node is in kernels/dataset_experimental.py (kind "dense_to_sparse_batch").
+"""
+from __future__ import annotations
+
+from tensorweave.data import nest
+from tensorweave.data.dataset_ops import TensorSpec, _Unary, int64_arg, tensor_structure
+from tensorweave.framework import dtypes as _dtypes
+from tensorweave.framework import tensor_shape as _ts
+from tensorweave.framework.sparse_tensor import SparseTensor
+from tensorweave.kernels import dataset_experimental  # noqa: F401 - registers the node
+
+
+class SparseTensorSpec:
+    """The static type of a SparseTensor component: its values' dtype and its dense shape.
+
+    `dtype` and `shape` are what output_types / output_shapes report and `value_type` what
+    output_classes reports; `component_specs()` are the tensors it travels as and
+    `from_components` makes the SparseTensor of them.
+    """
+
+    __slots__ = ("dtype", "shape")
+    value_type = SparseTensor
+
+    def __init__(self, shape, dtype):
+        self.shape = _ts.as_shape(shape)
+        self.dtype = _dtypes.as_dtype(dtype).base_dtype
+
+    def __eq__(self, other):
+        return isinstance(other, SparseTensorSpec) and (self.dtype, self.shape) == \
+            (other.dtype, other.shape)
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"SparseTensorSpec({self.shape!r}, tf.{self.dtype.name})"
+
+    def component_specs(self) -> list[TensorSpec]:
+        """int64 [N, rank] indices, [N] values, int64 [rank] dense_shape."""
+        rank = self.shape.ndims
+        return [TensorSpec([None, rank], _dtypes.int64), TensorSpec([None], self.dtype),
+                TensorSpec([rank], _dtypes.int64)]
+
+    def from_components(self, tensors) -> SparseTensor:
+        return SparseTensor(*tensors)
+
+
+class DenseToSparseBatch(_Unary):
+    """`batch_size` consecutive elements (the last batch may be smaller) as one SparseTensor
+    of dense shape [batch, *row_shape] holding every position of each element; a dim of
+    `row_shape` that is None is the batch's largest."""
+
+    def __init__(self, input_dataset, batch_size, row_shape):
+        structure = tensor_structure(input_dataset, "dense_to_sparse_batch")
+        if nest.is_nested(structure):
+            types = nest.map_structure(lambda s: s.dtype, structure)
+            raise TypeError("`dense_to_sparse_batch` requires an input dataset whose elements "
+                            "have a single component, but the given dataset has the following "
+                            f"component types: {types}.")
+        row_shape = _ts.as_shape(row_shape)
+        if row_shape.ndims is None:
+            raise ValueError(f"Cannot convert a partially known TensorShape {row_shape} to a "
+                             "Tensor.")
+        self._size = int64_arg(batch_size, "batch_size")
+        self._row_shape = [-1 if d is None else d for d in row_shape.as_list()]
+        super().__init__(input_dataset, SparseTensorSpec(
+            _ts.TensorShape([None]).concatenate(row_shape), structure.dtype))
+
+    def _dataset_spec(self, builder):
+        return self._spec(builder, "dense_to_sparse_batch", args=[builder.arg(self._size)],
+                          row_shape=self._row_shape)
