@@ -45,7 +45,9 @@ class SparseTensorSpec:
                 TensorSpec([rank], _dtypes.int64)]
 
     def from_components(self, tensors) -> SparseTensor:
-        return SparseTensor(*tensors)
+        sparse = SparseTensor(*tensors)
+        sparse.set_shape(self.shape)
+        return sparse
 
 
 class DenseToSparseBatch(_Unary):

@@ -40,6 +40,7 @@ class SparseTensor:
         indices_shape = self._indices.shape.with_rank(2)
         indices_shape[0].assert_is_compatible_with(self._values.shape.with_rank(1)[0])
         indices_shape[1].assert_is_compatible_with(self._dense_shape.shape.with_rank(1)[0])
+        self._shape_hint = _ts.unknown_shape()   # what set_shape added to the static shape
 
     @classmethod
     def from_value(cls, value):
@@ -66,10 +67,17 @@ class SparseTensor:
             if self._indices.shape.ndims == 2 else None
         if rank is None and self._dense_shape.shape.ndims == 1:
             rank = _ts.dimension_value(self._dense_shape.shape[0])
-        return shape.merge_with(_ts.unknown_shape(rank=rank)) if rank is not None else shape
+        if rank is not None:
+            shape = shape.merge_with(_ts.unknown_shape(rank=rank))
+        return shape.merge_with(self._shape_hint)
 
     def get_shape(self) -> _ts.TensorShape:
         return self.shape
+
+    def set_shape(self, shape) -> None:
+        """Refines the static dense shape (TF 2.x's SparseTensor.set_shape); ValueError if
+        `shape` is incompatible with what is known."""
+        self._shape_hint = self.shape.merge_with(_ts.as_shape(shape))
 
     # sparse * dense and sparse / dense: the values combined with the dense tensor broadcast to
     # the dense shape (SparseDenseCwiseMul / Div), as TF overloads them.

@@ -137,6 +137,9 @@ def test_static_types_and_shapes():
     ds = D.from_tensor_slices(np.zeros((3, 2), np.float32)).apply(d2s(2, [None, 5]))
     assert ds.output_types == tf.float32
     assert ds.output_shapes.as_list() == [None, None, 5]
+    element = tf.data.make_one_shot_iterator(ds).get_next()
+    assert isinstance(element, tf.SparseTensor)
+    assert element.shape.as_list() == [None, None, 5]   # as TF's get_next reports it
 
 
 @pytest.mark.parametrize("rows, row_shape, message", [

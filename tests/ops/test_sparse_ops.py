@@ -156,3 +156,17 @@ def test_sparse_shape_rank_from_the_dense_shape():
         sp = tf.SparseTensor(tf.placeholder(tf.int64, [None, None]),
                              tf.placeholder(tf.float32, [None]), tf.placeholder(tf.int64, [3]))
         assert sp.shape.as_list() == [None, None, None]
+
+
+def test_set_shape_refines_the_static_dense_shape():
+    """TF 2.x's SparseTensor.set_shape: merged with what is known, ValueError on a conflict."""
+    with tf.Graph().as_default():
+        sp = tf.SparseTensor(tf.placeholder(tf.int64, [None, 2]),
+                             tf.placeholder(tf.float32, [None]), tf.placeholder(tf.int64, [2]))
+        sp.set_shape([3, None])
+        sp.set_shape([None, 7])
+        assert sp.shape.as_list() == [3, 7]
+        with pytest.raises(ValueError, match=r"Shapes \(3, 7\) and \(4, 7\) are not compatible"):
+            sp.set_shape([4, 7])
+        with pytest.raises(ValueError, match="are not compatible"):
+            sp.set_shape([3, 7, 1])
