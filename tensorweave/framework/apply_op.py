@@ -13,6 +13,7 @@ from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.op_def import Arg, OpDef
 from tensorweave.framework.operation import Operation, Tensor, user_creation_site
 from tensorweave.framework.shape_fns import ShapeContext
+from tensorweave.framework.shape_text import shape_text
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 
 
@@ -250,7 +251,7 @@ def _infer_shapes(op_def: OpDef, inputs, attrs, name: str, n_out: int) -> list:
     try:
         shapes = op_def.shape_fn(ShapeContext(inputs, attrs, op_def.name))
     except ValueError as e:
-        in_shapes = ", ".join(_shape_str(t._shape) for t in inputs)
+        in_shapes = ", ".join(shape_text(t._shape) for t in inputs)
         in_names = ", ".join(t._op._name for t in inputs)
         raise ValueError(f"{e} for '{{{{node {name}}}}} = {op_def.name}[]({in_names})' with "
                          f"input shapes: {in_shapes}.") from None
@@ -261,8 +262,3 @@ def _infer_shapes(op_def: OpDef, inputs, attrs, name: str, n_out: int) -> list:
                              f"for {n_out} outputs")
     return shapes
 
-
-def _shape_str(shape) -> str:
-    if shape.ndims is None:
-        return "?"
-    return "[" + ",".join("?" if d is None else str(d) for d in shape.as_list()) + "]"

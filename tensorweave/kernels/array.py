@@ -13,15 +13,12 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel, register_pure
 
 
 def _invalid(message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, message)
-
-
-def _shape_str(shape) -> str:
-    return "[" + ",".join(str(d) for d in shape) + "]"
 
 
 # --- Identity, IdentityN, StopGradient ----------------------------------------------------------
@@ -61,7 +58,7 @@ register_pure("Rank", lambda x: np.int32(x.ndim))
 # --- Reshape, ExpandDims, Squeeze ---------------------------------------------------------------
 def _reshape(tensor, shape):
     if shape.ndim > 1:
-        raise _invalid(f"sizes input must be 1-D, not {_shape_str(shape.shape)}")
+        raise _invalid(f"sizes input must be 1-D, not {dims_text(shape.shape)}")
     dims = shape.tolist() if shape.ndim else [int(shape)]
     if not dims or min(dims) >= -1:
         try:
@@ -143,7 +140,7 @@ class SqueezeKernel:
             if shape[d % r] != 1:
                 return _invalid(f"Can not squeeze dim[{d % r}], expected a dimension of 1, got "
                                 f"{shape[d % r]}")
-        return _invalid(f"Invalid squeeze_dims {list(self.axes)} for shape {_shape_str(shape)}")
+        return _invalid(f"Invalid squeeze_dims {list(self.axes)} for shape {dims_text(shape)}")
 
 
 # --- Transpose, ConjugateTranspose --------------------------------------------------------------
@@ -215,7 +212,7 @@ class PadKernel:
             fill = self.fill
         elif np.ndim(constant_values) != 0:
             raise _invalid(f"constant_values must be a scalar. Got: "
-                           f"{_shape_str(np.shape(constant_values))}")
+                           f"{dims_text(np.shape(constant_values))}")
         else:
             fill = constant_values
         shape = np.shape(x)
@@ -228,10 +225,10 @@ class PadKernel:
     def _paddings(shape, paddings) -> list:
         pshape = np.shape(paddings)
         if len(pshape) != 2 or pshape[1] != 2:
-            raise _invalid(f"paddings must be a matrix with 2 columns: {_shape_str(pshape)}")
+            raise _invalid(f"paddings must be a matrix with 2 columns: {dims_text(pshape)}")
         if pshape[0] != len(shape):
             raise _invalid(f"The first dimension of paddings must be the rank of inputs"
-                           f"{_shape_str(pshape)} {_shape_str(shape)}")
+                           f"{dims_text(pshape)} {dims_text(shape)}")
         pads = paddings.tolist()
         for lo, hi in pads:
             if lo < 0 or hi < 0:

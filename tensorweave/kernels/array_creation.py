@@ -5,16 +5,13 @@ from __future__ import annotations
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 from tensorweave.ops.array_creation_ops import linspace_values, range_values
 
 
 def _invalid(message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, message)
-
-
-def _shape_str(shape) -> str:
-    return "[" + ",".join(str(d) for d in shape) + "]"
 
 
 @kernel("Fill")
@@ -27,9 +24,9 @@ class FillKernel:
 
     def compute(self, ctx, dims, value):
         if dims.ndim != 1:
-            raise _invalid(f"dims must be a vector, got shape {_shape_str(dims.shape)}")
+            raise _invalid(f"dims must be a vector, got shape {dims_text(dims.shape)}")
         if value.ndim != 0:
-            raise _invalid(f"value must represent a scalar, got shape {_shape_str(value.shape)}")
+            raise _invalid(f"value must represent a scalar, got shape {dims_text(value.shape)}")
         shape = dims.tolist()
         for d in shape:
             if d < 0:
@@ -64,7 +61,7 @@ class RangeKernel:
     def compute(self, ctx, start, limit, delta):
         for arg_name, v in (("start", start), ("limit", limit), ("delta", delta)):
             if v.ndim != 0:
-                raise _invalid(f"{arg_name} must be a scalar, not shape {_shape_str(v.shape)}")
+                raise _invalid(f"{arg_name} must be a scalar, not shape {dims_text(v.shape)}")
         try:
             return ctx.xp.asarray(range_values(start, limit, delta, self.dtype))
         except ValueError as e:
@@ -81,7 +78,7 @@ class LinSpaceKernel:
     def compute(self, ctx, start, stop, num):
         for arg_name, v in (("start", start), ("stop", stop), ("num", num)):
             if v.ndim != 0:
-                raise _invalid(f"{arg_name} must be a scalar, not shape {_shape_str(v.shape)}")
+                raise _invalid(f"{arg_name} must be a scalar, not shape {dims_text(v.shape)}")
         try:
             return ctx.xp.asarray(linspace_values(start, stop, num, self.dtype))
         except ValueError as e:

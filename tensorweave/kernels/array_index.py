@@ -10,15 +10,12 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel, register_pure
 
 
 def _invalid(message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, message)
-
-
-def _shape_str(shape) -> str:
-    return "[" + ",".join(map(str, shape)) + "]"
 
 
 def _first_bad(bad: np.ndarray) -> str:
@@ -73,7 +70,7 @@ def _index_rows(indices, limits, what: str):
         where = np.unravel_index(row, indices.shape[:-1]) if indices.ndim > 1 else ()
         pos = "[" + ",".join(map(str, where)) + "]"
         raise _invalid(f"indices{pos} = [{', '.join(map(str, flat[row]))}] does not index "
-                       f"into {what} {_shape_str(limits)}")
+                       f"into {what} {dims_text(limits)}")
     return flat
 
 
@@ -83,8 +80,8 @@ def _gather_nd(params, indices):
     params = np.asarray(params)
     if depth > params.ndim:
         raise _invalid(f"indices.shape[-1] must be <= params.rank, but saw indices shape: "
-                       f"{_shape_str(indices.shape)} and params shape: "
-                       f"{_shape_str(params.shape)}")
+                       f"{dims_text(indices.shape)} and params shape: "
+                       f"{dims_text(params.shape)}")
     lead = indices.shape[:-1]
     if depth == 0:
         return np.broadcast_to(params, lead + params.shape).copy()
@@ -106,8 +103,8 @@ def _scatter_nd(indices, updates, shape):
     slice_shape = shape[depth:]
     updates = np.asarray(updates)
     if updates.shape != indices.shape[:-1] + slice_shape:
-        raise _invalid(f"updates.shape {_shape_str(updates.shape)} must be indices.shape[:-1] "
-                       f"+ shape[K:] = {_shape_str(indices.shape[:-1] + slice_shape)}")
+        raise _invalid(f"updates.shape {dims_text(updates.shape)} must be indices.shape[:-1] "
+                       f"+ shape[K:] = {dims_text(indices.shape[:-1] + slice_shape)}")
     out = np.zeros(shape, dtype=updates.dtype)
     rows = updates.reshape((len(flat),) + slice_shape)
     if depth == 0:
@@ -154,7 +151,7 @@ def _select(condition, t, e):
     t_shape, e_shape = np.shape(t), np.shape(e)
     if t_shape != e_shape:
         raise _invalid(f"'then' and 'else' must have the same size.  but received: "
-                       f"{_shape_str(t_shape)} vs. {_shape_str(e_shape)}")
+                       f"{dims_text(t_shape)} vs. {dims_text(e_shape)}")
     c_shape = np.shape(condition)
     if len(c_shape) == 1 and len(t_shape) > 1:
         if c_shape[0] != t_shape[0]:
@@ -163,7 +160,7 @@ def _select(condition, t, e):
         condition = condition.reshape(c_shape + (1,) * (len(t_shape) - 1))
     elif c_shape and c_shape != t_shape:
         raise _invalid(f"'cond' and 'then' must have the same size and shape.  Input 0: "
-                       f"{_shape_str(c_shape)} != input 1: {_shape_str(t_shape)}")
+                       f"{dims_text(c_shape)} != input 1: {dims_text(t_shape)}")
     return np.where(condition, t, e)
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 from tensorweave.ops.array_matrix_ops import in_bounds, matrix_size, max_diag_len
 
@@ -32,10 +33,6 @@ _SIZE_ERRORS = {
 
 def _invalid(message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, message)
-
-
-def _shape_str(shape) -> str:
-    return "[" + ",".join(str(d) for d in shape) + "]"
 
 
 # --- Diag, DiagPart ----------------------------------------------------------------------------
@@ -56,11 +53,11 @@ def _diag_part(ctx, x):
     if x.ndim % 2:
         # TensorFlow's message carries the indentation of its source line.
         raise _invalid("The rank of the tensor should be" + " " * 42 +
-                       f"even and positive, got shape {_shape_str(x.shape)}")
+                       f"even and positive, got shape {dims_text(x.shape)}")
     half = x.ndim // 2
     for i in range(half):
         if x.shape[i] != x.shape[i + half]:
-            raise _invalid(f"Invalid shape {_shape_str(x.shape)}: dimensions {i} and "
+            raise _invalid(f"Invalid shape {dims_text(x.shape)}: dimensions {i} and "
                            f"{i + half} do not match.")
     n = int(np.prod(x.shape[:half]))
     return x.reshape(n, n).diagonal().reshape(x.shape[:half]).copy()
@@ -99,14 +96,14 @@ class _BandKernel:
 def _check_rank(x, rank: int, what: str) -> None:
     if x.ndim < rank:
         raise _invalid(f"{what} must be at least {rank}-dim, received shape: "
-                       f"{_shape_str(x.shape)}")
+                       f"{dims_text(x.shape)}")
 
 
 def _read_k(k, empty_message: str) -> tuple[int, int]:
     """(lower, upper) from the k input, with TensorFlow's checks."""
     if k.ndim > 1:
         raise _invalid(f"diag_index must be a scalar or vector, received shape: "
-                       f"{_shape_str(k.shape)}")
+                       f"{dims_text(k.shape)}")
     if k.size == 0:
         raise _invalid(empty_message)
     if k.size > 2:
@@ -215,9 +212,9 @@ class MatrixSetDiagKernel(_BandKernel):
             raise _invalid("Either first dimensions of diagonal don't match input.shape[:-2], "
                            "or diagonal.shape[:-1] is not equal to the longests diagonal in "
                            f"range [lower_diag_index:upper_diag_index].\nInput shape: "
-                           f"{_shape_str(x.shape)}\nDiagonal shape: "
-                           f"{_shape_str(diagonal.shape)}\nExpected diagonal shape: "
-                           f"{_shape_str(expected)}")
+                           f"{dims_text(x.shape)}\nDiagonal shape: "
+                           f"{dims_text(diagonal.shape)}\nExpected diagonal shape: "
+                           f"{dims_text(expected)}")
         row, col, slot = band_layout(rows, cols, lower, upper, length, self.align)
         out = x.copy()
         out[..., row, col] = diagonal.reshape(batch + (num_diags * length,))[..., slot]
@@ -228,7 +225,7 @@ class MatrixSetDiagKernel(_BandKernel):
 def _band_limit(value, name: str, size: int, what: str) -> int:
     """num_lower/num_upper as an int, checked like TensorFlow (negative keeps everything)."""
     if value.ndim != 0:
-        raise _invalid(f"{name} must be scalar, got shape {_shape_str(value.shape)}")
+        raise _invalid(f"{name} must be scalar, got shape {dims_text(value.shape)}")
     limit = int(value)
     if limit > size:
         raise _invalid(f"{name} must be negative or less or equal to number of {what} "

@@ -9,16 +9,13 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 from tensorweave.ops.array_rearrange_ops import broadcast_shape_of
 
 
 def _invalid(message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, message)
-
-
-def _shape_str(shape) -> str:
-    return "[" + ",".join(str(d) for d in shape) + "]"
 
 
 @kernel("Roll")
@@ -29,7 +26,7 @@ def _roll(ctx, x, shift, axis):
     for what, value in (("shift", shift), ("axis", axis)):
         if np.ndim(value) > 1:
             raise _invalid(f"{what} must be a scalar or a 1-D vector. Found: "
-                           f"{_shape_str(np.shape(value))}")
+                           f"{dims_text(np.shape(value))}")
     if np.shape(shift) != np.shape(axis):
         raise _invalid("shift and axis must have the same size")
     axes = []
@@ -45,7 +42,7 @@ def _roll(ctx, x, shift, axis):
 def _broadcast_to(ctx, x, shape):
     if np.ndim(shape) != 1:
         raise _invalid(f"shape must be a vector of {{int32,int64}}, got shape "
-                       f"{_shape_str(np.shape(shape))}")
+                       f"{dims_text(np.shape(shape))}")
     dims = shape.tolist()
     for d in dims:
         if d < 0:
@@ -58,10 +55,10 @@ def _broadcast_to(ctx, x, shape):
                        f"shape ({len(dims)}).")
     out = broadcast_shape_of(in_shape, dims)
     if out is None:
-        raise _invalid(f"Incompatible shapes: {_shape_str(in_shape)} vs. {_shape_str(dims)}")
+        raise _invalid(f"Incompatible shapes: {dims_text(in_shape)} vs. {dims_text(dims)}")
     if out != dims:  # e.g. [0] -> [1]: compatible shapes, but the result would be [0]
-        raise _invalid(f"Unable to broadcast tensor of shape {_shape_str(in_shape)} to tensor "
-                       f"of shape {_shape_str(dims)}")
+        raise _invalid(f"Unable to broadcast tensor of shape {dims_text(in_shape)} to tensor "
+                       f"of shape {dims_text(dims)}")
     return ctx.xp.broadcast_to(x, dims).copy()
 
 
@@ -69,9 +66,9 @@ def _broadcast_to(ctx, x, shape):
 def _broadcast_args(ctx, s0, s1):
     for i, s in enumerate((s0, s1)):
         if np.ndim(s) != 1:
-            raise _invalid(f"In[{i}] must be a vector.{_shape_str(np.shape(s))}")
+            raise _invalid(f"In[{i}] must be a vector.{dims_text(np.shape(s))}")
     a, b = s0.tolist(), s1.tolist()
     out = broadcast_shape_of(a, b)
     if out is None:
-        raise _invalid(f"Incompatible shapes: {_shape_str(a)} vs. {_shape_str(b)}")
+        raise _invalid(f"Incompatible shapes: {dims_text(a)} vs. {dims_text(b)}")
     return np.asarray(out, dtype=s0.dtype)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel, register_pure
 from tensorweave.ops.array_join_ops import resolve_split_sizes
 from tensorweave.ops.array_slicing_ops import slice_index, strided_slice_plan
@@ -19,10 +20,6 @@ _CACHE_LIMIT = 256  # distinct slice specs remembered per node (fed indices vary
 
 def _invalid(message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, message)
-
-
-def _shape_str(shape) -> str:
-    return "[" + ",".join(map(str, shape)) + "]"
 
 
 def _check_axis(axis, rank: int, what: str) -> int:
@@ -47,8 +44,8 @@ def _concat_v2(*args):
             for d, (a, b) in enumerate(zip(first, shape)):
                 if d != axis and a != b or len(shape) != len(first):
                     raise _invalid(f"ConcatOp : Dimension {d} in both shapes must be equal: "
-                                   f"shape[0] = {_shape_str(first)} vs. shape[{i}] = "
-                                   f"{_shape_str(shape)}") from None
+                                   f"shape[0] = {dims_text(first)} vs. shape[{i}] = "
+                                   f"{dims_text(shape)}") from None
         raise
 
 
@@ -71,8 +68,8 @@ class PackKernel:
             for i, v in enumerate(values):
                 if np.shape(v) != first:
                     raise _invalid(f"Shapes of all inputs must match: values[0].shape = "
-                                   f"{_shape_str(first)} != values[{i}].shape = "
-                                   f"{_shape_str(np.shape(v))}") from None
+                                   f"{dims_text(first)} != values[{i}].shape = "
+                                   f"{dims_text(np.shape(v))}") from None
             raise
 
 
@@ -90,7 +87,7 @@ class UnpackKernel:
         axis = self.axis % len(shape) if shape else self.axis
         if not shape or shape[axis] != self.num:
             raise _invalid(f"Input shape axis {self.axis} must equal {self.num}, got shape "
-                           f"{_shape_str(shape)}")
+                           f"{dims_text(shape)}")
         parts = tuple(self.xp.moveaxis(value, axis, 0))
         return parts[0] if self.num == 1 else parts
 
@@ -212,7 +209,7 @@ class StridedSliceGradKernel(_CachedIndexKernel):
         out = np.zeros(dims, dtype=np.result_type(dy))
         target = out[index]
         if np.shape(target) != np.shape(dy):
-            raise _invalid(f"shape of dy was {_shape_str(np.shape(dy))} instead of "
-                           f"{_shape_str(np.shape(target))}")
+            raise _invalid(f"shape of dy was {dims_text(np.shape(dy))} instead of "
+                           f"{dims_text(np.shape(target))}")
         out[index] = dy
         return out

@@ -18,16 +18,13 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.conv import from_channels_last, to_channels_last
 from tensorweave.kernels.registry import kernel
 
 
 def _invalid(message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, message)
-
-
-def _shape_str(shape) -> str:
-    return "[" + ",".join(str(d) for d in shape) + "]"
 
 
 # --- SpaceToDepth, DepthToSpace ----------------------------------------------------------------
@@ -80,12 +77,12 @@ def _block_args(x, block_shape, amounts, what: str):
         raise _invalid(f"input rank should be >= {1 + m} instead of {np.ndim(x)}")
     if np.shape(amounts) != (m, 2):
         raise _invalid(f"{what} should have shape [{m}, 2] instead of "
-                       f"{_shape_str(np.shape(amounts))}")
+                       f"{dims_text(np.shape(amounts))}")
     product = math.prod(block)
     if product <= 0:
         raise _invalid(f"Product of block sizes must be positive, got {product}")
     if min(block, default=1) < 1:  # two negative sizes: a positive product, still invalid
-        raise _invalid(f"Block sizes must be positive, got {_shape_str(block)}")
+        raise _invalid(f"Block sizes must be positive, got {dims_text(block)}")
     return block, [tuple(p) for p in np.asarray(amounts).tolist()]
 
 

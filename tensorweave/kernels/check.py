@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from tensorweave.framework import errors
 from tensorweave.framework import tensor_shape as _ts
+from tensorweave.framework.shape_text import dims_text, shape_text
 from tensorweave.kernels.registry import kernel
 
 
@@ -15,13 +16,9 @@ class EnsureShapeKernel:
 
     def compute(self, ctx, x):
         if not self.shape.is_compatible_with(x.shape):
-            want = "<unknown>" if self.shape.ndims is None else _dims(self.shape.as_list())
+            want = shape_text(self.shape, unknown_rank="<unknown>")
             raise errors.InvalidArgumentError(
-                None, None, f"Shape of tensor {ctx.node_name} {_dims(x.shape)} is not "
+                None, None, f"Shape of tensor {ctx.node_name} {dims_text(x.shape)} is not "
                 f"compatible with expected shape {want}.")
         return x
 
-
-def _dims(dims) -> str:
-    """A shape as TensorFlow's C++ runtime prints it: [2,?,3]."""
-    return "[" + ",".join("?" if d is None else str(d) for d in dims) + "]"

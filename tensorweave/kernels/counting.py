@@ -9,6 +9,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.array_index import UniqueKernel
 from tensorweave.kernels.registry import kernel
 
@@ -17,10 +18,6 @@ _REAL_OR_STRING = _dtypes.REAL_NUMERIC | {_dtypes.string}
 
 def _invalid(message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, message)
-
-
-def _shape_str(shape) -> str:
-    return "[" + ",".join(map(str, shape)) + "]"
 
 
 @kernel("DenseBincount")
@@ -39,7 +36,7 @@ class DenseBincountKernel:
         if weights.shape != arr.shape and weights.size != 0:
             raise _invalid("`weights` must be the same shape as `arr` or a length-0 `Tensor`, "
                            "in which case it acts as all weights equal to 1. Received "
-                           f"{_shape_str(weights.shape)}")
+                           f"{dims_text(weights.shape)}")
         size = int(size)
         if size < 0:
             raise _invalid(f"size ({size}) must be non-negative")

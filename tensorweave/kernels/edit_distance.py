@@ -11,15 +11,12 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 
 
 def _invalid(message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, message)
-
-
-def _shape_str(a: np.ndarray) -> str:
-    return "[" + ",".join(str(d) for d in a.shape) + "]"
 
 
 def _validate(h_idx, h_val, h_shape, t_idx, t_val, t_shape) -> None:
@@ -29,21 +26,22 @@ def _validate(h_idx, h_val, h_shape, t_idx, t_val, t_shape) -> None:
                           ("hypothesis_shape", h_shape, 1), ("truth_shape", t_shape, 1)):
         if a.ndim != rank:
             kind = "matrix" if rank == 2 else "vector"
-            raise _invalid(f"{name} should be a {kind}, but got shape: {_shape_str(a)}")
+            raise _invalid(f"{name} should be a {kind}, but got shape: {dims_text(a.shape)}")
     for name, idx, val, shape in (("hypothesis", h_idx, h_val, h_shape),
                                   ("truth", t_idx, t_val, t_shape)):
         if val.size != idx.shape[0]:
             raise _invalid(f"Expected {name}_values.NumElements == #rows({name}_indices), "
-                           f"their shapes are: {_shape_str(val)} and {_shape_str(idx)}")
+                           f"their shapes are: {dims_text(val.shape)} and {dims_text(idx.shape)}")
         if shape.size != idx.shape[1]:
             raise _invalid(f"Expected {name}_shape.NumElements == #cols({name}_indices), "
-                           f"their shapes are: {_shape_str(shape)} and {_shape_str(idx)}")
+                           f"their shapes are: {dims_text(shape.shape)} and {dims_text(idx.shape)}")
     if t_shape.size < 2:
         raise _invalid("Input SparseTensors must have rank at least 2, but truth_shape rank "
                        f"is: {t_shape.size}")
     if h_shape.size != t_shape.size:
         raise _invalid("Expected hypothesis_shape.NumElements == truth_shape.NumElements(), "
-                       f"their shapes are: {_shape_str(h_shape)} and {_shape_str(t_shape)}")
+                       f"their shapes are: {dims_text(h_shape.shape)} and "
+                       f"{dims_text(t_shape.shape)}")
 
 
 def _groups(indices, codes, out_shape, total: int):

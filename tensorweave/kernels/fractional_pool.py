@@ -21,7 +21,7 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.kernels.conv import invalid
-from tensorweave.kernels.random import _generator
+from tensorweave.kernels.random import seeded_generator
 from tensorweave.kernels.registry import kernel
 from tensorweave.ops.nn_fractional_pool_ops import check_pooling_ratio
 
@@ -95,7 +95,7 @@ class _PoolKernel:
                 self.error = invalid("Both seed and seed2 should be 0 if deterministic is "
                                      "false.")
             self.seeds = None
-            self.rng = _generator(0, 0)
+            self.rng = seeded_generator(0, 0)
         self.lock = threading.Lock()
 
     def compute(self, ctx, x):
@@ -109,7 +109,7 @@ class _PoolKernel:
                               f"dimension {i}. Input dim size: {size} pooling ratio: {r:g}")
         out = [math.floor(size / r) for size, r in zip(x.shape, self.ratio)]
         if self.seeds is not None:
-            rng = _generator(*self.seeds)
+            rng = seeded_generator(*self.seeds)
             seqs = [pooling_sequence(rng, x.shape[i], out[i], self.pseudo_random)
                     for i in (1, 2)]
         else:

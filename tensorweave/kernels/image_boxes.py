@@ -16,8 +16,9 @@ import threading
 
 import numpy as np
 
-from tensorweave.kernels.image_resize import invalid, shape_str
-from tensorweave.kernels.random import _generator
+from tensorweave.framework.shape_text import dims_text
+from tensorweave.kernels.image_resize import invalid
+from tensorweave.kernels.random import seeded_generator
 from tensorweave.kernels.registry import kernel
 
 _F32 = np.float32
@@ -105,7 +106,7 @@ class SampleDistortedBoundingBoxKernel:
 
     def __init__(self, ctx):
         attrs = ctx.attrs
-        self.rng = _generator(attrs["seed"], attrs["seed2"])
+        self.rng = seeded_generator(attrs["seed"], attrs["seed2"])
         self.lock = threading.Lock()
         self.aspect_range = list(attrs["aspect_ratio_range"])
         self.area_range = list(attrs["area_range"])
@@ -145,9 +146,9 @@ class SampleDistortedBoundingBoxKernel:
 
 def _image_size(image_size) -> tuple[int, int]:
     if image_size.ndim != 1:
-        raise invalid(f"image_size must be 1-dimensional{shape_str(image_size.shape)}")
+        raise invalid(f"image_size must be 1-dimensional{dims_text(image_size.shape)}")
     if image_size.shape[0] != 3:
-        raise invalid(f"image_size must contain 3 elements{shape_str(image_size.shape)}")
+        raise invalid(f"image_size must contain 3 elements{dims_text(image_size.shape)}")
     height, width = int(image_size[0]), int(image_size[1])
     # TF reads them as uint64: a negative size is huge.
     if not 0 <= height < _INT32_MAX:
@@ -161,13 +162,13 @@ def _pixel_boxes(bounding_boxes, min_object_covered, height: int, width: int) ->
     """The boxes as integer (min_x, min_y, max_x, max_y) rows, after TF's checks."""
     if bounding_boxes.ndim != 3:
         raise invalid("input boxes must be 3-dimensional [batch, num_boxes, coords]: "
-                      f"{shape_str(bounding_boxes.shape)}")
+                      f"{dims_text(bounding_boxes.shape)}")
     if bounding_boxes.shape[-1] != 4:
         raise invalid("bounding boxes must have shape [4] or [*, 4], got "
-                      f"{shape_str(bounding_boxes.shape)}")
+                      f"{dims_text(bounding_boxes.shape)}")
     if np.ndim(min_object_covered):
         raise invalid("min_object_covered must be 0-D, got shape "
-                      f"{shape_str(np.shape(min_object_covered))}")
+                      f"{dims_text(np.shape(min_object_covered))}")
     if not min_object_covered >= 0:
         raise invalid(f"Min object covered must be non-negative: {_g(min_object_covered)}")
     boxes = bounding_boxes.reshape(-1, 4).astype(_F32)
@@ -191,10 +192,10 @@ def _color_table(colors, depth: int) -> np.ndarray:
     """The colours given (when not empty), else TF's default table (all 1 for one channel)."""
     if colors is not None:
         if colors.ndim != 2:
-            raise invalid(f"colors must be a 2-D matrix{shape_str(colors.shape)}")
+            raise invalid(f"colors must be a 2-D matrix{dims_text(colors.shape)}")
         if colors.shape[1] < depth:
             raise invalid("colors must have equal or more channels than the image provided: "
-                          f"{shape_str(colors.shape)}")
+                          f"{dims_text(colors.shape)}")
         if colors.size:
             return colors.astype(_F32)
     table = _DEFAULT_COLORS.copy()
@@ -321,19 +322,19 @@ class ExtractGlimpseKernel:
             raise invalid(self.error)
         if images.ndim != 4:
             raise invalid("input must be 4-dimensional (batch_size, height, width, depth)"
-                          f"{shape_str(images.shape)}")
+                          f"{dims_text(images.shape)}")
         if size.shape != (2,):
             raise invalid("input must be a vector of size 2 (height, width)"
-                          f"{shape_str(size.shape)}")
+                          f"{dims_text(size.shape)}")
         for d in size:
             if d < 0:
                 raise invalid(f"Expected a non-negative size, got {int(d)}")
         if offsets.ndim != 2:
-            raise invalid(f"input must be a matrix{shape_str(offsets.shape)}")
+            raise invalid(f"input must be a matrix{dims_text(offsets.shape)}")
         if offsets.shape[0] != images.shape[0]:
-            raise invalid(f"first dimension should be batch{shape_str(offsets.shape)}")
+            raise invalid(f"first dimension should be batch{dims_text(offsets.shape)}")
         if offsets.shape[1] != 2:
-            raise invalid(f"second dimension should be of size 2 (y,x){shape_str(offsets.shape)}")
+            raise invalid(f"second dimension should be of size 2 (y,x){dims_text(offsets.shape)}")
         batch, height, width, depth = images.shape
         shape = (batch, int(size[0]), int(size[1]), depth)
         if not np.prod(shape):

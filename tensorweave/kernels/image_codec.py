@@ -16,8 +16,9 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels import image_png
-from tensorweave.kernels.image_resize import invalid, shape_str
+from tensorweave.kernels.image_resize import invalid
 from tensorweave.kernels.registry import kernel
 
 _FORMATS = ((b"\xff\xd8\xff", "jpeg"), (b"\x89PNG\r\n\x1a\n", "png"), (b"GIF8", "gif"),
@@ -61,7 +62,7 @@ class DecodeImageKernel:
         self._check_attrs()
         if np.ndim(contents):
             raise invalid(f"`contents` must be scalar but got shape"
-                           f"{shape_str(np.shape(contents))}")
+                           f"{dims_text(np.shape(contents))}")
         data = contents.item() if isinstance(contents, np.ndarray) else contents
         if not data:
             raise invalid("Input is empty.")
@@ -227,9 +228,9 @@ class DecodeAndCropJpegKernel(DecodeImageKernel):
             raise invalid("DecodeAndCropJpeg operation can run on JPEG only, but detected "
                           f"{_NAMES.get(kind, 'BMP')}.")
         if crop_window.ndim != 1:
-            raise invalid(f"crop_window must be 1-D, got shape {shape_str(crop_window.shape)}")
+            raise invalid(f"crop_window must be 1-D, got shape {dims_text(crop_window.shape)}")
         if crop_window.shape[0] != 4:
-            raise invalid(f"crop_size must have four elements {shape_str(crop_window.shape)}")
+            raise invalid(f"crop_size must have four elements {dims_text(crop_window.shape)}")
         pixels = self._jpeg(data)
         y, x, height, width = (int(v) for v in crop_window)
         if y < 0 or x < 0 or height <= 0 or width <= 0 or y + height > pixels.shape[0] or \
@@ -243,7 +244,7 @@ def _extract_jpeg_shape(ctx, contents):
     """Height, width and components from the JPEG header (Pillow reads only the header)."""
     from PIL import Image
     if np.ndim(contents):
-        raise invalid(f"contents must be scalar, got shape {shape_str(np.shape(contents))}")
+        raise invalid(f"contents must be scalar, got shape {dims_text(np.shape(contents))}")
     data = contents.item() if isinstance(contents, np.ndarray) else contents
     try:
         image = Image.open(io.BytesIO(data), formats=["JPEG"])
@@ -263,14 +264,14 @@ class EncodePngKernel:
 
     def compute(self, ctx, images):
         if images.ndim < 3:
-            raise invalid(f"images must be at least rank 3{shape_str(images.shape)}")
+            raise invalid(f"images must be at least rank 3{dims_text(images.shape)}")
         channels = images.shape[-1]
         if channels not in (1, 2, 3, 4):
             raise invalid(f"image must have 1, 2, 3, or 4 channels, got {channels}")
         if not -1 <= self.compression <= 9:
             raise invalid(f"compression should be in [-1,9], got {self.compression}")
         if not images.shape[-3] or not images.shape[-2]:
-            raise invalid(f"Invalid image size {shape_str(images.shape)}: PNG encoding "
+            raise invalid(f"Invalid image size {dims_text(images.shape)}: PNG encoding "
                            "needs a non-empty image")
         batch = images.reshape((-1,) + images.shape[-3:])
         out = np.empty(len(batch), dtype=object)
@@ -298,9 +299,9 @@ _DEFAULT_JPEG = {"format": "", "progressive": False, "optimize_size": False,
 @kernel("EncodeJpegVariableQuality")
 def _encode_jpeg_variable_quality(ctx, image, quality):
     if image.ndim != 3:
-        raise invalid(f"image must be 3-dimensional{shape_str(image.shape)}")
+        raise invalid(f"image must be 3-dimensional{dims_text(image.shape)}")
     if np.ndim(quality):
-        raise invalid(f"quality must be scalar: {shape_str(np.shape(quality))}")
+        raise invalid(f"quality must be scalar: {dims_text(np.shape(quality))}")
     return encode_jpeg(image, {**_DEFAULT_JPEG, "quality": int(quality)})
 
 
@@ -308,16 +309,16 @@ def encode_jpeg(image, a: dict) -> np.ndarray:
     """A scalar object array holding the JPEG of `image` with TF's encode attrs `a`."""
     from PIL import Image
     if image.ndim != 3:
-        raise invalid(f"image must be 3-dimensional{shape_str(image.shape)}")
+        raise invalid(f"image must be 3-dimensional{dims_text(image.shape)}")
     channels = image.shape[-1]
     want = {"grayscale": 1, "rgb": 3}.get(a["format"])
     if not 0 <= a["quality"] <= 100:
         raise invalid(f"quality must be in [0,100], got {a['quality']}")
     if want is None and channels not in (1, 3):
-        raise invalid(f"image must have 1 or 3 channels, got {shape_str(image.shape)}")
+        raise invalid(f"image must have 1 or 3 channels, got {dims_text(image.shape)}")
     if want is not None and channels != want:
         raise invalid(f"format {a['format']} expects {want} channels, got "
-                      f"{shape_str(image.shape)}")
+                      f"{dims_text(image.shape)}")
     if not image.size:
         raise errors.InternalError(None, None, "JPEG encoding failed")
     pil = Image.fromarray(np.ascontiguousarray(image[..., 0] if channels == 1 else image))

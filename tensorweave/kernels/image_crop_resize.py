@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import errors
-from tensorweave.kernels.image_resize import invalid, shape_str
+from tensorweave.framework.shape_text import dims_text
+from tensorweave.kernels.image_resize import invalid
 from tensorweave.kernels.registry import kernel
 
 _F32 = np.float32
@@ -22,11 +23,11 @@ def _check_boxes(boxes, box_ind) -> int:
     if not boxes.size and not box_ind.size:
         return 0
     if boxes.ndim != 2:
-        raise invalid(f"boxes must be 2-D{shape_str(boxes.shape)}")
+        raise invalid(f"boxes must be 2-D{dims_text(boxes.shape)}")
     if boxes.shape[1] != 4:
         raise invalid("boxes must have 4 columns")
     if box_ind.ndim != 1:
-        raise invalid(f"box_index must be 1-D{shape_str(box_ind.shape)}")
+        raise invalid(f"box_index must be 1-D{dims_text(box_ind.shape)}")
     if box_ind.shape[0] != boxes.shape[0]:
         raise invalid("box_index has incompatible shape")
     return boxes.shape[0]
@@ -78,18 +79,18 @@ class CropAndResizeKernel:
 
     def compute(self, ctx, image, boxes, box_ind, crop_size):
         if image.ndim != 4:
-            raise invalid(f"input image must be 4-D{shape_str(image.shape)}")
+            raise invalid(f"input image must be 4-D{dims_text(image.shape)}")
         batch, height, width, depth = image.shape
         _check_image(height, width)
         if boxes.ndim != 2:
-            raise invalid(f"boxes must be 2-D, got: {shape_str(boxes.shape)}")
+            raise invalid(f"boxes must be 2-D, got: {dims_text(boxes.shape)}")
         if box_ind.ndim != 1:
-            raise invalid(f"box_indices must be rank 1 but is shape {shape_str(box_ind.shape)}")
+            raise invalid(f"box_indices must be rank 1 but is shape {dims_text(box_ind.shape)}")
         num_boxes = _check_boxes(boxes, box_ind)
         if crop_size.ndim != 1:
-            raise invalid(f"crop_size must be 1-D{shape_str(crop_size.shape)}")
+            raise invalid(f"crop_size must be 1-D{dims_text(crop_size.shape)}")
         if crop_size.shape[0] != 2:
-            raise invalid(f"crop_size must have two elements{shape_str(crop_size.shape)}")
+            raise invalid(f"crop_size must have two elements{dims_text(crop_size.shape)}")
         crop_h, crop_w = (int(v) for v in crop_size)
         if crop_h <= 0 or crop_w <= 0:
             raise invalid("crop dimensions must be positive")
@@ -130,16 +131,16 @@ class CropAndResizeGradImageKernel:
 
     def compute(self, ctx, grads, boxes, box_ind, image_size):
         if grads.ndim != 4:
-            raise invalid(f"grads image must be 4-D{shape_str(grads.shape)}")
+            raise invalid(f"grads image must be 4-D{dims_text(grads.shape)}")
         num, crop_h, crop_w, depth = grads.shape
         if crop_h <= 0 or crop_w <= 0:
             raise invalid("grads dimensions must be positive")
         if num != _check_boxes(boxes, box_ind):
             raise invalid("boxes and grads have incompatible shape")
         if image_size.ndim != 1:
-            raise invalid(f"image_size must be 1-D{shape_str(image_size.shape)}")
+            raise invalid(f"image_size must be 1-D{dims_text(image_size.shape)}")
         if image_size.shape[0] != 4:
-            raise invalid(f"image_size must have 4 elements{shape_str(image_size.shape)}")
+            raise invalid(f"image_size must have 4 elements{dims_text(image_size.shape)}")
         batch, height, width, image_depth = (int(v) for v in image_size)
         _check_image(height, width)
         if depth != image_depth:
@@ -185,12 +186,12 @@ class CropAndResizeGradBoxesKernel:
         if self.method != "bilinear":
             raise invalid(f"method must be 'bilinear'{self.method}")
         if grads.ndim != 4:
-            raise invalid(f"grads image must be 4-D{shape_str(grads.shape)}")
+            raise invalid(f"grads image must be 4-D{dims_text(grads.shape)}")
         num, crop_h, crop_w, depth = grads.shape
         if crop_h <= 0 or crop_w <= 0:
             raise invalid("grads dimensions must be positive")
         if image.ndim != 4:
-            raise invalid(f"input image must be 4-D{shape_str(image.shape)}")
+            raise invalid(f"input image must be 4-D{dims_text(image.shape)}")
         batch, height, width, image_depth = image.shape
         _check_image(height, width)
         if image_depth != depth:

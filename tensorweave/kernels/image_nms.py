@@ -16,7 +16,8 @@ import math
 
 import numpy as np
 
-from tensorweave.kernels.image_resize import invalid, shape_str
+from tensorweave.framework.shape_text import dims_text
+from tensorweave.kernels.image_resize import invalid
 from tensorweave.kernels.jit import compiled, loop_helper
 from tensorweave.kernels.registry import kernel
 
@@ -156,14 +157,14 @@ def _scalar(value, name: str, rank_note: bool = False):
     """A scalar input's value; TF's "must be 0-D" InvalidArgumentError otherwise."""
     if np.ndim(value):
         note = f" (Shape must be rank 0 but is rank {np.ndim(value)})" if rank_note else ""
-        raise invalid(f"{name} must be 0-D, got shape {shape_str(np.shape(value))}{note}")
+        raise invalid(f"{name} must be 0-D, got shape {dims_text(np.shape(value))}{note}")
     return value[()] if isinstance(value, np.ndarray) else value
 
 
 def _check_boxes(boxes, scores) -> None:
     """TF's ParseAndCheckBoxSizes and CheckScoreSizes."""
     if boxes.ndim != 2:
-        raise invalid(f"boxes must be 2-D{shape_str(boxes.shape)} (Shape must be rank 2 but "
+        raise invalid(f"boxes must be 2-D{dims_text(boxes.shape)} (Shape must be rank 2 but "
                       f"is rank {boxes.ndim})")
     if boxes.shape[1] != 4:
         raise invalid(f"boxes must have 4 columns (Dimension must be 4 but is "
@@ -173,7 +174,7 @@ def _check_boxes(boxes, scores) -> None:
 
 def _check_scores(scores, num_boxes: int) -> None:
     if scores.ndim != 1:
-        raise invalid(f"scores must be 1-D{shape_str(scores.shape)} (Shape must be rank 1 but "
+        raise invalid(f"scores must be 1-D{dims_text(scores.shape)} (Shape must be rank 1 but "
                       f"is rank {scores.ndim})")
     if scores.shape[0] != num_boxes:
         raise invalid(f"scores has incompatible shape (Dimensions must be equal, but are "
@@ -262,9 +263,9 @@ def _nms_overlaps(ctx, overlaps, scores, max_output_size, overlap_threshold, sco
     threshold = _F32(_scalar(overlap_threshold, "overlap_threshold"))
     score = _F32(_scalar(score_threshold, "score_threshold"))
     if overlaps.ndim != 2:
-        raise invalid(f"overlaps must be 2-D{shape_str(overlaps.shape)}")
+        raise invalid(f"overlaps must be 2-D{dims_text(overlaps.shape)}")
     if overlaps.shape[1] != overlaps.shape[0]:
-        raise invalid(f"overlaps must be square{shape_str(overlaps.shape)}")
+        raise invalid(f"overlaps must be square{dims_text(overlaps.shape)}")
     _check_scores(scores, overlaps.shape[0])
     empty = np.zeros((0, 4), np.float32)
     return select(empty, overlaps, scores, max_out, threshold, score)[0]
@@ -274,10 +275,10 @@ def _check_combined(boxes, scores) -> None:
     """TF's shape checks of CombinedNonMaxSuppression, in its order."""
     if boxes.ndim != 4:
         raise invalid(f"boxes must be 4-D [batch, num_boxes, q, 4], got shape "
-                      f"{shape_str(boxes.shape)}")
+                      f"{dims_text(boxes.shape)}")
     if scores.ndim != 3:
         raise invalid(f"scores must be 3-D [batch, num_boxes, num_classes], got shape "
-                      f"{shape_str(scores.shape)}")
+                      f"{dims_text(scores.shape)}")
     if boxes.shape[2] not in (1, scores.shape[2]):
         raise invalid("third dimension of boxes must be either 1 or num classes")
     if boxes.shape[3] != 4:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 
 _F32 = np.float32
@@ -22,11 +23,6 @@ _HALF = _F32(0.5)
 def invalid(message: str) -> errors.InvalidArgumentError:
     """TF's InvalidArgumentError with `message` (the kernels of image ops raise it)."""
     return errors.InvalidArgumentError(None, None, message)
-
-
-def shape_str(shape) -> str:
-    """A shape as TF's DebugString writes it: [2,3]."""
-    return "[" + ",".join(str(d) for d in shape) + "]"
 
 
 def resize_scale(in_size: int, out_size: int, align_corners: bool) -> np.float32:
@@ -53,9 +49,9 @@ def _check_attrs(align_corners: bool, half_pixel: bool) -> None:
 
 def _check_size(size) -> tuple[int, int]:
     if size.ndim != 1:
-        raise invalid(f"shape_t must be 1-dimensional{shape_str(size.shape)}")
+        raise invalid(f"shape_t must be 1-dimensional{dims_text(size.shape)}")
     if size.size != 2:
-        raise invalid(f"shape_t must have two elements{shape_str(size.shape)}")
+        raise invalid(f"shape_t must have two elements{dims_text(size.shape)}")
     return int(size[0]), int(size[1])
 
 
@@ -69,7 +65,7 @@ class _ResizeKernel:
     def compute(self, ctx, images, size):
         _check_attrs(self.align, self.half)
         if images.ndim != 4:
-            raise invalid(f"input must be 4-dimensional{shape_str(images.shape)}")
+            raise invalid(f"input must be 4-dimensional{dims_text(images.shape)}")
         _, in_h, in_w, channels = images.shape
         if channels <= 0:
             raise invalid("image must have at least one channel")
@@ -266,11 +262,11 @@ class _ResizeGradKernel:
     def compute(self, ctx, grads, original):
         _check_attrs(self.align, self.half)
         if grads.ndim != 4:
-            raise invalid(f"input_grad must be 4-dimensional{shape_str(grads.shape)}")
+            raise invalid(f"input_grad must be 4-dimensional{dims_text(grads.shape)}")
         if grads.shape[1] <= 0 or grads.shape[2] <= 0:
             raise invalid("resized dimensions must be positive")
         if original.ndim != 4:
-            raise invalid(f"original_image must be 4-dimensional{shape_str(original.shape)}")
+            raise invalid(f"original_image must be 4-dimensional{dims_text(original.shape)}")
         if original.shape[1] <= 0 or original.shape[2] <= 0:
             raise invalid("original dimensions must be positive")
         out_hw = original.shape[1:3]
@@ -325,7 +321,7 @@ class ResizeNearestNeighborGradKernel:
 
     def compute(self, ctx, grads, size):
         if grads.ndim != 4:
-            raise invalid(f"input must be 4-dimensional{shape_str(grads.shape)}")
+            raise invalid(f"input must be 4-dimensional{dims_text(grads.shape)}")
         out_h, out_w = _check_size(size)
         if out_h <= 0 or out_w <= 0:
             raise invalid("shape_t's elements must be positive")

@@ -18,8 +18,8 @@ import re
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel, register_pure
-from tensorweave.train.checkpoint_slices import shape_text
 
 
 def _format():
@@ -111,7 +111,7 @@ class SaveV2Kernel:
             if spec is not None and tuple(np.shape(tensor)) != spec[2]:
                 raise _invalid(f"Slice in shape_and_slice specification does not match the "
                                f"shape of the tensor to  save: {text}, tensor: "
-                               f"{_format().shape_text(np.shape(tensor))}")
+                               f"{dims_text(np.shape(tensor))}")
             slices.append(None if spec is None else spec[:2])
         path = _text(prefix)
         # As TensorFlow's bundle writer, the prefix's directory is created if missing.
@@ -141,8 +141,8 @@ class RestoreV2Kernel:
             stored = index.entries[name].shape
             if spec is not None and spec[0] != stored:
                 raise _invalid(f"tensor_name = {name}; shape in shape_and_slice spec "
-                               f"{shape_text(spec[0])} does not match the shape stored "
-                               f"in checkpoint: {shape_text(stored)}")
+                               f"{dims_text(spec[0])} does not match the shape stored "
+                               f"in checkpoint: {dims_text(stored)}")
         values = fmt.read_tensors(index, names, [None if s is None else s[1:] for s in specs])
         return values[0] if len(values) == 1 else tuple(values)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels import intra_op, mkl_gemm
 from tensorweave.kernels.registry import kernel
 
@@ -31,10 +32,6 @@ def _bad(message: str):
     return errors.InvalidArgumentError(None, None, message)
 
 
-def _shape_str(shape) -> str:
-    return "[" + ",".join(str(d) for d in shape) + "]"
-
-
 @kernel("MatMul", expensive=True)
 class MatMulKernel:
     """a @ b on matrices, with the transposes as views."""
@@ -47,14 +44,14 @@ class MatMulKernel:
         for i, m in enumerate((a, b)):
             if m.ndim != 2:
                 raise _bad(f"In[{i}] is not a matrix. Instead it has shape "
-                           f"{_shape_str(m.shape)}")
+                           f"{dims_text(m.shape)}")
         if self.transpose_a:
             a = a.T
         if self.transpose_b:
             b = b.T
         if a.shape[1] != b.shape[0]:
-            raise _bad(f"Matrix size-incompatible: In[0]: {_shape_str(a.shape)}, In[1]: "
-                       f"{_shape_str(b.shape)}")
+            raise _bad(f"Matrix size-incompatible: In[0]: {dims_text(a.shape)}, In[1]: "
+                       f"{dims_text(b.shape)}")
         if self.transpose_b and not self.transpose_a and _few_rows_long_sums(a, b):
             return np.ascontiguousarray(matmul(b.T, a.T).T)
         return matmul(a, b)
@@ -127,13 +124,13 @@ class BatchMatMulKernel:
         if self.adj_y:
             y = self._adjoint(y)
         if x.shape[-1] != y.shape[-2]:
-            raise _bad(f"Matrix size-incompatible: In[0]: {_shape_str(x.shape)}, In[1]: "
-                       f"{_shape_str(y.shape)}")
+            raise _bad(f"Matrix size-incompatible: In[0]: {dims_text(x.shape)}, In[1]: "
+                       f"{dims_text(y.shape)}")
         try:
             return self.xp.matmul(x, y)
         except ValueError:
             raise _bad(f"In[0] and In[1] must have compatible batch dimensions: "
-                       f"{_shape_str(x.shape)} vs. {_shape_str(y.shape)}") from None
+                       f"{dims_text(x.shape)} vs. {dims_text(y.shape)}") from None
 
 
 @kernel("Einsum", expensive=True)
@@ -157,7 +154,7 @@ class EinsumKernel:
                     self.plans[key] = plan
             out = self.xp.einsum(self.equation, *inputs, optimize=plan)
         except ValueError as e:
-            shapes = ", ".join(_shape_str(s) for s in key)
+            shapes = ", ".join(dims_text(s) for s in key)
             raise _bad(f"Einsum {self.equation!r} cannot combine inputs of shapes "
                        f"{shapes}: {e}") from None
         dtype = inputs[0].dtype

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 
 _REAL = ("float32", "float64")
@@ -22,10 +23,6 @@ _TYPES_HALF = _TYPES + ("float16",)
 
 def _invalid(message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, message)
-
-
-def _shape_str(shape) -> str:
-    return "[" + ",".join(str(d) for d in shape) + "]"
 
 
 def _adjoint(x):
@@ -230,12 +227,12 @@ class MatrixTriangularSolveKernel:
             raise _invalid(f"In[0] matrices in the last dimensions must be square ({n} =/= {m})")
         if n != rhs.shape[-2]:
             raise _invalid(f"In[0] mismatch In[1] shape: {n} vs. {rhs.shape[-2]}: "
-                           f"{_shape_str(matrix.shape)} {_shape_str(rhs.shape)} 1 0")
+                           f"{dims_text(matrix.shape)} {dims_text(rhs.shape)} 1 0")
         try:
             batch = np.broadcast_shapes(matrix.shape[:-2], rhs.shape[:-2])
         except ValueError:
             raise _invalid(f"In[0] and In[1] must have compatible batch dimensions: "
-                           f"{_shape_str(matrix.shape)} vs. {_shape_str(rhs.shape)}") from None
+                           f"{dims_text(matrix.shape)} vs. {dims_text(rhs.shape)}") from None
         if matrix.size == 0 or rhs.size == 0:
             return np.zeros(batch + rhs.shape[-2:], rhs.dtype)
         a = np.tril(matrix) if self.lower else np.triu(matrix)
@@ -274,7 +271,7 @@ class MatrixSolveLsKernel:
     def compute(self, ctx, matrix, rhs, l2_regularizer):
         if np.ndim(l2_regularizer) != 0:
             raise _invalid(f"l2_regularizer must be scalar, got shape "
-                           f"{_shape_str(np.shape(l2_regularizer))}")
+                           f"{dims_text(np.shape(l2_regularizer))}")
         _solver_inputs(matrix, rhs, square=False)
         m, n = matrix.shape[-2:]
         if matrix.size == 0 or rhs.size == 0:

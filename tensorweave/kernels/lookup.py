@@ -19,16 +19,13 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.queues import resource_handle, resource_of
 from tensorweave.kernels.registry import kernel
 
 
 def _invalid(message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, message)
-
-
-def _shape_str(shape) -> str:
-    return "[" + ",".join(str(d) for d in shape) + "]"
 
 
 def _text(value) -> str:
@@ -78,7 +75,7 @@ class TableResource:
         """The value of each key; `default` (one scalar or one per key) where it is missing."""
         if default.size != 1 and default.shape != keys.shape:
             raise _invalid(f"Expected shape [] or [1] for default value, got "
-                           f"{_shape_str(default.shape)}")
+                           f"{dims_text(default.shape)}")
         with self._lock:
             table_keys, table_values = self._keys, self._values
         flat = keys.reshape(-1)
@@ -98,8 +95,8 @@ class TableResource:
     @staticmethod
     def _check_values(keys: np.ndarray, values: np.ndarray) -> None:
         if keys.shape != values.shape:
-            raise _invalid(f"Expected shape {_shape_str(keys.shape)} for value, got "
-                           f"{_shape_str(values.shape)}")
+            raise _invalid(f"Expected shape {dims_text(keys.shape)} for value, got "
+                           f"{dims_text(values.shape)}")
 
     def insert(self, keys: np.ndarray, values: np.ndarray) -> None:
         """Sets each key's value; of repeated keys the last one counts."""

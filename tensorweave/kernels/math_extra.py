@@ -11,8 +11,9 @@ import numpy as np
 import scipy  # scipy.special loads on first use (SciPy imports submodules lazily)
 
 from tensorweave.framework import dtypes as _dtypes
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.math_special import _in_input_dtype
-from tensorweave.kernels.reduction import _axis_in_range, _shape_str, normalize_axes
+from tensorweave.kernels.reduction import _axis_in_range, normalize_axes
 from tensorweave.kernels.reduction import _bad as _invalid
 from tensorweave.kernels.registry import kernel, register_pure
 
@@ -71,7 +72,7 @@ class CumulativeLogsumexpKernel:
 
     def compute(self, ctx, x, axis):
         if np.ndim(axis) != 0:
-            raise _invalid(f"ScanOp: axis must be a scalar, not {_shape_str(np.shape(axis))}")
+            raise _invalid(f"ScanOp: axis must be a scalar, not {dims_text(np.shape(axis))}")
         a = _axis_in_range(axis, x.ndim, "ScanOp: ", "scan axis")
         if self.reverse:
             x = np.flip(x, a)

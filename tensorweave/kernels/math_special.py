@@ -18,6 +18,7 @@ import scipy  # scipy.special loads on first use (SciPy imports submodules lazil
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import register_pure
 
 _NAN = np.nan
@@ -116,8 +117,6 @@ for _op_type, _fn in (("Xlogy", _xlogy), ("Xlog1py", _xlog1py), ("Xdivy", _xdivy
 
 
 # --- Betainc ------------------------------------------------------------------------------------
-def _shape_str(shape) -> str:
-    return "[" + ",".join(str(d) for d in shape) + "]"
 
 
 def _betainc(a, b, x):
@@ -129,7 +128,7 @@ def _betainc(a, b, x):
             if np.ndim(v1) and np.ndim(v2) and np.shape(v1) != np.shape(v2):
                 raise errors.InvalidArgumentError(
                     None, None, f"Shapes of {n1} and {n2} are inconsistent: "
-                    f"{_shape_str(np.shape(v1))} vs. {_shape_str(np.shape(v2))}")
+                    f"{dims_text(np.shape(v1))} vs. {dims_text(np.shape(v2))}")
     return np.where((a <= 0) | (b <= 0), _NAN, scipy.special.betainc(a, b, x))
 
 

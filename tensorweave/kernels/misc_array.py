@@ -13,8 +13,9 @@ import contextlib
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
-from tensorweave.kernels.segment import _SegmentKernel, _shape_str, _UnsortedSegmentKernel
+from tensorweave.kernels.segment import _SegmentKernel, _UnsortedSegmentKernel
 from tensorweave.runtime.executor.values import deref
 
 
@@ -65,8 +66,8 @@ class BitcastKernel:
 @kernel("Cross")
 def _cross(ctx, a, b):
     if a.shape != b.shape:
-        raise _invalid(f"Both inputs must be of same shape: {_shape_str(a.shape)} vs. "
-                       f"{_shape_str(b.shape)}")
+        raise _invalid(f"Both inputs must be of same shape: {dims_text(a.shape)} vs. "
+                       f"{dims_text(b.shape)}")
     if a.ndim == 0 or a.shape[-1] != 3:
         raise errors.FailedPreconditionError(
             None, None, "Cross-products are only defined for 3-element vectors.")
@@ -120,14 +121,14 @@ class _ScatterNdKernel:
         if depth > params.ndim or updates.shape != indices.shape[:-1] + slice_shape:
             raise _invalid(
                 f"Must have updates.shape = indices.shape[:batch_dim] + params_shape[slice_dim:]"
-                f", got updates.shape: {_shape_str(updates.shape)}, indices.shape: "
-                f"{_shape_str(indices.shape)}, params_shape: {_shape_str(params.shape)}")
+                f", got updates.shape: {dims_text(updates.shape)}, indices.shape: "
+                f"{dims_text(indices.shape)}, params_shape: {dims_text(params.shape)}")
         flat = indices.reshape(-1, depth)
         outside = ((flat < 0) | (flat >= params.shape[:depth])).any(axis=1)
         if outside.any():  # TensorFlow names the whole variable shape here
             row = int(np.argmax(outside))
             raise _invalid(f"indices[{row}] = [{', '.join(map(str, flat[row]))}] does not "
-                           f"index into shape {_shape_str(params.shape)}")
+                           f"index into shape {dims_text(params.shape)}")
         where = tuple(flat.T)
         rows = updates.reshape((len(flat),) + slice_shape)
         with ref.lock if self.locking else contextlib.nullcontext():

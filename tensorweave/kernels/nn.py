@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels import bias_rows
 from tensorweave.kernels.jit import LOOP_DTYPES, compiled
 from tensorweave.kernels.registry import kernel, register_pure
@@ -21,10 +22,6 @@ SELU_SCALE = 1.0507009873554804934193349852946
 
 def _bad(message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, message)
-
-
-def _shape_str(shape) -> str:
-    return "[" + ",".join(str(d) for d in shape) + "]"
 
 
 def _mask(condition, like):
@@ -246,10 +243,10 @@ class BiasAddKernel:
     def compute(self, ctx, value, bias):
         axis = 1 if self.nchw else value.ndim - 1
         if bias.ndim != 1:
-            raise _bad(f"Biases must be 1D: {_shape_str(bias.shape)}")
+            raise _bad(f"Biases must be 1D: {dims_text(bias.shape)}")
         if value.ndim < 2 or value.shape[axis] != bias.shape[0]:
             raise _bad("Must provide as many biases as the channel dimension of the input "
-                       f"tensor: {_shape_str(bias.shape)} vs. {_shape_str(value.shape)}")
+                       f"tensor: {dims_text(bias.shape)} vs. {dims_text(value.shape)}")
         if self.nchw:
             return value + bias.reshape(bias.shape + (1,) * (value.ndim - 2))
         out = bias_rows.add_bias(value, bias)
@@ -265,7 +262,7 @@ class BiasAddGradKernel:
 
     def compute(self, ctx, g):
         if g.ndim < 2:
-            raise _bad(f"Input tensor must be at least 2D: {_shape_str(g.shape)}")
+            raise _bad(f"Input tensor must be at least 2D: {dims_text(g.shape)}")
         if self.nchw:
             axes = (0,) + tuple(range(2, g.ndim))
             return np.add.reduce(g, axis=axes, dtype=g.dtype)
@@ -282,9 +279,9 @@ def _in_top_k(predictions, targets, k):
     larger than the target's; out-of-range targets and rows with a non-finite prediction give
     False."""
     if predictions.ndim != 2:
-        raise _bad(f"predictions must be 2-dimensional, got {_shape_str(predictions.shape)}")
+        raise _bad(f"predictions must be 2-dimensional, got {dims_text(predictions.shape)}")
     if targets.ndim != 1:
-        raise _bad(f"targets must be 1-dimensional, got {_shape_str(targets.shape)}")
+        raise _bad(f"targets must be 1-dimensional, got {dims_text(targets.shape)}")
     batch, classes = predictions.shape
     if targets.shape[0] != batch:
         raise _bad(f"First dimension of predictions {batch} must match length of targets "

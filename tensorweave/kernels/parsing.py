@@ -12,6 +12,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 from tensorweave.protos import example_pb2
 
@@ -94,10 +95,6 @@ def _concat(parts, np_dtype) -> np.ndarray:
     return np.concatenate([np.asarray(part, dtype=np_dtype) for part in parts])
 
 
-def _shape_text(dims) -> str:
-    return "[" + ",".join("?" if d is None else str(d) for d in dims) + "]"
-
-
 @kernel("ParseExampleV2", expensive=True)
 class ParseExampleKernel:
     """Parses serialized Examples; keys, dtypes and shapes come from inputs and attrs."""
@@ -155,7 +152,7 @@ class ParseExampleKernel:
                 if v is not None and stride and len(v) % stride:
                     raise _bad(f"{batch.where(key, i)}Number of {name} values is not a "
                                f"multiple of stride length. Saw {len(v)} values but output "
-                               f"shape is: {_shape_text(shape)}")
+                               f"shape is: {dims_text(shape)}")
             sizes = [0 if v is None or not stride else len(v) for v in lists]
             width = max(sizes, default=0)
             pad = np.ravel(default)[0] if np.size(default) else \
@@ -170,7 +167,7 @@ class ParseExampleKernel:
                     raise batch.missing(key, dtype, i)
                 if v is not None and len(v) != stride:
                     raise _bad(f"{batch.where(key, i)}Number of {name} values != expected.  "
-                               f"Values size: {len(v)} but output shape: {_shape_text(item)}")
+                               f"Values size: {len(v)} but output shape: {dims_text(item)}")
             parts = [fill if v is None else v for v in lists]
             out_shape = [len(lists), *item]
         out = _concat(parts, np_dtype).reshape(out_shape)

@@ -4,11 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
-
-
-def _shape_str(shape) -> str:
-    return "[" + ",".join(str(d) for d in shape) + "]"
 
 
 @kernel("DynamicPartition")
@@ -23,7 +20,7 @@ class DynamicPartitionKernel:
         if data.shape[:parts.ndim] != parts.shape:
             raise errors.InvalidArgumentError(
                 None, None, f"data.shape must start with partitions.shape, got data.shape = "
-                f"{_shape_str(data.shape)}, partitions.shape = {_shape_str(parts.shape)}")
+                f"{dims_text(data.shape)}, partitions.shape = {dims_text(parts.shape)}")
         flat = parts.reshape(-1)
         rows = data.reshape((flat.size,) + data.shape[parts.ndim:])
         bad = (flat < 0) | (flat >= self.n)
@@ -51,16 +48,16 @@ class _StitchKernel:
         for m, (ind, d) in enumerate(zip(indices, data)):
             if d.shape[:ind.ndim] != ind.shape:
                 raise errors.InvalidArgumentError(
-                    None, None, f"data[{m}].shape = {_shape_str(d.shape)} does not start with "
-                    f"indices[{m}].shape = {_shape_str(ind.shape)}")
+                    None, None, f"data[{m}].shape = {dims_text(d.shape)} does not start with "
+                    f"indices[{m}].shape = {dims_text(ind.shape)}")
             sub = d.shape[ind.ndim:]
             if element is None:
                 element = sub
             elif sub != element:
                 raise errors.InvalidArgumentError(
                     None, None, f"Need data[0].shape[{indices[0].ndim}:] = data[{m}].shape"
-                    f"[{ind.ndim}:], got data[0].shape = {_shape_str(data[0].shape)}, "
-                    f"data[{m}].shape = {_shape_str(d.shape)}")
+                    f"[{ind.ndim}:], got data[0].shape = {dims_text(data[0].shape)}, "
+                    f"data[{m}].shape = {dims_text(d.shape)}")
         rows = max((int(i.max()) + 1 for i in indices if i.size), default=0)
         if any(i.size and i.min() < 0 for i in indices):
             raise errors.InvalidArgumentError(None, None, "indices must be non-negative")

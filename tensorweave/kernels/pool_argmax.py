@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.conv import invalid
 from tensorweave.kernels.pool import _Plan
 from tensorweave.kernels.registry import kernel
@@ -91,10 +92,11 @@ class MaxPoolGradWithArgmaxKernel(_ArgmaxKernel):
         plan = self.plan(x.shape)
         want = list(plan.out_shape)
         if list(dy.shape) != want:
-            raise invalid(f"Expected grad shape to be {_dims(want)}, but got {_dims(dy.shape)}")
+            raise invalid(f"Expected grad shape to be {dims_text(want)}, but got "
+                          f"{dims_text(dy.shape)}")
         if list(argmax.shape) != want:
-            raise invalid(f"Expected argmax shape to be {_dims(want)}, but got "
-                          f"{_dims(argmax.shape)}")
+            raise invalid(f"Expected argmax shape to be {dims_text(want)}, but got "
+                          f"{dims_text(argmax.shape)}")
         n = x.shape[0]
         per_image = x.size // n if n else 0
         flat = argmax.reshape(n, -1).astype(np.int64)
@@ -107,6 +109,3 @@ class MaxPoolGradWithArgmaxKernel(_ArgmaxKernel):
         np.add.at(dx, flat.ravel(), dy.ravel())
         return dx.reshape(x.shape)
 
-
-def _dims(shape) -> str:
-    return "[" + ",".join(str(int(d)) for d in shape) + "]"

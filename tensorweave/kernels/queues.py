@@ -15,8 +15,9 @@ import numpy as np
 from tensorweave.framework import errors
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.graph import GraphKeys
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels import queue_state
-from tensorweave.kernels.random import _generator
+from tensorweave.kernels.random import seeded_generator
 from tensorweave.kernels.registry import kernel
 
 _queue_ids = itertools.count()
@@ -94,7 +95,7 @@ class RandomShuffleQueueKernel(_QueueOpKernel):
 
     def make(self, name, warn, ctx):
         attrs = ctx.attrs
-        rng = _generator(attrs.get("seed", 0), attrs.get("seed2", 0))
+        rng = seeded_generator(attrs.get("seed", 0), attrs.get("seed2", 0))
         return queue_state.RandomShuffleQueueResource(
             name, self.dtypes, self.shapes, self.capacity, attrs.get("min_after_dequeue", 0),
             rng, warn)
@@ -109,10 +110,6 @@ class PriorityQueueKernel(_QueueOpKernel):
         shapes = [_ts.TensorShape([])] + self.shapes
         return queue_state.PriorityQueueResource(name, [dtypes.int64] + self.dtypes, shapes,
                                                  self.capacity, warn)
-
-
-def _shape_str(shape) -> str:
-    return "[" + ",".join("?" if d is None else str(d) for d in shape) + "]"
 
 
 def _check_types(queue, dtypes) -> None:
@@ -140,10 +137,10 @@ def _runs(queue, components, many: bool) -> list:
     for k, a in enumerate(arrays):
         dims = a.shape[1:] if many else a.shape
         if shapes and not shapes[k].is_compatible_with(dims):
-            expected = _shape_str(shapes[k].as_list() if shapes[k].ndims is not None else [])
+            expected = dims_text(shapes[k].as_list() if shapes[k].ndims is not None else [])
             raise errors.InvalidArgumentError(
                 None, None, f"Shape mismatch in tuple component {k}. Expected {expected}, got "
-                f"{_shape_str(dims)}")
+                f"{dims_text(dims)}")
     if not many:
         return [(tuple(a[None] for a in arrays), 0, 1)]
     size = arrays[0].shape[0]

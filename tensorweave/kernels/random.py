@@ -18,7 +18,8 @@ from tensorweave.kernels.registry import kernel
 _MASK64 = (1 << 64) - 1
 
 
-def _generator(seed: int, seed2: int) -> np.random.Generator:
+def seeded_generator(seed: int, seed2: int) -> np.random.Generator:
+    """A Philox generator seeded by the op's (seed, seed2) attrs; nondeterministic if both are 0."""
     if seed or seed2:
         key = ((int(seed2) & _MASK64) << 64) | (int(seed) & _MASK64)
         return np.random.Generator(np.random.Philox(key=key))
@@ -38,7 +39,7 @@ class RandomKernel:
     """Holds the node's generator and output dtype; `compute` draws under a lock."""
 
     def __init__(self, ctx):
-        self.rng = _generator(ctx.attrs["seed"], ctx.attrs["seed2"])
+        self.rng = seeded_generator(ctx.attrs["seed"], ctx.attrs["seed2"])
         self.dtype = np.dtype(ctx.output_dtypes[0].as_numpy_dtype)
         self.lock = threading.Lock()  # two concurrent runs of one session share the stream
 

@@ -9,16 +9,13 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.jit import LOOP_DTYPES, compiled
 from tensorweave.kernels.registry import kernel
 
 
 def _bad(message: str):
     return errors.InvalidArgumentError(None, None, message)
-
-
-def _shape_str(shape) -> str:
-    return "[" + ",".join(str(d) for d in shape) + "]"
 
 
 def _accumulator(dtype: np.dtype) -> np.dtype:
@@ -105,7 +102,7 @@ def normalize_axes(axes, ndim: int) -> tuple[int, ...]:
     """The reduction indices as distinct non-negative axes; InvalidArgumentError otherwise."""
     if np.ndim(axes) > 1:
         raise _bad(f"reduction_indices must be a scalar or vector, got shape "
-                   f"{_shape_str(np.shape(axes))}")
+                   f"{dims_text(np.shape(axes))}")
     out = []
     for a in np.ravel(axes).tolist():
         if not -ndim <= a < ndim:
@@ -172,7 +169,7 @@ class ReductionKernel:
 def _axis_in_range(axis, ndim: int, prefix: str, what: str) -> int:
     """A scalar axis in [-ndim, ndim) made non-negative; InvalidArgumentError otherwise."""
     if np.ndim(axis) != 0:
-        raise _bad(f"{prefix}{what} must be a scalar, not {_shape_str(np.shape(axis))}")
+        raise _bad(f"{prefix}{what} must be a scalar, not {dims_text(np.shape(axis))}")
     a = int(axis)
     if not -ndim <= a < ndim:
         raise _bad(f"{prefix}Expected {what} in the range [{-ndim}, {ndim}), but got {a}")
@@ -196,7 +193,7 @@ class ArgReductionKernel:
     def compute(self, ctx, x, dimension):
         axis = _axis_in_range(dimension, x.ndim, "", "dimension")
         if x.shape[axis] == 0:
-            raise _bad(f"Reduction axis {axis} is empty in shape {_shape_str(x.shape)}")
+            raise _bad(f"Reduction axis {axis} is empty in shape {dims_text(x.shape)}")
         if _has_nan(x):
             # TensorFlow compares with `>` / `<` from the first element: a NaN never wins
             # (an all-NaN row gives index 0), unlike NumPy, which returns the first NaN.
@@ -248,7 +245,7 @@ class TopKKernel:
         if k < 0:
             raise _bad(f"Need k >= 0, got {k}")
         if x.ndim < 1:
-            raise _bad(f"input must be >= 1-D, got shape {_shape_str(x.shape)}")
+            raise _bad(f"input must be >= 1-D, got shape {dims_text(x.shape)}")
         if x.shape[-1] < k:
             raise _bad(f"input must have at least k columns. Had {x.shape[-1]}, needed {k}")
         # A stable ascending sort of an order-reversing key: -x for floats, with NaN first

@@ -12,7 +12,7 @@ import threading
 import numpy as np
 
 from tensorweave.framework import errors
-from tensorweave.kernels.random import _generator
+from tensorweave.kernels.random import seeded_generator
 from tensorweave.kernels.registry import kernel
 
 
@@ -39,7 +39,7 @@ class _SamplerKernel:
         self.num_true, self.num_sampled = a["num_true"], a["num_sampled"]
         # AllCandidateSampler has no range_max: its range is num_sampled.
         self.unique, self.range_max = a["unique"], a.get("range_max", a["num_sampled"])
-        self.rng = _generator(a["seed"], a["seed2"])
+        self.rng = seeded_generator(a["seed"], a["seed2"])
         self.lock = threading.Lock()
 
     def compute(self, ctx, true_classes):

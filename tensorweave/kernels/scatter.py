@@ -6,13 +6,10 @@ import contextlib
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 from tensorweave.kernels.segment import scatter_rows
 from tensorweave.runtime.executor.values import deref
-
-
-def _shape_str(shape) -> str:
-    return "[" + ",".join(str(d) for d in shape) + "]"
 
 
 def _int_divide(x, y):
@@ -35,13 +32,13 @@ class _ScatterKernel:
         if params.ndim < 1:
             raise errors.InvalidArgumentError(
                 None, None, f"params must be at least 1-D, got shape "
-                f"{_shape_str(params.shape)}")
+                f"{dims_text(params.shape)}")
         if updates.ndim != 0 and updates.shape != expected:
             raise errors.InvalidArgumentError(
                 None, None, "Must have updates.shape = indices.shape + params.shape[1:] or "
-                f"updates.shape = [], got updates.shape {_shape_str(updates.shape)}, "
-                f"indices.shape {_shape_str(indices.shape)}, params.shape "
-                f"{_shape_str(params.shape)}")
+                f"updates.shape = [], got updates.shape {dims_text(updates.shape)}, "
+                f"indices.shape {dims_text(indices.shape)}, params.shape "
+                f"{dims_text(params.shape)}")
         flat = indices.reshape(-1)
         bad = (flat < 0) | (flat >= params.shape[0])
         if bad.any():

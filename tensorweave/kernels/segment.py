@@ -11,15 +11,12 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 
 
 def _invalid(message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, message)
-
-
-def _shape_str(shape) -> str:
-    return "[" + ",".join(str(d) for d in shape) + "]"
 
 
 def _extreme(dtype, ufunc):
@@ -55,11 +52,11 @@ class _UnsortedSegmentKernel:
         data, ids = np.asarray(data), np.asarray(segment_ids)
         if np.ndim(num_segments) != 0:
             raise _invalid(f"num_segments should be a scalar, not shape "
-                           f"{_shape_str(np.shape(num_segments))}")
+                           f"{dims_text(np.shape(num_segments))}")
         num = int(num_segments)
         if data.shape[:ids.ndim] != ids.shape:
-            raise _invalid(f"data.shape = {_shape_str(data.shape)} does not start with "
-                           f"segment_ids.shape = {_shape_str(ids.shape)}")
+            raise _invalid(f"data.shape = {dims_text(data.shape)} does not start with "
+                           f"segment_ids.shape = {dims_text(ids.shape)}")
         if num < 0:
             raise _invalid(f"Input num_segments == {num} must not be negative.")
         out = np.full((num,) + data.shape[ids.ndim:], self.init, dtype=self.dtype)

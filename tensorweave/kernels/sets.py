@@ -12,15 +12,12 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 
 
 def _invalid(message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, message)
-
-
-def _shape_str(shape) -> str:
-    return "[" + ",".join(str(int(d)) for d in shape) + "]"
 
 
 def _validate_sparse(indices, shape) -> None:
@@ -41,9 +38,9 @@ def _validate_sparse(indices, shape) -> None:
     if not bad.any():
         return
     i = int(np.argmax(bad))
-    where = f"indices[{i}] = {_shape_str(indices[i])}"
+    where = f"indices[{i}] = {dims_text(indices[i])}"
     if out_of_bounds[i]:
-        raise _invalid(f"{where} is out of bounds: need 0 <= index < {_shape_str(shape)}")
+        raise _invalid(f"{where} is out of bounds: need 0 <= index < {dims_text(shape)}")
     if order[i] == 0:
         raise _invalid(f"{where} is repeated")
     raise _invalid(f"{where} is out of order. Many sparse ops require sorted indices.\n"
@@ -129,8 +126,8 @@ class SetOperationKernel:
             a, rest = _Set.sparse(*inputs[:3], self.validate), inputs[3:]
         b = _Set.dense(rest[0]) if self.second_dense else _Set.sparse(*rest, self.validate)
         if a.group_shape != b.group_shape:
-            raise _invalid(f"Mismatched shapes {_shape_str(a.group_shape)} vs "
-                           f"{_shape_str(b.group_shape)}")
+            raise _invalid(f"Mismatched shapes {dims_text(a.group_shape)} vs "
+                           f"{dims_text(b.group_shape)}")
         (ka, kb), distinct, n_codes = _keys([a, b])
         return _result(self.operation(ka, kb), distinct, n_codes, a.group_shape, self.dtype)
 

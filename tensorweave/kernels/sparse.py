@@ -4,15 +4,12 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 
 
 def _bad(msg: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, msg)
-
-
-def _fmt(row) -> str:
-    return "[" + ",".join(str(int(v)) for v in row) + "]"
 
 
 def check_sorted_in_bounds(indices: np.ndarray, shape: np.ndarray) -> None:
@@ -27,13 +24,13 @@ def check_sorted_in_bounds(indices: np.ndarray, shape: np.ndarray) -> None:
     disorder = steps <= 0
     first_order = int(np.argmax(disorder)) + 1 if disorder.any() else len(indices)
     if first_oob <= first_order and first_oob < len(indices):
-        raise _bad(f"indices[{first_oob}] = {_fmt(indices[first_oob])} is out of bounds: "
-                   f"need 0 <= index < {_fmt(shape)}")
+        raise _bad(f"indices[{first_oob}] = {dims_text(indices[first_oob])} is out of bounds: "
+                   f"need 0 <= index < {dims_text(shape)}")
     if first_order < len(indices):
         i = first_order
         if steps[i - 1] == 0:
-            raise _bad(f"indices[{i}] = {_fmt(indices[i])} is repeated")
-        raise _bad(f"indices[{i}] = {_fmt(indices[i])} is out of order. Many sparse ops "
+            raise _bad(f"indices[{i}] = {dims_text(indices[i])} is repeated")
+        raise _bad(f"indices[{i}] = {dims_text(indices[i])} is out of order. Many sparse ops "
                    "require sorted indices.\n    Use `tf.sparse.reorder` to create a correctly "
                    "ordered copy.\n\n")
 
@@ -64,7 +61,7 @@ class SparseToDenseKernel:
             raise _bad(f"default_value should be a scalar, got shape "
                        f"{list(np.shape(default_value))}")
         if np.any(shape < 0):
-            raise _bad(f"output_shape has a negative dimension: {_fmt(shape)}")
+            raise _bad(f"output_shape has a negative dimension: {dims_text(shape)}")
         if self.validate:
             check_sorted_in_bounds(indices, shape)
         dense = ctx.xp.full(tuple(int(d) for d in shape), default_value, dtype=self.np_dtype)
@@ -72,6 +69,6 @@ class SparseToDenseKernel:
             try:
                 dense[tuple(indices.T)] = sparse_values
             except IndexError:   # only reachable with validate_indices=False
-                raise _bad(f"sparse_indices out of bounds of output_shape {_fmt(shape)}") \
+                raise _bad(f"sparse_indices out of bounds of output_shape {dims_text(shape)}") \
                     from None
         return dense

@@ -9,16 +9,13 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 from tensorweave.kernels.segment import scatter_rows
 
 
 def _invalid(message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, message)
-
-
-def _shape_str(dims) -> str:
-    return "[" + ",".join(str(int(d)) for d in dims) + "]"
 
 
 def linear_positions(indices: np.ndarray, dims) -> np.ndarray:
@@ -38,11 +35,11 @@ def _bounding_dims(*index_sets: np.ndarray) -> list[int]:
 @kernel("SparseAdd")
 def _sparse_add(ctx, a_indices, a_values, a_shape, b_indices, b_values, b_shape, thresh):
     if len(a_shape) != len(b_shape) or np.any(a_shape != b_shape):
-        raise _invalid(f"Operands' shapes do not match: got {_shape_str(a_shape)} and "
-                       f"{_shape_str(b_shape)}")
+        raise _invalid(f"Operands' shapes do not match: got {dims_text(a_shape)} and "
+                       f"{dims_text(b_shape)}")
     if np.ndim(thresh) != 0:
         raise _invalid(f"The magnitude threshold must be a scalar: got shape "
-                       f"{_shape_str(np.shape(thresh))}")
+                       f"{dims_text(np.shape(thresh))}")
     positions = np.concatenate([linear_positions(a_indices, a_shape),
                                 linear_positions(b_indices, b_shape)])
     indices = np.concatenate([a_indices, b_indices]).reshape(-1, len(a_shape))
@@ -103,8 +100,8 @@ def _sparse_tensor_dense_add(ctx, a_indices, a_values, a_shape, b):
         bad = np.any((a_indices < 0) | (a_indices >= np.asarray(a_shape)), axis=1)
         if bad.any():
             i = int(np.argmax(bad))
-            raise _invalid(f"Index {i} is out of bounds: {_shape_str(a_indices[i])} not in "
-                           f"{_shape_str(a_shape)}")
+            raise _invalid(f"Index {i} is out of bounds: {dims_text(a_indices[i])} not in "
+                           f"{dims_text(a_shape)}")
         np.add.at(out, tuple(np.asarray(a_indices).T), a_values)
     return out
 
@@ -119,10 +116,10 @@ class SparseTensorDenseMatMulKernel:
 
     def compute(self, ctx, a_indices, a_values, a_shape, b):
         if b.ndim != 2:
-            raise _invalid(f"Tensor 'b' is not a matrix: {_shape_str(b.shape)}")
+            raise _invalid(f"Tensor 'b' is not a matrix: {dims_text(b.shape)}")
         if len(a_shape) != 2:
             raise _invalid(f"Tensor 'a_shape' is not a vector of 2 elements: "
-                           f"{_shape_str(np.shape(a_shape))}")
+                           f"{dims_text(np.shape(a_shape))}")
         if self.adjoint_b:
             b = b.conj().T
         m_col, k_col = (1, 0) if self.adjoint_a else (0, 1)
@@ -130,8 +127,8 @@ class SparseTensorDenseMatMulKernel:
         if inner != b.shape[0]:
             raise _invalid(f"Cannot multiply A and B because inner dimension does not match: "
                            f"{inner} vs. {b.shape[0]}.  Did you forget a transpose?  "
-                           f"Dimensions of A: {_shape_str(a_shape)}).  Dimensions of B: "
-                           f"{_shape_str(b.shape)}")
+                           f"Dimensions of A: {dims_text(a_shape)}).  Dimensions of B: "
+                           f"{dims_text(b.shape)}")
         indices = np.asarray(a_indices, np.int64)
         rows, cols = indices[:, m_col], indices[:, k_col]
         for name, idx, col, limit in (("k", cols, k_col, inner), ("m", rows, m_col, out_rows)):
@@ -161,6 +158,6 @@ class SparseMatMulKernel:
         a = a.T if self.transpose_a else a
         b = b.T if self.transpose_b else b
         if a.shape[1] != b.shape[0]:
-            raise _invalid(f"Matrix size-incompatible: In[0]: {_shape_str(a.shape)}, In[1]: "
-                           f"{_shape_str(b.shape)}")
+            raise _invalid(f"Matrix size-incompatible: In[0]: {dims_text(a.shape)}, In[1]: "
+                           f"{dims_text(b.shape)}")
         return a @ b

@@ -10,6 +10,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 from tensorweave.kernels.sparse_math import linear_positions
 from tensorweave.kernels.sparse_reshape import row_major_order
@@ -17,10 +18,6 @@ from tensorweave.kernels.sparse_reshape import row_major_order
 
 def _invalid(message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, message)
-
-
-def _shape_str(dims) -> str:
-    return "[" + ",".join(str(int(d)) for d in dims) + "]"
 
 
 def _reduced_axes(axes, rank: int) -> np.ndarray:
@@ -50,8 +47,8 @@ class _SparseReduceKernel:
         bad = np.any((grouped < 0) | (grouped >= kept), axis=1)
         if bad.any():
             i = int(np.argmax(bad))
-            raise _invalid(f"Invalid index: {_shape_str(input_indices[i])} out of bounds of "
-                           f"{_shape_str(shape)}")
+            raise _invalid(f"Invalid index: {dims_text(input_indices[i])} out of bounds of "
+                           f"{dims_text(shape)}")
         pos = linear_positions(grouped, kept)
         out_shape = kept if self.keep_dims else np.delete(shape, axes)
         if self.sparse_output:
@@ -134,7 +131,7 @@ class _SparseSparseKernel:
                     raise _invalid(f"Operands' shapes do not match: got {x} and {y} for "
                                    f"dimension {d}")
             raise _invalid(f"Operands do not have the same ranks; got shapes: "
-                           f"{_shape_str(a_shape)} and {_shape_str(b_shape)}")
+                           f"{dims_text(a_shape)} and {dims_text(b_shape)}")
         pos = np.concatenate([linear_positions(a_indices, a_shape),
                               linear_positions(b_indices, b_shape)])
         values = np.concatenate([a_values, b_values])
@@ -165,8 +162,8 @@ class _SparseDenseCwiseKernel:
             full = np.broadcast_to(dense, shape)
         except ValueError:
             raise _invalid(f"SparseDenseBinaryOpShared broadcasts dense to sparse only; got "
-                           f"incompatible shapes: {_shape_str(shape)} vs. "
-                           f"{_shape_str(dense.shape)}") from None
+                           f"incompatible shapes: {dims_text(shape)} vs. "
+                           f"{dims_text(dense.shape)}") from None
         if len(sp_values) == 0:
             return sp_values.copy()
         gathered = full[tuple(np.asarray(sp_indices).T)]

@@ -10,15 +10,12 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 
 
 def _invalid(message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, message)
-
-
-def _shape_str(dims) -> str:
-    return "[" + ",".join(str(int(d)) for d in dims) + "]"
 
 
 def row_major_order(indices: np.ndarray) -> np.ndarray:
@@ -57,12 +54,12 @@ def _resolve_shape(old: np.ndarray, new: np.ndarray) -> np.ndarray:
         if missing * product != dense_size:
             raise _invalid(f"Input to reshape is a SparseTensor with {dense_size} dense values, "
                            f"but the requested shape requires a multiple of {product}. "
-                           f"input_shape={_shape_str(old)} output_shape={_shape_str(out)}")
+                           f"input_shape={dims_text(old)} output_shape={dims_text(out)}")
         out[unknown] = missing
     if int(np.prod(out)) != dense_size:
         raise _invalid(f"Input to reshape is a tensor with {dense_size} dense values, but the "
                        f"requested shape has {int(np.prod(out))}. input_shape="
-                       f"{_shape_str(old)} output_shape={_shape_str(out)}")
+                       f"{dims_text(old)} output_shape={dims_text(out)}")
     return out
 
 
@@ -73,7 +70,7 @@ def _sparse_reshape(ctx, input_indices, input_shape, new_shape):
     indices = np.asarray(input_indices, np.int64)
     if indices.shape[1] != len(old):
         raise _invalid(f"Input tensor rank must match input indices shape: rank {len(old)} vs "
-                       f"indices {_shape_str(indices.shape)}")
+                       f"indices {dims_text(indices.shape)}")
     if len(indices) == 0:
         return np.zeros((0, len(new)), np.int64), new
     linear = np.ravel_multi_index(tuple(indices.T), tuple(old)) if len(old) else \

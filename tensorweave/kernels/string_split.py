@@ -22,15 +22,12 @@ import re
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 
 
 def _invalid(message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, message)
-
-
-def _shape_str(shape) -> str:
-    return "[" + ",".join(str(d) for d in shape) + "]"
 
 
 def _as_bytes(value) -> bytes:
@@ -40,10 +37,10 @@ def _as_bytes(value) -> bytes:
 def _check_vector_and_scalar(strings, separator, separator_name: str) -> None:
     """TensorFlow's run-time checks: a vector of strings and a scalar separator."""
     if np.ndim(strings) != 1:
-        raise _invalid(f"input must be a vector, got shape: {_shape_str(np.shape(strings))}")
+        raise _invalid(f"input must be a vector, got shape: {dims_text(np.shape(strings))}")
     if np.ndim(separator) != 0:
         raise _invalid(f"{separator_name} must be a scalar, got shape: "
-                       f"{_shape_str(np.shape(separator))}")
+                       f"{dims_text(np.shape(separator))}")
 
 
 def _sparse_parts(token_lists):

@@ -16,6 +16,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 
 _FLOATS = _dtypes.FLOATING
@@ -24,10 +25,6 @@ _FILL_FLAGS = " +-0#"
 
 def _bad(msg: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, msg)
-
-
-def _shape_str(shape) -> str:
-    return "[" + ",".join(str(d) for d in shape) + "]"
 
 
 def _flat(strings) -> np.ndarray:
@@ -113,8 +110,8 @@ class StringJoinKernel:
             if s == ():
                 continue
             if shape and s != shape:
-                raise _bad(f"Input shapes do not match: {_shape_str(shape)} vs. "
-                           f"{_shape_str(s)}")
+                raise _bad(f"Input shapes do not match: {dims_text(shape)} vs. "
+                           f"{dims_text(s)}")
             shape = s
         columns = [_flat(np.broadcast_to(np.asarray(v, dtype=object), shape)) for v in inputs]
         size = int(np.prod(shape, dtype=np.int64))
@@ -220,13 +217,13 @@ class SubstrKernel:
 
     def compute(self, ctx, strings, pos, length):
         if np.shape(pos) != np.shape(length):
-            raise _bad(f"pos and len should have same shape: {_shape_str(np.shape(pos))} vs. "
-                       f"{_shape_str(np.shape(length))}")
+            raise _bad(f"pos and len should have same shape: {dims_text(np.shape(pos))} vs. "
+                       f"{dims_text(np.shape(length))}")
         try:
             shape = np.broadcast_shapes(np.shape(strings), np.shape(pos))
         except ValueError:
-            raise _bad(f"Incompatible shapes: {_shape_str(np.shape(strings))} vs. "
-                       f"{_shape_str(np.shape(pos))}") from None
+            raise _bad(f"Incompatible shapes: {dims_text(np.shape(strings))} vs. "
+                       f"{dims_text(np.shape(pos))}") from None
         flat_s = _flat(np.broadcast_to(np.asarray(strings, dtype=object), shape))
         flat_p = np.broadcast_to(pos, shape).reshape(-1).tolist()
         flat_n = np.broadcast_to(length, shape).reshape(-1).tolist()

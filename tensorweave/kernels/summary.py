@@ -20,6 +20,7 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.framework.graph_io import ndarray_to_tensor_proto
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 from tensorweave.protos import summary_pb2
 
@@ -45,10 +46,6 @@ def _scalar_tag(tag, message: str) -> str:
     return _text(tag[()])
 
 
-def _shape_text(shape) -> str:
-    return "[" + ",".join(str(d) for d in shape) + "]"
-
-
 def _output_tag(base: str, kind: str, index: int, max_outputs: int) -> str:
     """TF's media tags: 'base/kind/i' when several outputs may exist, else 'base/kind'."""
     return f"{base}/{kind}/{index}" if max_outputs > 1 else f"{base}/{kind}"
@@ -60,8 +57,8 @@ def _scalar_summary(ctx, tags, values):
     tags, values = np.asarray(tags), np.asarray(values)
     if tags.shape != values.shape:
         single = f" (tag '{_text(tags[()])}')" if tags.ndim == 0 else ""
-        raise _invalid(f"tags and values are not the same shape: {_shape_text(tags.shape)} "
-                       f"!= {_shape_text(values.shape)}{single}")
+        raise _invalid(f"tags and values are not the same shape: {dims_text(tags.shape)} "
+                       f"!= {dims_text(values.shape)}{single}")
     summary = summary_pb2.Summary()
     for tag, value in zip(tags.reshape(-1), values.reshape(-1).astype(np.float64)):
         summary.value.add(tag=_text(tag), simple_value=float(value))
@@ -201,7 +198,7 @@ class ImageSummaryKernel:
         images = np.asarray(images)
         if images.ndim != 4 or images.shape[-1] not in _PNG_COLOR_TYPES:
             raise _invalid(f"Tensor must be 4-D with last dim 1, 3, or 4, not "
-                           f"{_shape_text(images.shape)}")
+                           f"{dims_text(images.shape)}")
         channels = images.shape[-1]
         if images.dtype != np.uint8 and self.bad_color.size < channels:
             raise _invalid(f"bad_color must have at least {channels} values, got "
@@ -248,7 +245,7 @@ class AudioSummaryKernel:
             raise _invalid("sample_rate must be > 0")
         clips = np.asarray(clips, np.float32)
         if clips.ndim not in (2, 3):
-            raise _invalid(f"Tensor must be 3-D or 2-D, got: {_shape_text(clips.shape)}")
+            raise _invalid(f"Tensor must be 3-D or 2-D, got: {dims_text(clips.shape)}")
         if clips.ndim == 2:
             clips = clips[:, :, None]
         summary = summary_pb2.Summary()

@@ -14,6 +14,7 @@ import threading
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 
 _ids = itertools.count()
@@ -35,13 +36,6 @@ def _compatible(a, b) -> bool:
 
 def _defined(shape) -> bool:
     return shape is not None and None not in shape
-
-
-def _fmt(shape) -> str:
-    """A shape as TF prints it in messages: [2,3], [?,3], <unknown>."""
-    if shape is None:
-        return "<unknown>"
-    return "[" + ",".join("?" if d is None else str(d) for d in shape) + "]"
 
 
 def _invalid(msg):
@@ -88,9 +82,10 @@ class TensorArrayState:
         shape = value.shape
         if not _compatible(shape, self.element_shape):
             raise _invalid(f"TensorArray {name}: Could not write to TensorArray index {index} "
-                           f"because the value shape is {_fmt(shape)} which is incompatible "
+                           f"because the value shape is {dims_text(shape)} which is incompatible "
                            f"with the TensorArray's inferred element shape: "
-                           f"{_fmt(self.element_shape)} (consider setting infer_shape=False).")
+                           f"{dims_text(self.element_shape, '<unknown>')} (consider setting "
+                           "infer_shape=False).")
         if self.identical_shapes:
             self.element_shape = shape
         old = self.values[index]
@@ -104,8 +99,8 @@ class TensorArrayState:
                            f"{index} because it has already been read.")
         elif old.shape != shape:
             raise _invalid(f"TensorArray {name}: Could not aggregate to TensorArray index "
-                           f"{index} because the existing shape is {_fmt(old.shape)} but the "
-                           f"new input shape is {_fmt(shape)}.")
+                           f"{index} because the existing shape is {dims_text(old.shape)} but the "
+                           f"new input shape is {dims_text(shape)}.")
         else:
             self.values[index] = old + value
 
@@ -124,11 +119,11 @@ class TensorArrayState:
                 raise _invalid(
                     f"TensorArray {self.name}: Could not read from TensorArray index {index}."
                     f"  Furthermore, the element shape is not fully defined: "
-                    f"{_fmt(self.element_shape)}.  It is possible you are working with a "
-                    "resizeable TensorArray and stop_gradients is not allowing the gradients "
-                    "to be written.  If you set the full element_shape property on the "
-                    "forward TensorArray, the proper all-zeros tensor will be returned instead "
-                    "of incurring this error.")
+                    f"{dims_text(self.element_shape, '<unknown>')}.  It is possible you are "
+                    "working with a resizeable TensorArray and stop_gradients is not allowing "
+                    "the gradients to be written.  If you set the full element_shape property on "
+                    "the forward TensorArray, the proper all-zeros tensor will be returned "
+                    "instead of incurring this error.")
             return xp.zeros(self.element_shape, self.dtype)
         if self.clear_after_read:
             self.values[index] = _CLEARED
@@ -229,15 +224,15 @@ def _stack(ta, values, element_shape, xp, what):
         shape = element_shape if element_shape is not None else ta.element_shape
         if not _defined(shape):
             raise errors.UnimplementedError(
-                None, None, f"TensorArray has size zero, but element shape {_fmt(shape)} is not "
-                f"fully defined. Currently only static shapes are supported when {what} "
-                "zero-size TensorArrays.")
+                None, None, "TensorArray has size zero, but element shape "
+                f"{dims_text(shape, '<unknown>')} is not fully defined. Currently only static "
+                f"shapes are supported when {what} zero-size TensorArrays.")
         return xp.zeros((0,) + shape, ta.dtype)
     first = values[0].shape
     for i, v in enumerate(values):
         if v.shape != first:
             raise _invalid(f"TensorArray has inconsistent shapes.  Index 0 has shape: "
-                           f"{_fmt(first)} but index {i} has shape: {_fmt(v.shape)}")
+                           f"{dims_text(first)} but index {i} has shape: {dims_text(v.shape)}")
     return xp.stack(values)
 
 
@@ -291,8 +286,8 @@ class TensorArrayConcatKernel(_TypedKernel):
             if not _defined(self.except0):
                 raise errors.UnimplementedError(
                     None, None, f"TensorArray has size zero, but element_shape_except0 "
-                    f"{_fmt(self.except0)} is not fully defined. Currently only static shapes "
-                    "are supported when concatenating zero-size TensorArrays.")
+                    f"{dims_text(self.except0, '<unknown>')} is not fully defined. Currently "
+                    "only static shapes are supported when concatenating zero-size TensorArrays.")
             return xp.zeros((0,) + self.except0, ta.dtype), np.zeros(0, np.int64)
         for i, v in enumerate(values):
             if v.ndim == 0:
@@ -300,8 +295,9 @@ class TensorArrayConcatKernel(_TypedKernel):
                                "vectors.  Did you mean to call stack?")
             if v.shape[1:] != values[0].shape[1:]:
                 raise _invalid(f"TensorArray has inconsistent shapes.  Index 0 has (excepting "
-                               f"dimension 0) shape: {_fmt(values[0].shape[1:])} but index {i} "
-                               f"has (excepting dimension 0) shape: {_fmt(v.shape[1:])}")
+                               f"dimension 0) shape: {dims_text(values[0].shape[1:])} but "
+                               f"index {i} has (excepting dimension 0) shape: "
+                               f"{dims_text(v.shape[1:])}")
         lengths = np.array([v.shape[0] for v in values], np.int64)
         return xp.concatenate(values), lengths
 
@@ -317,7 +313,7 @@ class TensorArraySplitKernel(_TypedKernel):
         total = int(lengths.sum())
         if total != value.shape[0]:
             raise _invalid(f"Expected sum of lengths to be equal to values.shape[0], but sum "
-                           f"of lengths is {total} and value's shape is: {_fmt(value.shape)}")
+                           f"of lengths is {total} and value's shape is: {dims_text(value.shape)}")
         with ta.lock:
             if len(ta.values) != lengths.size:
                 if not ta.dynamic_size:

@@ -24,6 +24,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
 from tensorweave.framework.op_def import OP_REGISTRY
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels import intra_op
 from tensorweave.kernels.jit import LOOP_DTYPES, compiled, loop_input
 from tensorweave.kernels.registry import kernel
@@ -61,10 +62,6 @@ def update_splits(node) -> bool:
 
 def invalid(message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, message)
-
-
-def shape_str(shape) -> str:
-    return "[" + ",".join(str(d) for d in shape) + "]"
 
 
 # --- the update formulas (in place on the arrays passed) ---------------------------------------
@@ -348,11 +345,11 @@ class ApplyKernel:
         for i in roles.refs[1:]:
             if values[i].shape != var.shape:
                 raise invalid(f"var and {roles.names[i]} do not have the same shape"
-                              f"{shape_str(var.shape)} {shape_str(values[i].shape)}")
+                              f"{dims_text(var.shape)} {dims_text(values[i].shape)}")
         for i in roles.scalars:
             if np.ndim(values[i]) != 0:
                 raise invalid(f"{roles.names[i]} is not a scalar: "
-                              f"{shape_str(np.shape(values[i]))}")
+                              f"{dims_text(np.shape(values[i]))}")
         return values
 
     def compute(self, ctx, *inputs):
@@ -360,7 +357,7 @@ class ApplyKernel:
         g = self.roles.grad
         if np.shape(values[g]) != values[0].shape:
             raise invalid(f"var and {self.roles.names[g]} do not have the same shape"
-                          f"{shape_str(values[0].shape)} {shape_str(np.shape(values[g]))}")
+                          f"{dims_text(values[0].shape)} {dims_text(np.shape(values[g]))}")
         if self.locking:
             with _locked([inputs[i] for i in self.roles.refs]):
                 self._run(values)

@@ -14,13 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
-from tensorweave.kernels.training import (
-    ApplyKernel,
-    SparseApplyKernel,
-    invalid,
-    shape_str,
-)
+from tensorweave.kernels.training import ApplyKernel, SparseApplyKernel, invalid
 from tensorweave.runtime.executor.values import deref
 
 
@@ -88,11 +84,11 @@ class _Checks:
         for i in roles.refs[1:]:
             if values[i].shape != var.shape:
                 raise invalid("var and accum do not have the same shape"
-                              f"{shape_str(var.shape)} {shape_str(values[i].shape)}")
+                              f"{dims_text(var.shape)} {dims_text(values[i].shape)}")
         for i in roles.scalars:
             message, valid = self.rules[roles.names[i]]
             if np.ndim(values[i]) != 0 or (valid is not None and not valid(values[i])):
-                raise invalid(f"{message}: {shape_str(np.shape(values[i]))}")
+                raise invalid(f"{message}: {dims_text(np.shape(values[i]))}")
         return values
 
 

@@ -22,15 +22,9 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.indexed_slices import IndexedSlices, to_dense
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.framework.static_value import register_static_value, static_value, static_values
-from tensorweave.ops.array_join_ops import (
-    INDEX_TYPES,
-    concat,
-    merge_dims,
-    shape_str,
-    static_int,
-    with_rank,
-)
+from tensorweave.ops.array_join_ops import INDEX_TYPES, concat, merge_dims, static_int, with_rank
 
 __all__ = ["boolean_mask", "gather", "gather_nd", "one_hot", "scatter_nd", "sequence_mask",
            "unique", "where", "where_v2"]
@@ -150,7 +144,7 @@ def _gather_nd_shape(ctx):
     depth = indices[-1]
     if depth > len(params):
         raise ValueError(f"indices.shape[-1] must be <= params.rank, but saw indices shape: "
-                         f"{shape_str(indices)} and params shape: {shape_str(params)}")
+                         f"{dims_text(indices)} and params shape: {dims_text(params)}")
     return TensorShape._from_dims(indices[:-1] + params[depth:])
 
 
@@ -195,9 +189,9 @@ def _dims_clash(what_a, a, lo_a, what_b, b, lo_b, n) -> None:
         merge_dims(a[lo_a:lo_a + n], b[lo_b:lo_b + n])
     except ValueError as e:
         raise ValueError(
-            f"Dimensions [{lo_a},{lo_a + n}) of {what_a}[shape={shape_str(a)}] = "
-            f"{shape_str(a[lo_a:lo_a + n])} must match dimensions [{lo_b},{lo_b + n}) of "
-            f"{what_b}[shape={shape_str(b)}] = {shape_str(b[lo_b:lo_b + n])}: {e}") from None
+            f"Dimensions [{lo_a},{lo_a + n}) of {what_a}[shape={dims_text(a)}] = "
+            f"{dims_text(a[lo_a:lo_a + n])} must match dimensions [{lo_b},{lo_b + n}) of "
+            f"{what_b}[shape={dims_text(b)}] = {dims_text(b[lo_b:lo_b + n])}: {e}") from None
 
 
 def _scatter_nd_shape(ctx):
@@ -212,7 +206,7 @@ def _scatter_nd_shape(ctx):
     outer, depth = len(indices) - 1, indices[-1]
     if len(updates) != outer + len(dims) - depth:
         raise ValueError(f"updates must have rank {outer + len(dims) - depth} for indices of "
-                         f"shape {shape_str(indices)} and shape {shape_str(dims)}, but is rank "
+                         f"shape {dims_text(indices)} and shape {dims_text(dims)}, but is rank "
                          f"{len(updates)}")
     _dims_clash("indices", indices, 0, "updates", updates, 0, outer)
     _dims_clash("input", dims, depth, "updates", updates, outer, len(dims) - depth)

@@ -17,6 +17,7 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.framework.static_value import register_static_value, static_value, static_values
 
 __all__ = ["concat", "split", "stack", "unstack"]
@@ -26,11 +27,6 @@ INDEX_TYPES = (_dtypes.int32, _dtypes.int64)
 
 
 # --- shape helpers (TF's messages, so errors read like TensorFlow's) -----------------------
-def shape_str(dims) -> str:
-    """`[2,?]` for a dims tuple, `?` for unknown rank (TF's shape notation in messages)."""
-    if dims is None:
-        return "?"
-    return "[" + ",".join("?" if d is None else str(d) for d in dims) + "]"
 
 
 def merge_dims(a, b):
@@ -45,7 +41,7 @@ def merge_dims(a, b):
     for i, (x, y) in enumerate(zip(a, b)):
         if x is not None and y is not None and x != y:
             raise ValueError(f"Dimension {i} in both shapes must be equal, but are {x} and {y}. "
-                             f"Shapes are {shape_str(a)} and {shape_str(b)}.")
+                             f"Shapes are {dims_text(a)} and {dims_text(b)}.")
         out.append(y if x is None else x)
     return tuple(out)
 
@@ -93,7 +89,7 @@ def _concat_shape(ctx):
                 continue
             if x is not None and x != y:
                 raise ValueError(f"Dimension {d} in both shapes must be equal, but are {x} and "
-                                 f"{y}. Shapes are {shape_str(known[0])} and {shape_str(s)}.")
+                                 f"{y}. Shapes are {dims_text(known[0])} and {dims_text(s)}.")
             out[d] = y
     sizes = [s[axis] for s in known]
     known_all = len(known) == len(shapes) and None not in sizes

@@ -18,6 +18,7 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Arg, Attr, TypeAttr, define_op
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.framework.static_value import register_static_value, static_value
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops.array_creation_ops import (  # noqa: F401 - re-exported for other families
@@ -28,7 +29,7 @@ from tensorweave.ops.array_creation_ops import (  # noqa: F401 - re-exported for
     zeros_like,
 )
 from tensorweave.ops.array_creation_ops import range as _range
-from tensorweave.ops.array_join_ops import shape_str, with_rank
+from tensorweave.ops.array_join_ops import with_rank
 from tensorweave.ops.array_tile_pad_ops import (  # noqa: F401
     pad,
     reverse,
@@ -300,7 +301,7 @@ def _reshape_shape(ctx):
     if not in_unknown and not out_unknown:
         if known_in != known_out:
             raise ValueError(f"Cannot reshape a tensor with {known_in} elements to shape "
-                             f"{shape_str(out)} ({known_out} elements)")
+                             f"{dims_text(out)} ({known_out} elements)")
     elif not in_unknown and known_out > 0:
         if known_in % known_out:
             raise ValueError(f"Dimension size must be evenly divisible by {known_out} but is "

@@ -16,7 +16,7 @@ from tensorweave.framework.operation import Tensor
 from tensorweave.framework.scopes import control_dependencies, name_scope
 from tensorweave.framework.static_value import static_value
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops.check_ops import _message_prefix, assert_rank, assert_type
+from tensorweave.ops.check_ops import assert_rank, assert_type, message_prefix
 
 __all__ = ["add_check_numerics_ops", "assert_proper_iterable", "assert_rank_in",
            "assert_same_float_dtype"]
@@ -50,7 +50,7 @@ def assert_rank_in(x, ranks, data=None, summarize=None, message=None, name=None)
     with name_scope(name, "assert_rank_in", [x, *ranks, *(data or [])]):
         x = convert_to_tensor(x, name="x")
         ranks = tuple(convert_to_tensor(r, name="rank") for r in ranks)
-        message = _message_prefix(message)
+        message = message_prefix(message)
         if data is None:
             data = [message, f"Tensor {x.name} must have rank in", *ranks,
                     "Received shape: ", shape(x)]

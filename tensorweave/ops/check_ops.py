@@ -19,6 +19,7 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_text import shape_text
 from tensorweave.framework.static_value import static_value
 from tensorweave.framework.tensor_conversion import convert_to_tensor, is_tensor_like
 from tensorweave.ops.array_ops import rank as _rank
@@ -45,7 +46,7 @@ __all__ = [
 ]
 
 
-def _message_prefix(message) -> str:
+def message_prefix(message) -> str:
     """TF's prefix of static error messages: "message.  " or nothing."""
     return f"{message}.  " if message else ""
 
@@ -128,7 +129,7 @@ def _sign_assert_fn(public_name, condition_text, compare, zero_first, joined=Fal
     lines are one string (a missing comma in TF).
     """
     def wrapper(x, data=None, summarize=None, message=None, name=None):
-        message = _message_prefix(message)
+        message = message_prefix(message)
         with name_scope(name, public_name, [x, data]):
             x = convert_to_tensor(x, name="x")
             if data is None:
@@ -184,7 +185,7 @@ def assert_near(x, y, rtol=None, atol=None, data=None, summarize=None, message=N
     Returns:
       The Assert Operation.
     """
-    message = _message_prefix(message)
+    message = message_prefix(message)
     with name_scope(name, "assert_near", [x, y, rtol, atol, data]):
         x = convert_to_tensor(x, name="x")
         y = convert_to_tensor(y, name="y", dtype=x.dtype.base_dtype)
@@ -211,17 +212,17 @@ def _rank_assert(x, rank, data, summarize, message, name, default_name, at_least
         x = convert_to_tensor(x, name="x")
         rank = convert_to_tensor(rank, name="rank")
         if rank.shape.ndims not in (None, 0):
-            raise ValueError(f"{_message_prefix(message)}Rank must be a scalar. Received rank: "
+            raise ValueError(f"{message_prefix(message)}Rank must be a scalar. Received rank: "
                              f"{rank}")
         ndims, want = x.shape.ndims, static_value(rank)
         if ndims is not None and want is not None:
             want = int(want)
             if ndims < want if at_least else ndims != want:
-                raise ValueError(f"{_message_prefix(message)}Tensor {x.name} must have {words} "
+                raise ValueError(f"{message_prefix(message)}Tensor {x.name} must have {words} "
                                  f"{want}.  Received rank {ndims}, shape {x.shape}")
             return no_op(name="static_checks_determined_all_ok")
         if data is None:
-            data = [_message_prefix(message), f"Tensor {x.name} must have {words}", rank,
+            data = [message_prefix(message), f"Tensor {x.name} must have {words}", rank,
                     "Received shape: ", _shape(x)]
         actual = _rank(x)
         condition = greater_equal(actual, rank) if at_least else equal(actual, rank)
@@ -275,7 +276,7 @@ def assert_type(tensor, tf_type, message=None, name=None):
     with name_scope(name, "assert_type", [tensor]):
         tensor = convert_to_tensor(tensor, name="tensor")
         if tensor.dtype.base_dtype != tf_type:
-            raise TypeError(f"{_message_prefix(message)}{tensor.name} must be of type "
+            raise TypeError(f"{message_prefix(message)}{tensor.name} must be of type "
                             f"{tf_type!r}; got {tensor.dtype.base_dtype!r}")
         return no_op(name="statically_determined_correct_type")
 
@@ -297,7 +298,7 @@ def assert_integer(x, message=None, name=None):
     with name_scope(name, "assert_integer", [x]):
         x = convert_to_tensor(x, name="x")
         if not x.dtype.is_integer:
-            raise TypeError(f'{_message_prefix(message)}Expected "x" to be integer type.  '
+            raise TypeError(f'{message_prefix(message)}Expected "x" to be integer type.  '
                             f"Found: {x.name} of dtype {x.dtype}")
         return no_op(name="statically_determined_was_integer")
 
@@ -319,7 +320,7 @@ def assert_scalar(tensor, name=None, message=None):
     with name_scope(name, "assert_scalar", [tensor]):
         tensor = convert_to_tensor(tensor, name="tensor")
         if tensor.shape.ndims != 0:
-            raise ValueError(f"{_message_prefix(message)}Expected scalar shape for "
+            raise ValueError(f"{message_prefix(message)}Expected scalar shape for "
                              f"{tensor.name}, saw shape: {tensor.shape}.")
         return tensor
 
@@ -353,12 +354,8 @@ def _ensure_shape_fn(ctx):
         for i, (w, h) in enumerate(zip(want.as_list(), have.as_list())):
             if w is not None and h is not None and w != h:
                 raise ValueError(f"Dimension {i} in both shapes must be equal, but are {w} "
-                                 f"and {h}. Shapes are {_ts_text(want)} and {_ts_text(have)}.")
+                                 f"and {h}. Shapes are {shape_text(want)} and {shape_text(have)}.")
     return have.merge_with(want)
-
-
-def _ts_text(shape) -> str:
-    return "[" + ",".join("?" if d is None else str(d) for d in shape.as_list()) + "]"
 
 
 EnsureShape = define_op("EnsureShape", inputs=["input: T"], outputs=["output: T"],

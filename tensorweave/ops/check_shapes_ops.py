@@ -27,7 +27,7 @@ from tensorweave.framework.tensor_shape import Dimension
 from tensorweave.ops.array_ops import rank as _rank
 from tensorweave.ops.array_ops import shape as _shape
 from tensorweave.ops.array_ops import size as _size
-from tensorweave.ops.check_ops import _message_prefix
+from tensorweave.ops.check_ops import message_prefix
 from tensorweave.ops.cond import cond
 from tensorweave.ops.constant_op import constant
 from tensorweave.ops.control_flow_ops import group, no_op
@@ -114,7 +114,7 @@ def _rank_check(c: _Constraint, data, summarize, message, name):
         words, ranks = "rank at least", (n,)
     else:
         words, ranks = ("rank in", (0, 1)) if n <= 1 else ("rank", (n,))
-    prefix = _message_prefix(message)
+    prefix = message_prefix(message)
     # TF's rank checks name a SparseTensor "" (its size checks use shape and dtype).
     x_name = "" if isinstance(c.x, SparseTensor) else c.x.name
     with name_scope(name, "assert_" + words.replace(" ", "_"), [c.x]):
@@ -175,7 +175,7 @@ def assert_shapes(shapes, data=None, summarize=None, message=None, name=None) ->
     """
     if isinstance(shapes, dict):
         shapes = shapes.items()
-    prefix = _message_prefix(message)
+    prefix = message_prefix(message)
     with name_scope(name, "assert_shapes", [shapes, data]):
         constraints = []
         for x, spec in [(x, s) for x, s in shapes if s is not None]:

@@ -18,8 +18,8 @@ from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.scopes import name_scope
 from tensorweave.ops.array_ops import expand_dims, shape
-from tensorweave.ops.linalg_ops import _merge_inner, matmul
-from tensorweave.ops.reduction_ops import _op, reduce_sum
+from tensorweave.ops.linalg_ops import matmul, merge_inner
+from tensorweave.ops.reduction_ops import reduce_sum, tf_op
 
 __all__ = ["cholesky", "matrix_determinant", "matrix_inverse", "self_adjoint_eig",
            "self_adjoint_eigvals"]
@@ -45,7 +45,7 @@ def square_dims(shape: TensorShape, cols_first: bool = False):
     """(batch dims, n) of a batch of square matrices; ValueError naming rows then columns
     (columns first for the determinants, whose TF shape functions merge that way)."""
     batch, rows, cols = matrix_dims(shape)
-    n = _merge_inner(cols, rows) if cols_first else _merge_inner(rows, cols)
+    n = merge_inner(cols, rows) if cols_first else merge_inner(rows, cols)
     return batch, n
 
 
@@ -63,12 +63,12 @@ def adjoint(x: Tensor) -> Tensor:
 def real_part(x: Tensor) -> Tensor:
     """TF's math_ops.real: the real part of a complex tensor (Cast keeps it, and its gradient
     casts back, as Real's does); a real tensor itself."""
-    return _op("Cast", [x], {"DstT": x.dtype.real_dtype}) if x.dtype.is_complex else x
+    return tf_op("Cast", [x], {"DstT": x.dtype.real_dtype}) if x.dtype.is_complex else x
 
 
 def safe_reciprocal(x: Tensor, epsilon: float = 1e-20) -> Tensor:
     """x / (x^2 + eps): 1/x without infinities where eigen/singular values coincide (TF)."""
-    return x * _op("Reciprocal", [x * x + epsilon])
+    return x * tf_op("Reciprocal", [x * x + epsilon])
 
 
 def _grad_matrix(x: Tensor) -> Tensor:
@@ -250,7 +250,7 @@ def logdet(matrix, name=None):
     from tensorweave.ops.array_matrix_ops import matrix_diag_part
     with name_scope(name, "logdet", [matrix]):
         chol = apply_op(Cholesky, [matrix])
-        return 2.0 * reduce_sum(_op("Log", [real_part(matrix_diag_part(chol))]), axis=[-1])
+        return 2.0 * reduce_sum(tf_op("Log", [real_part(matrix_diag_part(chol))]), axis=[-1])
 
 
 # --- SelfAdjointEigV2 ---------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from tensorweave.ops.array_join_ops import concat
 from tensorweave.ops.array_ops import expand_dims, reshape, shape, squeeze
 from tensorweave.ops.linalg_decomp_ops import LINALG_TYPES, batch_shape, square_dims
 from tensorweave.ops.linalg_ops import matmul
-from tensorweave.ops.reduction_ops import _op, reduce_max, reduce_sum
+from tensorweave.ops.reduction_ops import reduce_max, reduce_sum, tf_op
 
 __all__ = ["matrix_square_root"]
 
@@ -187,34 +187,34 @@ def matrix_exponential(input, name=None):  # noqa: A002
             batch = shape(matrix)[:-2]
         matrix = reshape(matrix, concat([[-1], shape(matrix)[-2:]], 0))
         l1_norm = expand_dims(expand_dims(reduce_max(
-            reduce_sum(_op("ComplexAbs" if matrix.dtype.is_complex else "Abs", [matrix]),
+            reduce_sum(tf_op("ComplexAbs" if matrix.dtype.is_complex else "Abs", [matrix]),
                        axis=1), axis=-1), -1), -1)
         real = l1_norm.dtype
 
         def const(x):
             return convert_to_tensor(np.asarray(x, real.as_numpy_dtype))
 
-        squarings = _op("Maximum", [_op("Floor", [
-            _op("Log", [l1_norm / maxnorm]) / const(np.log(2.0))]), const(0.0)])
-        scale = _op("Cast", [_op("Pow", [const(2.0), squarings])], {"DstT": matrix.dtype})
+        squarings = tf_op("Maximum", [tf_op("Floor", [
+            tf_op("Log", [l1_norm / maxnorm]) / const(np.log(2.0))]), const(0.0)])
+        scale = tf_op("Cast", [tf_op("Pow", [const(2.0), squarings])], {"DstT": matrix.dtype})
         approximants = [_pade(matrix, d) for d in degrees[:-1]]
         approximants.append(_pade(matrix / scale, degrees[-1]))
         u, v = approximants[-1]
         for bound, (u_low, v_low) in zip(bounds[::-1], approximants[-2::-1]):
-            low = _op("Less", [l1_norm, const(bound)])
+            low = tf_op("Less", [l1_norm, const(bound)])
             u, v = where_v2(low, u_low, u), where_v2(low, v_low, v)
-        is_finite = _op("IsFinite", [reduce_max(l1_norm)])
+        is_finite = tf_op("IsFinite", [reduce_max(l1_norm)])
         nan = convert_to_tensor(np.asarray(np.nan, matrix.dtype.as_numpy_dtype))
         result = cond(is_finite, lambda: matrix_solve(-u + v, u + v),
                       lambda: fill(shape(matrix), nan))
         max_squarings = reduce_max(squarings)
 
         def more(i, _):
-            return cond(is_finite, lambda: _op("Less", [i, max_squarings]),
+            return cond(is_finite, lambda: tf_op("Less", [i, max_squarings]),
                         lambda: convert_to_tensor(False))
 
         def square(i, r):
-            return i + 1, where_v2(_op("Less", [i, squarings]), matmul(r, r), r)
+            return i + 1, where_v2(tf_op("Less", [i, squarings]), matmul(r, r), r)
 
         _, result = while_loop(more, square, [const(0.0), result])
         if not matrix.shape.is_fully_defined():

@@ -19,7 +19,7 @@ from tensorweave.framework.operation import Tensor
 from tensorweave.framework.scopes import name_scope
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops.constant_op import constant
-from tensorweave.ops.reduction_ops import _op, reduce_prod, split_axes
+from tensorweave.ops.reduction_ops import reduce_prod, split_axes, tf_op
 
 __all__ = ["matmul", "tensordot", "einsum"]
 
@@ -27,7 +27,7 @@ _MATMUL_TYPES = (_dtypes.FLOATING | _dtypes.COMPLEX | _dtypes.UNSIGNED_INTEGER
                  | {_dtypes.int32, _dtypes.int64})
 
 
-def _merge_inner(k_a, k_b):
+def merge_inner(k_a, k_b):
     """The contracted dimension of both operands; ValueError if they differ."""
     if k_a is not None and k_b is not None and k_a != k_b:
         raise ValueError(f"Dimensions must be equal, but are {k_a} and {k_b}")
@@ -47,7 +47,7 @@ def _matmul_shape(ctx):
         m, k_a = k_a, m
     if ctx.attrs["transpose_b"]:
         k_b, n = n, k_b
-    _merge_inner(k_a, k_b)
+    merge_inner(k_a, k_b)
     return _ts.TensorShape([m, n])
 
 
@@ -72,7 +72,7 @@ def _batch_matmul_shape(ctx):
         m, k_a = k_a, m
     if ctx.attrs["adj_y"]:
         k_b, n = n, k_b
-    _merge_inner(k_a, k_b)
+    merge_inner(k_a, k_b)
     batch = shape_fns.broadcast_shapes(_ts.TensorShape(batch_a), _ts.TensorShape(batch_b))
     return batch.concatenate([m, n])
 
@@ -87,7 +87,7 @@ BatchMatMulV2 = define_op(
 
 def _conj(x: Tensor) -> Tensor:
     """TF's conj: the Conj op for complex tensors, the tensor itself for real ones."""
-    return _op("Conj", [x]) if x.dtype.is_complex else x
+    return tf_op("Conj", [x]) if x.dtype.is_complex else x
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
@@ -347,23 +347,25 @@ def _dim(x: Tensor, term, label):
     rank = x.shape.ndims
     if rank is not None and x.shape._dims[at % rank] is not None:
         return x.shape._dims[at % rank]
-    return _op("StridedSlice", [_op("Shape", [x]), [at], [at + 1], [1]], {"shrink_axis_mask": 1})
+    return tf_op("StridedSlice", [tf_op("Shape", [x]), [at], [at + 1], [1]],
+                 {"shrink_axis_mask": 1})
 
 
 def _ones(d, dtype) -> Tensor:
     """A vector of d ones (a constant when d is static)."""
     if isinstance(d, int):
         return constant(np.ones(d, dtype.as_numpy_dtype), dtype=dtype)
-    return _op("Fill", [_op("Reshape", [d, [1]]), constant(1, dtype=dtype)])
+    return tf_op("Fill", [tf_op("Reshape", [d, [1]]), constant(1, dtype=dtype)])
 
 
 def _eye(d, dtype) -> Tensor:
     """The d x d identity matrix (a constant when d is static)."""
     if isinstance(d, int):
         return constant(np.eye(d, dtype=dtype.as_numpy_dtype), dtype=dtype)
-    positions = _op("Range", [0, d, 1])
-    eye = _op("Equal", [_op("Reshape", [positions, [-1, 1]]), _op("Reshape", [positions, [1, -1]])])
-    return _op("Cast", [eye], {"DstT": dtype})
+    positions = tf_op("Range", [0, d, 1])
+    eye = tf_op("Equal", [tf_op("Reshape", [positions, [-1, 1]]),
+                          tf_op("Reshape", [positions, [1, -1]])])
+    return tf_op("Cast", [eye], {"DstT": dtype})
 
 
 def _sum_leading_ellipsis(g: Tensor, n_kept: int, x: Tensor, term) -> Tensor:
@@ -373,11 +375,11 @@ def _sum_leading_ellipsis(g: Tensor, n_kept: int, x: Tensor, term) -> Tensor:
     from tensorweave.ops.broadcast_grad_ops import broadcast_gradient_args, reduction_axes
     from tensorweave.ops.reduction_ops import reduce_sum
     g_rank, x_rank = g.shape.ndims, x.shape.ndims
-    n_full = g_rank - n_kept if g_rank is not None else _op("Sub", [_op("Rank", [g]), n_kept])
+    n_full = g_rank - n_kept if g_rank is not None else tf_op("Sub", [tf_op("Rank", [g]), n_kept])
     if "." not in term:  # x has no "..." dimensions: sum them all
         if isinstance(n_full, int):
             return reduce_sum(g, list(range(n_full))) if n_full else g
-        return reduce_sum(g, _op("Range", [0, n_full, 1]))
+        return reduce_sum(g, tf_op("Range", [0, n_full, 1]))
     at, n_after = term.index("."), len(term) - 1 - term.index(".")
     if g_rank is not None and x_rank is not None:
         e_full = g.shape.as_list()[:n_full]
@@ -387,18 +389,18 @@ def _sum_leading_ellipsis(g: Tensor, n_kept: int, x: Tensor, term) -> Tensor:
             axes, _ = reduction_axes(e_x, e_full)
             g = reduce_sum(g, axes) if axes else g
             if None not in target:
-                return g if g.shape.as_list() == target else _op("Reshape", [g, _int32(target)])
+                return g if g.shape.as_list() == target else tf_op("Reshape", [g, _int32(target)])
     # Run time: E_x = shape(x)[at:rank(x) - n_after], E_full = shape(g)[:n_full] (after any
     # static reduction above, the broadcast axes left are none).
-    n_full = _op("Sub", [_op("Rank", [g]), n_kept])
-    g_shape = _op("Shape", [g])
-    stop = _op("Reshape", [_op("Sub", [_op("Rank", [x]), n_after]), [1]])
-    e_x = _op("StridedSlice", [_op("Shape", [x]), [at], stop, [1]])
-    e_full = _op("StridedSlice", [g_shape, [0], _op("Reshape", [n_full, [1]]), [1]])
-    kept_dims = _op("StridedSlice", [g_shape, _op("Reshape", [n_full, [1]]), [0], [1]],
-                    {"end_mask": 1})
+    n_full = tf_op("Sub", [tf_op("Rank", [g]), n_kept])
+    g_shape = tf_op("Shape", [g])
+    stop = tf_op("Reshape", [tf_op("Sub", [tf_op("Rank", [x]), n_after]), [1]])
+    e_x = tf_op("StridedSlice", [tf_op("Shape", [x]), [at], stop, [1]])
+    e_full = tf_op("StridedSlice", [g_shape, [0], tf_op("Reshape", [n_full, [1]]), [1]])
+    kept_dims = tf_op("StridedSlice", [g_shape, tf_op("Reshape", [n_full, [1]]), [0], [1]],
+                      {"end_mask": 1})
     axes, _ = broadcast_gradient_args(e_x, e_full)
-    return _op("Reshape", [reduce_sum(g, axes), _op("ConcatV2", [[e_x, kept_dims], 0])])
+    return tf_op("Reshape", [reduce_sum(g, axes), tf_op("ConcatV2", [[e_x, kept_dims], 0])])
 
 
 @Einsum.gradient
@@ -500,7 +502,7 @@ def _int32(values) -> Tensor:
 
 def _gather_dims(x: Tensor, positions) -> Tensor:
     """The run-time sizes of `x`'s dimensions at `positions` (an int32 vector)."""
-    return _op("GatherV2", [_op("Shape", [x]), positions, 0])
+    return tf_op("GatherV2", [tf_op("Shape", [x]), positions, 0])
 
 
 def _split_axes(x: Tensor, axes: list[int]):
@@ -524,7 +526,7 @@ def _tensordot_reshape(x: Tensor, axes: list[int], flipped: bool = False):
         dims = x.shape.as_list()
         perm = axes + free if flipped else free + axes
         if perm != list(range(len(dims))):
-            x = _op("Transpose", [x, perm])
+            x = tf_op("Transpose", [x, perm])
         # Positions of the free and contracted dimensions in the transposed x.
         if flipped:
             axes_at, free_at = range(len(axes)), range(len(axes), len(dims))
@@ -538,15 +540,15 @@ def _tensordot_reshape(x: Tensor, axes: list[int], flipped: bool = False):
     else:
         free_static = None
         free_dims, axes_dims = _gather_dims(x, free), _gather_dims(x, axes)
-        perm = _op("ConcatV2", [[axes, free] if flipped else [free, axes], 0])
-        x = _op("Transpose", [x, perm])
+        perm = tf_op("ConcatV2", [[axes, free] if flipped else [free, axes], 0])
+        x = tf_op("Transpose", [x, perm])
         free_size, axes_size = reduce_prod(free_dims), reduce_prod(axes_dims)
         free_vector = lambda: free_dims  # noqa: E731
     new_shape = [axes_size, free_size] if flipped else [free_size, axes_size]
     if x.shape.ndims is None or x.shape.as_list() != new_shape:
         if any(isinstance(d, Tensor) for d in new_shape):
-            new_shape = _op("Pack", [new_shape], {"axis": 0})
-        x = _op("Reshape", [x, new_shape])
+            new_shape = tf_op("Pack", [new_shape], {"axis": 0})
+        x = tf_op("Reshape", [x, new_shape])
     return x, free_static, free_vector
 
 
@@ -593,11 +595,11 @@ def tensordot(a, b, axes, name=None):
             if sum(d is None for d in out_dims) <= 1:
                 target = [-1 if d is None else d for d in out_dims]
             else:
-                target = _op("ConcatV2", [[a_free_vector(), b_free_vector()], 0])
+                target = tf_op("ConcatV2", [[a_free_vector(), b_free_vector()], 0])
         else:
             out_dims = None
-            target = _op("ConcatV2", [[a_free_vector(), b_free_vector()], 0])
-        result = _op("Reshape", [product, target], name=scope)
+            target = tf_op("ConcatV2", [[a_free_vector(), b_free_vector()], 0])
+        result = tf_op("Reshape", [product, target], name=scope)
         if out_dims is not None:
             result.set_shape(out_dims)
         return result

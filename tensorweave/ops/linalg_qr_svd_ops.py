@@ -29,7 +29,7 @@ from tensorweave.ops.linalg_decomp_ops import (
     safe_reciprocal,
 )
 from tensorweave.ops.linalg_ops import matmul
-from tensorweave.ops.reduction_ops import _op, reduce_max, reduce_sum
+from tensorweave.ops.reduction_ops import reduce_max, reduce_sum, tf_op
 
 __all__ = ["qr", "svd"]
 
@@ -93,7 +93,7 @@ def _qr_grad_square_and_deep(q, r, dq, dr):
     if q.dtype.is_complex:
         m = rdr - adjoint(qdq)
         eyem = matrix_set_diag(zeros_like(m), matrix_diag_part(m))
-        correction = eyem - _op("Cast", [real_part(eyem)], {"DstT": q.dtype})
+        correction = eyem - tf_op("Cast", [real_part(eyem)], {"DstT": q.dtype})
         grad = grad + _solve_right_by_r(matmul(q, adjoint(correction)), r)
     return grad
 
@@ -253,7 +253,7 @@ def _largest_dim(a: Tensor):
     rows, cols = dims[-2:] if dims is not None else (None, None)
     if rows is not None and cols is not None:
         return float(max(rows, cols))
-    return _op("Cast", [reduce_max(shape(a)[-2:])], {"DstT": a.dtype.base_dtype})
+    return tf_op("Cast", [reduce_max(shape(a)[-2:])], {"DstT": a.dtype.base_dtype})
 
 
 def pinv(a, rcond=None, validate_args=False, name=None):
@@ -317,4 +317,4 @@ def matrix_rank(a, tol=None, validate_args=False, name=None):
         if tol is None:
             eps = np.finfo(a.dtype.as_numpy_dtype).eps
             tol = eps * _largest_dim(a) * reduce_max(s, axis=-1, keepdims=True)
-        return reduce_sum(_op("Cast", [s > tol], {"DstT": _dtypes.int32}), axis=-1)
+        return reduce_sum(tf_op("Cast", [s > tol], {"DstT": _dtypes.int32}), axis=-1)

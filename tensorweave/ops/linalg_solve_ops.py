@@ -27,8 +27,8 @@ from tensorweave.ops.linalg_decomp_ops import (
     matrix_dims,
     square_dims,
 )
-from tensorweave.ops.linalg_ops import _merge_inner, matmul
-from tensorweave.ops.reduction_ops import _op
+from tensorweave.ops.linalg_ops import matmul, merge_inner
+from tensorweave.ops.reduction_ops import tf_op
 
 __all__ = ["cholesky_solve", "matrix_solve", "matrix_solve_ls", "matrix_triangular_solve"]
 
@@ -43,8 +43,8 @@ def _solve_shape(ctx, square: bool):
         lhs_batch, m, n = matrix_dims(ctx.input_shape(0))
     rhs_batch, rhs_rows, k = matrix_dims(ctx.input_shape(1))
     batch = merge_dims(lhs_batch, rhs_batch)
-    m = _merge_inner(m, rhs_rows)
-    return batch_shape(batch, _merge_inner(m, n) if square else n, k)
+    m = merge_inner(m, rhs_rows)
+    return batch_shape(batch, merge_inner(m, n) if square else n, k)
 
 
 def _solve_ls_shape(ctx):
@@ -56,7 +56,7 @@ def _triangular_solve_shape(ctx):
     """Square lhs, batch dimensions broadcast, lhs size == rhs rows -> batch + [M, K]."""
     lhs_batch, n = square_dims(ctx.input_shape(0))
     rhs_batch, rhs_rows, k = matrix_dims(ctx.input_shape(1))
-    m = _merge_inner(n, rhs_rows)
+    m = merge_inner(n, rhs_rows)
     if lhs_batch is None or rhs_batch is None:
         return _ts.unknown_shape()
     batch = shape_fns.broadcast_shapes(_ts.TensorShape(lhs_batch), _ts.TensorShape(rhs_batch))
@@ -119,7 +119,7 @@ def _overdetermined_grad(op, grad):
     from tensorweave.ops.array_matrix_ops import matrix_transpose
     a, b, l2 = op.inputs
     x = op.outputs[0]
-    l2 = _op("Cast", [l2], {"DstT": a.dtype.base_dtype})
+    l2 = tf_op("Cast", [l2], {"DstT": a.dtype.base_dtype})
     chol = _regularized_gramian_cholesky(a, l2, first_kind=True)
     z = cholesky_solve(chol, grad)
     xzt = matmul(x, z, adjoint_b=True)
@@ -132,7 +132,7 @@ def _underdetermined_grad(op, grad):
     """X = A^H (A A^H + l I)^-1 B: with t = (A A^H + l I)^-1 B, dB = (A A^H + l I)^-1 A g and
     dA = -dB (t^H A) + t (g - A^H dB)^H."""
     a, b, l2 = op.inputs
-    l2 = _op("Cast", [l2], {"DstT": a.dtype.base_dtype})
+    l2 = tf_op("Cast", [l2], {"DstT": a.dtype.base_dtype})
     chol = _regularized_gramian_cholesky(a, l2, first_kind=False)
     grad_b = cholesky_solve(chol, matmul(a, grad))
     tmp = cholesky_solve(chol, b)

@@ -18,7 +18,7 @@ from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops.array_join_ops import concat, merge_dims, stack
 from tensorweave.ops.array_ops import expand_dims, rank, squeeze
 from tensorweave.ops.linalg_decomp_ops import matrix_dims
-from tensorweave.ops.linalg_ops import _merge_inner
+from tensorweave.ops.linalg_ops import merge_inner
 from tensorweave.ops.reduction_ops import reduce_sum
 
 TYPES = frozenset({_dtypes.float32, _dtypes.float64, _dtypes.complex64, _dtypes.complex128})
@@ -36,7 +36,7 @@ def _solve_shape(ctx):
     lhs_batch, three, m = matrix_dims(ctx.input_shape(0))
     rhs_batch, rhs_m, _ = matrix_dims(ctx.input_shape(1))
     merge_dims(lhs_batch, rhs_batch)
-    _merge_inner(m, rhs_m)
+    merge_inner(m, rhs_m)
     _with_value(three, 3)
     return ctx.input_shape(1)
 
@@ -51,7 +51,7 @@ def _matmul_shape(ctx):
     for dims in diagonals[1:]:
         merge_dims(None if dims is None else dims[:-2], rhs_batch)
     if merged is not None:
-        _merge_inner(merged[-1], rhs_m)
+        merge_inner(merged[-1], rhs_m)
         _with_value(merged[-2], 1)
     return ctx.input_shape(3)
 

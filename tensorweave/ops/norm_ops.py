@@ -18,7 +18,7 @@ from tensorweave.ops.linalg_qr_svd_ops import Svd
 from tensorweave.ops.math_ops import pow  # noqa: A004 - TF's name
 from tensorweave.ops.math_unary_ops import abs as _abs
 from tensorweave.ops.math_unary_ops import conj, sqrt
-from tensorweave.ops.reduction_ops import _op, reduce_max, reduce_sum
+from tensorweave.ops.reduction_ops import reduce_max, reduce_sum, tf_op
 
 __all__ = ["norm"]
 
@@ -61,11 +61,11 @@ def _matrix_2_norm(tensor, axis):
         perm_before = [d for d in range(rank) if d not in positive] + positive
         perm_after = np.argsort(perm_before).tolist()
     else:
-        rank = _op("Rank", [tensor])
+        rank = tf_op("Rank", [tensor])
         axes = convert_to_tensor(list(axis), dtype=_dtypes.int32)
         positive = where_v2(axes >= 0, axes, axes + rank)
         dims = _range(rank)
-        others = _op("NotEqual", [expand_dims(dims, 1), positive])
+        others = tf_op("NotEqual", [expand_dims(dims, 1), positive])
         perm_before = concat([boolean_mask(dims, reduce_all(others, axis=1)), positive], 0)
         perm_after = scatter_nd(expand_dims(perm_before, 1), dims, expand_dims(rank, 0))
     s = apply_op(Svd, [transpose(tensor, perm_before)], {"compute_uv": False})[0]

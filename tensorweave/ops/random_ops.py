@@ -19,6 +19,7 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op, get_op_def
 from tensorweave.framework.random_seed import get_seed, seed_attrs, set_random_seed
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_text import shape_text
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 
 __all__ = ["get_seed", "multinomial", "random_normal", "random_shuffle", "random_uniform",
@@ -47,12 +48,8 @@ def _random_int_shape(ctx):
     for i, what in ((1, "minval"), (2, "maxval")):
         shape = ctx.input_shape(i)
         if shape.ndims not in (None, 0):
-            raise ValueError(f"{what} must be a scalar; got a tensor of shape {_dims(shape)}")
+            raise ValueError(f"{what} must be a scalar; got a tensor of shape {shape_text(shape)}")
     return _random_shape(ctx)
-
-
-def _dims(shape) -> str:
-    return "[" + ",".join("?" if d is None else str(d) for d in shape.as_list()) + "]"
 
 
 def _multinomial_shape(ctx):

@@ -39,7 +39,7 @@ def _deprecated_lookup(new_name: str, new_value, old_name: str, old_value):
     return new_value if new_value is not None else old_value
 
 
-def _op(op_type: str, inputs, attrs: dict | None = None, name: str | None = None):
+def tf_op(op_type: str, inputs, attrs: dict | None = None, name: str | None = None):
     """Adds an op of another family by its TensorFlow type.
 
     Composites here (logsumexp, count_nonzero, tensordot) use ops that other modules define;
@@ -117,7 +117,7 @@ def _reduction_dims(x: Tensor, axis):
     rank = x.shape.ndims
     if rank is not None:
         return constant(np.arange(rank, dtype=np.int32))
-    return _op("Range", [0, _op("Rank", [x]), 1])
+    return tf_op("Range", [0, tf_op("Rank", [x]), 1])
 
 
 def _reduce(op_def, input_tensor, axis, keepdims, name, reduction_indices, keep_dims):
@@ -249,13 +249,13 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=None, name=None,
         raw_max = reduce_max(x, axis=axis, keepdims=True)
         # An infinite maximum would turn x - max into NaN: shift by 0 there instead.
         zero = constant(0, dtype=raw_max.dtype, name="e")
-        my_max = _op("StopGradient", [_op("SelectV2", [_op("IsFinite", [raw_max]), raw_max,
-                                                         zero])])
-        shifted_exp = _op("Exp", [_op("Sub", [x, my_max])])
-        result = _op("Log", [reduce_sum(shifted_exp, axis=axis, keepdims=keepdims)])
+        my_max = tf_op("StopGradient", [tf_op("SelectV2", [tf_op("IsFinite", [raw_max]),
+                                                           raw_max, zero])])
+        shifted_exp = tf_op("Exp", [tf_op("Sub", [x, my_max])])
+        result = tf_op("Log", [reduce_sum(shifted_exp, axis=axis, keepdims=keepdims)])
         if not keepdims:
-            my_max = _op("Reshape", [my_max, _op("Shape", [result])])
-        result = _op("AddV2", [result, my_max], name=scope)
+            my_max = tf_op("Reshape", [my_max, tf_op("Shape", [result])])
+        result = tf_op("AddV2", [result, my_max], name=scope)
     if not keepdims and axis is None and not result.shape.is_fully_defined():
         result.set_shape([])
     return result
@@ -288,10 +288,10 @@ def count_nonzero(input_tensor=None, axis=None, keepdims=None, dtype=_dtypes.int
         x = convert_to_tensor(input_tensor, name="input")
         zero = b"" if x.dtype == _dtypes.string else np.zeros((), x.dtype.as_numpy_dtype)
         zero = constant(zero, dtype=x.dtype, name="zeros")
-        nonzero = _op("Cast", [_op("NotEqual", [x, zero])], {"DstT": _dtypes.int64})
+        nonzero = tf_op("Cast", [tf_op("NotEqual", [x, zero])], {"DstT": _dtypes.int64})
         counts = reduce_sum(nonzero, axis=axis, keepdims=keepdims)
         dtype = _dtypes.as_dtype(dtype)
-        return counts if dtype == _dtypes.int64 else _op("Cast", [counts], {"DstT": dtype})
+        return counts if dtype == _dtypes.int64 else tf_op("Cast", [counts], {"DstT": dtype})
 
 
 # --- ArgMax / ArgMin ---------------------------------------------------------------------------
@@ -509,16 +509,16 @@ def split_axes(x: Tensor, axes):
     if rank is not None and value is not None:
         reduced = [int(a) % rank for a in np.ravel(value)] if rank else []
         return reduced, [i for i in range(rank) if i not in reduced]
-    rank_t = _op("Rank", [x])
+    rank_t = tf_op("Rank", [x])
     # (axis + rank) mod max(rank, 1): a scalar (rank 0) has no axes, and nothing to divide.
-    reduced = _op("FloorMod", [_op("AddV2", [_op("Cast", [_op("Reshape", [axes, [-1]])],
-                                                  {"DstT": _dtypes.int32}), rank_t]),
-                               _op("Maximum", [rank_t, 1])])
-    positions = _op("Range", [0, rank_t, 1])
-    kept_mask = reduce_all(_op("NotEqual", [_op("Reshape", [positions, [-1, 1]]),
-                                            _op("Reshape", [reduced, [1, -1]])]), 1)
-    kept = _op("Reshape", [_op("Where", [kept_mask]), [-1]])
-    return reduced, _op("Cast", [kept], {"DstT": _dtypes.int32})
+    reduced = tf_op("FloorMod", [tf_op("AddV2", [tf_op("Cast", [tf_op("Reshape", [axes, [-1]])],
+                                                        {"DstT": _dtypes.int32}), rank_t]),
+                                 tf_op("Maximum", [rank_t, 1])])
+    positions = tf_op("Range", [0, rank_t, 1])
+    kept_mask = reduce_all(tf_op("NotEqual", [tf_op("Reshape", [positions, [-1, 1]]),
+                                              tf_op("Reshape", [reduced, [1, -1]])]), 1)
+    kept = tf_op("Reshape", [tf_op("Where", [kept_mask]), [-1]])
+    return reduced, tf_op("Cast", [kept], {"DstT": _dtypes.int32})
 
 
 def _kept_dims_shape(x: Tensor, axes):
@@ -529,13 +529,13 @@ def _kept_dims_shape(x: Tensor, axes):
         return [1 if i in reduced else d for i, d in enumerate(x.shape.as_list())]
     if isinstance(reduced, list):
         reduced = _int32_vector(reduced)
-    shape = _op("Shape", [x])
+    shape = tf_op("Shape", [x])
     # hit = 1 at the reduced positions, else 0 (the kernel rejects an axis listed twice);
     # the result is shape * (1 - hit) + hit.
-    hit = _op("ScatterNd", [_op("Reshape", [reduced, [-1, 1]]),
-                            _op("OnesLike", [_op("Reshape", [reduced, [-1]])]),
-                            _op("Shape", [shape])])
-    return _op("AddV2", [_op("Mul", [shape, _op("Sub", [1, hit])]), hit])
+    hit = tf_op("ScatterNd", [tf_op("Reshape", [reduced, [-1, 1]]),
+                              tf_op("OnesLike", [tf_op("Reshape", [reduced, [-1]])]),
+                              tf_op("Shape", [shape])])
+    return tf_op("AddV2", [tf_op("Mul", [shape, tf_op("Sub", [1, hit])]), hit])
 
 
 def _has_shape(t: Tensor, dims: list) -> bool:
@@ -549,14 +549,14 @@ def _broadcast_back(grad: Tensor, x: Tensor, axes) -> Tensor:
     kept = _kept_dims_shape(x, axes)
     if isinstance(kept, list):
         if not _has_shape(grad, kept):
-            grad = _op("Reshape", [grad, _int32_vector(kept)])
+            grad = tf_op("Reshape", [grad, _int32_vector(kept)])
         multiples = [d // max(k, 1) for d, k in zip(x.shape.as_list(), kept)]
         if all(m == 1 for m in multiples):
             return grad
-        return _op("Tile", [grad, _int32_vector(multiples)])
-    grad = _op("Reshape", [grad, kept])
-    multiples = _op("FloorDiv", [_op("Shape", [x]), _op("Maximum", [kept, 1])])
-    return _op("Tile", [grad, multiples])
+        return tf_op("Tile", [grad, _int32_vector(multiples)])
+    grad = tf_op("Reshape", [grad, kept])
+    multiples = tf_op("FloorDiv", [tf_op("Shape", [x]), tf_op("Maximum", [kept, 1])])
+    return tf_op("Tile", [grad, multiples])
 
 
 def _int32_vector(values) -> Tensor:
@@ -567,8 +567,8 @@ def _reshape_to_kept(t: Tensor, x: Tensor, axes) -> Tensor:
     """`t` (shaped like a reduction's output) reshaped to the keepdims shape."""
     kept = _kept_dims_shape(x, axes)
     if isinstance(kept, list):
-        return t if _has_shape(t, kept) else _op("Reshape", [t, _int32_vector(kept)])
-    return _op("Reshape", [t, kept])
+        return t if _has_shape(t, kept) else tf_op("Reshape", [t, _int32_vector(kept)])
+    return tf_op("Reshape", [t, kept])
 
 
 @Sum.gradient
@@ -583,8 +583,8 @@ def _element_count(x: Tensor, y: Tensor, dtype) -> Tensor:
     n_x, n_y = x.shape.num_elements(), y.shape.num_elements()
     if n_x is not None and n_y is not None:
         return constant(n_x // max(n_y, 1), dtype=dtype)
-    count = _op("FloorDiv", [_op("Size", [x]), _op("Maximum", [_op("Size", [y]), 1])])
-    return _op("Cast", [count], {"DstT": dtype})
+    count = tf_op("FloorDiv", [tf_op("Size", [x]), tf_op("Maximum", [tf_op("Size", [y]), 1])])
+    return tf_op("Cast", [count], {"DstT": dtype})
 
 
 @Mean.gradient
@@ -592,11 +592,11 @@ def _mean_grad(op, grad):
     """Sum's gradient divided by the number of elements averaged."""
     x, axes = op.inputs
     count = _element_count(x, op.outputs[0], grad.dtype.base_dtype)
-    return [_op("RealDiv", [_broadcast_back(grad, x, axes), count]), None]
+    return [tf_op("RealDiv", [_broadcast_back(grad, x, axes), count]), None]
 
 
 def _conj_of(t: Tensor) -> Tensor:
-    return _op("Conj", [t]) if t.dtype.is_complex else t
+    return tf_op("Conj", [t]) if t.dtype.is_complex else t
 
 
 @Prod.gradient
@@ -613,20 +613,20 @@ def _prod_grad(op, grad):
         perm_t, inverse_t = _int32_vector(perm), _int32_vector(np.argsort(perm))
         reduced, kept = _int32_vector(reduced), _int32_vector(kept)
     else:
-        perm_t = _op("ConcatV2", [[reduced, kept], 0])
-        inverse_t = _op("ScatterNd", [_op("Reshape", [perm_t, [-1, 1]]),
-                                      _op("Range", [0, _op("Size", [perm_t]), 1]),
-                                      _op("Shape", [perm_t])])
-    shape = _op("Shape", [x])
-    n_reduced = reduce_prod(_op("GatherV2", [shape, reduced, 0]))
-    n_kept = reduce_prod(_op("GatherV2", [shape, kept, 0]))
-    permuted = _op("Transpose", [x, perm_t])
-    matrix = _op("Reshape", [permuted, _op("Pack", [[n_reduced, n_kept]])])
+        perm_t = tf_op("ConcatV2", [[reduced, kept], 0])
+        inverse_t = tf_op("ScatterNd", [tf_op("Reshape", [perm_t, [-1, 1]]),
+                                        tf_op("Range", [0, tf_op("Size", [perm_t]), 1]),
+                                        tf_op("Shape", [perm_t])])
+    shape = tf_op("Shape", [x])
+    n_reduced = reduce_prod(tf_op("GatherV2", [shape, reduced, 0]))
+    n_kept = reduce_prod(tf_op("GatherV2", [shape, kept, 0]))
+    permuted = tf_op("Transpose", [x, perm_t])
+    matrix = tf_op("Reshape", [permuted, tf_op("Pack", [[n_reduced, n_kept]])])
     left = cumprod(matrix, 0, exclusive=True)
     right = cumprod(matrix, 0, exclusive=True, reverse=True)
-    others = _op("Reshape", [_op("Mul", [_conj_of(left), _conj_of(right)]),
-                             _op("Shape", [permuted])])
-    return [_op("Mul", [grad, _op("Transpose", [others, inverse_t])]), None]
+    others = tf_op("Reshape", [tf_op("Mul", [_conj_of(left), _conj_of(right)]),
+                               tf_op("Shape", [permuted])])
+    return [tf_op("Mul", [grad, tf_op("Transpose", [others, inverse_t])]), None]
 
 
 def _min_max_grad(op, grad):
@@ -634,9 +634,9 @@ def _min_max_grad(op, grad):
     x, axes = op.inputs
     y = _reshape_to_kept(op.outputs[0], x, axes)
     grad = _reshape_to_kept(grad, x, axes)
-    hits = _op("Cast", [_op("Equal", [y, x])], {"DstT": grad.dtype.base_dtype})
+    hits = tf_op("Cast", [tf_op("Equal", [y, x])], {"DstT": grad.dtype.base_dtype})
     count = _reshape_to_kept(reduce_sum(hits, axes), x, axes)
-    return [_op("Mul", [_op("RealDiv", [hits, count]), grad]), None]
+    return [tf_op("Mul", [tf_op("RealDiv", [hits, count]), grad]), None]
 
 
 Max.gradient(_min_max_grad)
@@ -655,9 +655,9 @@ def _cumprod_grad(op, grad):
     """d out_i / d x_j = out_i / x_j for each out_i that x_j multiplies. Like TensorFlow's this
     divides with div_no_nan (so entries where x is 0 get 0) and conjugates nothing."""
     x, axis = op.inputs
-    out = cumsum(_op("Mul", [op.outputs[0], grad]), axis, exclusive=op.get_attr("exclusive"),
+    out = cumsum(tf_op("Mul", [op.outputs[0], grad]), axis, exclusive=op.get_attr("exclusive"),
                  reverse=not op.get_attr("reverse"))
-    return [_op("DivNoNan", [out, x]), None]
+    return [tf_op("DivNoNan", [out, x]), None]
 
 
 @TopKV2.gradient
@@ -667,15 +667,15 @@ def _top_k_grad(op, grad, _):
     x = op.inputs[0]
     indices = op.outputs[1]
     if indices.dtype.base_dtype != _dtypes.int32:
-        indices = _op("Cast", [indices], {"DstT": _dtypes.int32})
-    shape = _op("Shape", [x])
-    size = _op("Size", [x])
-    n = _op("StridedSlice", [shape, [-1], [0], [1]], {"shrink_axis_mask": 1})
-    k = _op("StridedSlice", [_op("Shape", [indices]), [-1], [0], [1]], {"shrink_axis_mask": 1})
-    rows = _op("FloorDiv", [size, _op("Maximum", [n, 1])])
-    offsets = _op("Mul", [_op("Range", [0, rows, 1]), n])
-    flat = _op("AddV2", [_op("Reshape", [indices, _op("Pack", [[rows, k]])]),
-                         _op("Reshape", [offsets, [-1, 1]])])
-    scattered = _op("ScatterNd", [_op("Reshape", [flat, [-1, 1]]), _op("Reshape", [grad, [-1]]),
-                                  _op("Reshape", [size, [1]])])
-    return [_op("Reshape", [scattered, shape]), None]
+        indices = tf_op("Cast", [indices], {"DstT": _dtypes.int32})
+    shape = tf_op("Shape", [x])
+    size = tf_op("Size", [x])
+    n = tf_op("StridedSlice", [shape, [-1], [0], [1]], {"shrink_axis_mask": 1})
+    k = tf_op("StridedSlice", [tf_op("Shape", [indices]), [-1], [0], [1]], {"shrink_axis_mask": 1})
+    rows = tf_op("FloorDiv", [size, tf_op("Maximum", [n, 1])])
+    offsets = tf_op("Mul", [tf_op("Range", [0, rows, 1]), n])
+    flat = tf_op("AddV2", [tf_op("Reshape", [indices, tf_op("Pack", [[rows, k]])]),
+                           tf_op("Reshape", [offsets, [-1, 1]])])
+    scattered = tf_op("ScatterNd", [tf_op("Reshape", [flat, [-1, 1]]),
+                                    tf_op("Reshape", [grad, [-1]]), tf_op("Reshape", [size, [1]])])
+    return [tf_op("Reshape", [scattered, shape]), None]

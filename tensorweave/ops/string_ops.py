@@ -16,6 +16,7 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_text import shape_text
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 
 __all__ = ["as_string", "reduce_join", "string_join", "string_strip", "substr"]
@@ -23,10 +24,6 @@ __all__ = ["as_string", "reduce_join", "string_join", "string_strip", "substr"]
 _d = _dtypes
 AS_STRING_TYPES = _d.REAL_NUMERIC | _d.COMPLEX | {_d.bool, _d.string}
 _UNITS = ("BYTE", "UTF8_CHAR")
-
-
-def _str(shape) -> str:
-    return "[" + ",".join("?" if d is None else str(d) for d in shape.as_list()) + "]"
 
 
 def _merge_shapes(ctx, indices, message) -> _ts.TensorShape:
@@ -48,7 +45,7 @@ def _string_join_shape(ctx):
         i = next(k for k, (x, y) in enumerate(zip(a.as_list(), b.as_list()))
                  if x is not None and y is not None and x != y)
         return (f"Dimension {i} in both shapes must be equal, but are {a[i].value} and "
-                f"{b[i].value}. Shapes are {_str(a)} and {_str(b)}.")
+                f"{b[i].value}. Shapes are {shape_text(a)} and {shape_text(b)}.")
     non_scalar = [i for i, s in enumerate(ctx.input_shapes) if s.ndims != 0]
     if not non_scalar:
         return _ts.TensorShape([])
@@ -79,7 +76,8 @@ def _reduce_join_shape(ctx):
 def _substr_shape(ctx):
     """`pos` and `len` must agree; the output is `input` broadcast with `pos`."""
     pos = _merge_shapes(
-        ctx, (1, 2), lambda a, b: f"pos and len shapes must match: {_str(a)} vs. {_str(b)}")
+        ctx, (1, 2),
+        lambda a, b: f"pos and len shapes must match: {shape_text(a)} vs. {shape_text(b)}")
     return shape_fns.broadcast_shapes(ctx.input_shape(0), pos)
 
 

@@ -16,16 +16,12 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, arg, define_op
+from tensorweave.framework.shape_text import shape_text
 
 __all__: list[str] = []
 
 
 # --- shape functions --------------------------------------------------------------------------
-def shape_str(shape: _ts.TensorShape) -> str:
-    """TensorFlow's shape notation: [2,?,3], or ? for unknown rank."""
-    if shape.ndims is None:
-        return "?"
-    return "[" + ",".join("?" if d is None else str(d) for d in shape.as_list()) + "]"
 
 
 def merge_shapes(a: _ts.TensorShape, b: _ts.TensorShape) -> _ts.TensorShape:
@@ -40,7 +36,7 @@ def merge_shapes(a: _ts.TensorShape, b: _ts.TensorShape) -> _ts.TensorShape:
     for i, (x, y) in enumerate(zip(a.as_list(), b.as_list())):
         if x is not None and y is not None and x != y:
             raise ValueError(f"Dimension {i} in both shapes must be equal, but are {x} and {y}. "
-                             f"Shapes are {shape_str(a)} and {shape_str(b)}.")
+                             f"Shapes are {shape_text(a)} and {shape_text(b)}.")
         dims.append(x if x is not None else y)
     return _ts.TensorShape(dims)
 

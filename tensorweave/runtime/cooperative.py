@@ -21,7 +21,7 @@ from collections import deque
 
 import numpy as np
 
-from tensorweave.runtime.executor.dataflow import _gather_inputs, compute
+from tensorweave.runtime.executor.dataflow import compute, gather_inputs
 from tensorweave.runtime.merged_line import MergedLine, mergeable
 from tensorweave.runtime.step_stats import now_micros
 
@@ -112,7 +112,7 @@ class CooperativeRun:
 
     def _inputs(self, e, item):
         vals, uses = self.vals[e], self.uses[e]
-        inputs = _gather_inputs(item, vals)
+        inputs = gather_inputs(item, vals)
         for s in item.in_slots:
             uses[s] -= 1
             if uses[s] == 0:

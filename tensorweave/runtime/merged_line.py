@@ -19,7 +19,7 @@ import numpy as np
 
 from tensorweave.runtime.executor import straight_line
 from tensorweave.runtime.executor.kernel_errors import node_error
-from tensorweave.runtime.executor.node_item import _mark_variable_aliases
+from tensorweave.runtime.executor.node_item import mark_variable_aliases
 
 
 def mergeable(executors, links) -> bool:
@@ -105,7 +105,7 @@ def merge(executors, links) -> Merged:
         preds.append(sorted(via[g]))
         for t in succ[g]:
             via[t].add(merged.id)
-    _mark_variable_aliases(items)
+    mark_variable_aliases(items)
     return Merged(items, preds)
 
 

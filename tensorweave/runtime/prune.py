@@ -10,6 +10,7 @@ from __future__ import annotations
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
 from tensorweave.framework.op_def import get_op_def
+from tensorweave.framework.shape_text import shape_text
 
 
 class RNode:
@@ -139,8 +140,7 @@ def _check_feeds_present(graph: RGraph) -> None:
     parts = []
     for n in sorted(missing, key=lambda n: n.name):
         shape = n.attrs.get("shape")
-        shape_str = "unknown" if shape is None or shape.ndims is None else \
-            "[" + ",".join("?" if d is None else str(d) for d in shape.as_list()) + "]"
+        shape_str = "unknown" if shape is None else shape_text(shape, unknown_rank="unknown")
         parts.append(f"'{n.name}' with dtype {_dtypes.as_dtype(n.attrs['dtype']).name} and "
                      f"shape {shape_str} (defined at {n.creation_site[0]}:{n.creation_site[1]})")
     first = missing[0]

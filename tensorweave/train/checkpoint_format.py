@@ -40,12 +40,12 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.train.checkpoint_slices import (
     assemble,
     check_slice_bounds,
     covering,
     intersection,
-    shape_text,
     slice_text,
 )
 
@@ -353,7 +353,7 @@ class _Table:
         if (known[0], known[1]) != (dtype, full_shape):
             raise errors.InvalidArgumentError(
                 None, None, f"Slices of tensor {name!r} disagree: {known[0].name} "
-                f"{shape_text(known[1])} and {dtype.name} {shape_text(full_shape)}")
+                f"{dims_text(known[1])} and {dtype.name} {dims_text(full_shape)}")
         for other_start, other_shape, _ in known[3]:
             if (other_start, other_shape) == (start, shape):
                 raise self._duplicate(name)

@@ -14,11 +14,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
-
-
-def shape_text(shape) -> str:
-    """A shape as TensorFlow prints it in messages: [10,5]."""
-    return "[" + ",".join(str(d) for d in shape) + "]"
+from tensorweave.framework.shape_text import dims_text
 
 
 def slice_text(start, shape) -> str:
@@ -31,12 +27,12 @@ def check_slice_bounds(full_shape, start, shape, spec: str | None = None) -> Non
     spec = slice_text(start, shape) if spec is None else spec
     if len(start) != len(full_shape) or len(shape) != len(full_shape):
         raise errors.InternalError(
-            None, None, f"Mismatching ranks: shape = {shape_text(full_shape)}, slice = {spec}")
+            None, None, f"Mismatching ranks: shape = {dims_text(full_shape)}, slice = {spec}")
     for d, (lo, n, full) in enumerate(zip(start, shape, full_shape)):
         if lo < 0 or n < 0 or lo + n > full:
             raise errors.InternalError(
                 None, None, f"Extent in dimension {d} out of bounds: shape = "
-                f"{shape_text(full_shape)}, slice = {spec}")
+                f"{dims_text(full_shape)}, slice = {spec}")
 
 
 def intersection(start_a, shape_a, start_b, shape_b):

@@ -12,15 +12,13 @@ import difflib
 
 from tensorweave.framework import errors
 from tensorweave.framework import tensor_shape as _ts
+from tensorweave.framework.shape_text import shape_text
 
 
 def _shape_str(shape) -> str:
     if shape is None:
         return "?"
-    shape = _ts.as_shape(shape)
-    if shape.ndims is None:
-        return "<unknown>"
-    return "[" + ",".join("?" if d is None else str(d) for d in shape.as_list()) + "]"
+    return shape_text(_ts.as_shape(shape), unknown_rank="<unknown>")
 
 
 def missing_key_lines(missing, available) -> list:

@@ -17,7 +17,8 @@ from tensorweave.runtime.executor import values
 from tensorweave.runtime.step_stats import now_micros
 
 
-def _gather_inputs(item, vals):
+def gather_inputs(item, vals):
+    """A node's input values from `vals` by its input slots, dereferenced where it reads refs."""
     if True in item.deref and item.kind != "_Retval":   # a fetch derefs when the step ends
         return [values.deref(vals[s]) if d else vals[s] for s, d in zip(item.in_slots, item.deref)]
     return [vals[s] for s in item.in_slots]
@@ -124,7 +125,7 @@ class DataflowRun:
 
     def _inputs(self, item):
         vals, uses = self.vals, self.uses
-        inputs = _gather_inputs(item, vals)
+        inputs = gather_inputs(item, vals)
         for s in item.in_slots:
             uses[s] -= 1
             if uses[s] == 0:

@@ -95,7 +95,7 @@ def compile_items(graph, device, session) -> tuple[list[NodeItem], int]:
                            for j, (src, k) in enumerate(node.inputs))
         _bind_kernel(item, device, session)
         by_name[node.name] = item
-    _mark_variable_aliases(items)
+    mark_variable_aliases(items)
     if any(cost_model.uses_every_core(item.node) for item in items):
         for item in items:   # the contractions use every core: nothing to overlap with them
             item.expensive = False
@@ -107,7 +107,7 @@ def compile_items(graph, device, session) -> tuple[list[NodeItem], int]:
     return items, n_slots
 
 
-def _mark_variable_aliases(items) -> set[int]:
+def mark_variable_aliases(items) -> set[int]:
     """Flags fetches whose value may share memory with a variable's storage; returns the value
     slots that may (idempotent: a second call finds and flags the same).
 
