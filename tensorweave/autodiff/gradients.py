@@ -45,7 +45,8 @@ def is_differentiable_dtype(dtype) -> bool:
     return base.is_floating or base.is_complex or base in (_dtypes.resource, _dtypes.variant)
 
 
-def _as_list(x) -> list:
+def as_list(x) -> list:
+    """`x` as a list: a list or tuple's items, anything else as a one-item list."""
     return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
@@ -75,7 +76,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
         gradient function returning a gradient of the wrong number or shape.
     """
     del gate_gradients, aggregation_method
-    ys, xs = _as_list(ys), _as_list(xs)
+    ys, xs = as_list(ys), as_list(xs)
     try:
         unconnected = UnconnectedGradients(unconnected_gradients)
     except ValueError:
@@ -164,7 +165,7 @@ def _initial_grads(ys, grad_ys, colocate=False):
     from tensorweave.ops.array_ops import shape
     if grad_ys is None:
         grad_ys = [None] * len(ys)
-    grad_ys = _as_list(grad_ys)
+    grad_ys = as_list(grad_ys)
     if len(grad_ys) != len(ys):
         raise ValueError(f"Passed {len(grad_ys)} grad_ys for {len(ys)} ys")
     out = []
@@ -238,7 +239,7 @@ def _stop_nodes(from_nodes, stop_gradients, pending, level):
     """x-producing nodes with no gradient flowing into their inputs, and explicit stops."""
     stops = {node for node in from_nodes
              if all(pending.get(_node_of(t.op, level), 0) == 0 for t in _inputs(node))}
-    for t in _as_list(stop_gradients) if stop_gradients is not None else ():
+    for t in as_list(stop_gradients) if stop_gradients is not None else ():
         stops.add(_node_of(convert_to_tensor(t).op, level))
     return stops
 
@@ -270,7 +271,7 @@ def _backprop_op(op, out_grads, stop_ops, colocate):
                 in_grads = fn(op, *filled)
         else:
             in_grads = fn(op, *filled)
-    in_grads = _as_list(in_grads) if in_grads is not None else [None] * n_in
+    in_grads = as_list(in_grads) if in_grads is not None else [None] * n_in
     if len(in_grads) != n_in:
         raise ValueError(f"Num gradients {len(in_grads)} generated for op {op.node_def} do "
                          f"not match num inputs {n_in}")
@@ -291,7 +292,7 @@ def hessians(ys, xs, name="hessians", colocate_gradients_with_ops=False,
     """The Hessian of sum(ys) with respect to each x (x's size must be known statically)."""
     from tensorweave.ops.array_join_ops import stack, unstack
     from tensorweave.ops.array_ops import reshape
-    xs = _as_list(xs)
+    xs = as_list(xs)
     out = []
     with name_scope(name, "hessians"):
         grads = gradients(ys, xs, colocate_gradients_with_ops=colocate_gradients_with_ops)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from tensorweave.data import nest
-from tensorweave.data.dataset_ops import TensorSpec, _Unary, int64_arg, tensor_structure
+from tensorweave.data.dataset_ops import TensorSpec, UnaryDataset, int64_arg, tensor_structure
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.operation import Tensor
@@ -18,7 +18,7 @@ def _leaves(structure, values) -> list:
     return [values]
 
 
-def _shape_leaves(structure, shapes) -> list:
+def shape_leaves(structure, shapes) -> list:
     """One TensorShape per leaf of `structure` (a shape given as a list is a leaf)."""
     return [_ts.as_shape(s) for s in _leaves(structure, shapes)]
 
@@ -77,7 +77,7 @@ def _padding_value(value, spec) -> Tensor:
     return tensor
 
 
-class PaddedBatch(_Unary):
+class PaddedBatch(UnaryDataset):
     """Batches elements, padding each component to `padded_shapes` (None or -1: the batch's
     largest). The padded shapes are int64 vectors read when the iterator starts."""
 
@@ -112,7 +112,7 @@ class PaddedBatch(_Unary):
                           drop_remainder=self._drop)
 
 
-class Unbatch(_Unary):
+class Unbatch(UnaryDataset):
     """Splits each element's components along their first dimension."""
 
     def __init__(self, input_dataset):

@@ -158,7 +158,8 @@ def int64_arg(value, name: str) -> Tensor:
     return convert_to_tensor(value, dtype=_dtypes.int64, name=name)
 
 
-def _merge_specs(a, b):
+def merge_specs(a, b):
+    """The most specific element spec compatible with both; TypeError if they differ in kind."""
     flat_a, flat_b = nest.flatten(a), nest.flatten(b)
     if not nest.same_structure(a, b) or [_leaf_kind(s) for s in flat_a] != \
             [_leaf_kind(s) for s in flat_b]:
@@ -318,7 +319,8 @@ def pipeline_tensor(dataset: Dataset, name=None) -> tuple[Tensor, list[Tensor]]:
     return tensor, builder.tensors
 
 
-class _Unary(Dataset):
+class UnaryDataset(Dataset):
+    """A dataset made from one input dataset; its spec names the input's spec."""
     def __init__(self, input_dataset: Dataset, structure=None):
         self._input = input_dataset
         self._structure = structure if structure is not None else input_dataset._structure
@@ -340,13 +342,13 @@ class _Zip(Dataset):
 class _Concatenate(Dataset):
     def __init__(self, first: Dataset, second: Dataset):
         self._parts = (first, second)
-        self._structure = _merge_specs(first._structure, second._structure)
+        self._structure = merge_specs(first._structure, second._structure)
 
     def _dataset_spec(self, builder):
         return {"kind": "concatenate", "inputs": [d._dataset_spec(builder) for d in self._parts]}
 
 
-class _Map(_Unary):
+class _Map(UnaryDataset):
     def __init__(self, input_dataset, map_func):
         traced = _function.trace(map_func, input_dataset._structure, get_default_graph(),
                                  "Dataset.map()")
@@ -361,7 +363,7 @@ class _Map(_Unary):
         return builder.function(self._traced, nest.flatten(self._traced.result), spec)
 
 
-class _Filter(_Unary):
+class _Filter(UnaryDataset):
     def __init__(self, input_dataset, predicate):
         traced = _function.trace(predicate, input_dataset._structure, get_default_graph(),
                                  "Dataset.filter()")
@@ -380,7 +382,7 @@ class _Filter(_Unary):
         return builder.function(self._traced, [self._traced.result], spec)
 
 
-class _Interleave(_Unary):
+class _Interleave(UnaryDataset):
     def __init__(self, input_dataset, map_func, cycle_length: int, block_length: int):
         traced = _function.trace(map_func, input_dataset._structure, get_default_graph(),
                                  "Dataset.interleave()")
@@ -418,7 +420,7 @@ def _batched(structure, batch_size, drop_remainder):
         lambda s: TensorSpec(_ts.TensorShape([dim]).concatenate(s.shape), s.dtype), structure)
 
 
-class _Batch(_Unary):
+class _Batch(UnaryDataset):
     def __init__(self, input_dataset, batch_size, drop_remainder):
         self._size = int64_arg(batch_size, "batch_size")
         self._drop = bool(drop_remainder)
@@ -431,7 +433,7 @@ class _Batch(_Unary):
                           drop_remainder=self._drop)
 
 
-class _Window(_Unary):
+class _Window(UnaryDataset):
     def __init__(self, input_dataset, size, shift, stride, drop_remainder):
         structure = tensor_structure(input_dataset, "Dataset.window()")
         self._args = [int64_arg(size, "size"), int64_arg(size if shift is None else shift,
@@ -444,7 +446,7 @@ class _Window(_Unary):
                           drop_remainder=self._drop)
 
 
-class _Shuffle(_Unary):
+class _Shuffle(UnaryDataset):
     def __init__(self, input_dataset, buffer_size, seed, reshuffle):
         self._size = int64_arg(buffer_size, "buffer_size")
         seeds = random_seed.get_seed(seed)
@@ -457,7 +459,7 @@ class _Shuffle(_Unary):
                           seeds=self._seeds, reshuffle=self._reshuffle)
 
 
-class _Counted(_Unary):
+class _Counted(UnaryDataset):
     """repeat, take, skip and prefetch: one int64 count, the same element structure."""
 
     def __init__(self, input_dataset, kind: str, count):
@@ -469,7 +471,7 @@ class _Counted(_Unary):
         return self._spec(builder, self._kind, args=[builder.arg(self._count)])
 
 
-class _Cache(_Unary):
+class _Cache(UnaryDataset):
     def __init__(self, input_dataset, filename):
         self._filename = convert_to_tensor(filename, dtype=_dtypes.string, name="filename")
         super().__init__(input_dataset)

@@ -39,8 +39,8 @@ def _structure_of(output_types, output_shapes):
     if output_shapes is None:
         shapes = [_ts.unknown_shape()] * len(nest.flatten(types))
     else:
-        from tensorweave.data.batching import _shape_leaves
-        shapes = _shape_leaves(types, output_shapes)
+        from tensorweave.data.batching import shape_leaves
+        shapes = shape_leaves(types, output_shapes)
     return nest.pack(types, [TensorSpec(s, t) for t, s in zip(nest.flatten(types), shapes)])
 
 

@@ -28,7 +28,7 @@ def reduce_dataset(dataset, initial_state, reduce_func, name=None):
     for _ in range(_MAX_RETRACES):
         traced = _function.trace(reduce_func, (state, element),
                                  get_default_graph(), "Dataset.reduce()")
-        relaxed = _relaxed(state, traced.result)
+        relaxed = relaxed_state(state, traced.result)
         if relaxed == state:
             break
         state = relaxed
@@ -42,7 +42,7 @@ def reduce_dataset(dataset, initial_state, reduce_func, name=None):
     return nest.pack(initial, flat)
 
 
-def _relaxed(state, result, what="reduce_func"):
+def relaxed_state(state, result, what="reduce_func"):
     """`state` with each shape made compatible with the traced result's; TypeError when the
     result's structure or dtypes differ from the state's, as TensorFlow raises."""
     if not nest.same_structure(state, result):

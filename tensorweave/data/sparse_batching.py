@@ -7,7 +7,7 @@ node is in kernels/dataset_experimental.py (kind "dense_to_sparse_batch").
 from __future__ import annotations
 
 from tensorweave.data import nest
-from tensorweave.data.dataset_ops import TensorSpec, _Unary, int64_arg, tensor_structure
+from tensorweave.data.dataset_ops import TensorSpec, UnaryDataset, int64_arg, tensor_structure
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.sparse_tensor import SparseTensor
@@ -50,7 +50,7 @@ class SparseTensorSpec:
         return sparse
 
 
-class DenseToSparseBatch(_Unary):
+class DenseToSparseBatch(UnaryDataset):
     """`batch_size` consecutive elements (the last batch may be smaller) as one SparseTensor
     of dense shape [batch, *row_shape] holding every position of each element; a dim of
     `row_shape` that is None is the batch's largest."""

@@ -16,15 +16,15 @@ from tensorweave.data import nest
 from tensorweave.data.dataset_ops import (
     Dataset,
     TensorSpec,
-    _merge_specs,
-    _Unary,
+    UnaryDataset,
     int64_arg,
+    merge_specs,
     nested_pipeline,
     pipeline_tensor,
     spec_of,
     tensor_structure,
 )
-from tensorweave.data.reduce import _relaxed
+from tensorweave.data.reduce import relaxed_state
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import random_seed
 from tensorweave.framework.graph import get_default_graph
@@ -55,7 +55,7 @@ def _bool_predicate(predicate, structure, what: str):
     return traced
 
 
-class Scan(_Unary):
+class Scan(UnaryDataset):
     """scan_func(state, element) -> (new_state, output); the state's shapes are relaxed and
     the function traced again until they settle, as for Dataset.reduce."""
 
@@ -72,7 +72,7 @@ class Scan(_Unary):
                 raise TypeError("Invalid `scan_func`. `scan_func` should return a pair "
                                 "consisting of new state and the output value but its return "
                                 f"type is {got}.")
-            relaxed = _relaxed(state, result[0], "scan_func")
+            relaxed = relaxed_state(state, result[0], "scan_func")
             if relaxed == state:
                 break
             state = relaxed
@@ -86,7 +86,7 @@ class Scan(_Unary):
         return builder.function(self._traced, nest.flatten(self._traced.result), spec)
 
 
-class TakeWhile(_Unary):
+class TakeWhile(UnaryDataset):
     def __init__(self, input_dataset, predicate):
         self._traced = _bool_predicate(predicate, input_dataset._structure,
                                        "Dataset.take_while()")
@@ -100,7 +100,7 @@ class TakeWhile(_Unary):
 _UNIQUE_DTYPES = (_dtypes.int32, _dtypes.int64, _dtypes.string)
 
 
-class Unique(_Unary):
+class Unique(UnaryDataset):
     def __init__(self, input_dataset):
         flat = nest.flatten(tensor_structure(input_dataset, "Dataset.unique()"))
         for spec in flat:
@@ -115,12 +115,12 @@ class Unique(_Unary):
         return self._spec(builder, "unique", n_components=self._n)
 
 
-class IgnoreErrors(_Unary):
+class IgnoreErrors(UnaryDataset):
     def _dataset_spec(self, builder):
         return self._spec(builder, "ignore_errors")
 
 
-class AssertCardinality(_Unary):
+class AssertCardinality(UnaryDataset):
     def __init__(self, input_dataset, expected_cardinality):
         self._expected = int64_arg(expected_cardinality, "expected_cardinality")
         super().__init__(input_dataset)
@@ -252,7 +252,7 @@ class DirectedInterleave(Dataset):
         structure = datasets[0]._structure
         for i, d in enumerate(datasets[1:], 1):
             try:
-                structure = _merge_specs(structure, d._structure)
+                structure = merge_specs(structure, d._structure)
             except TypeError:
                 raise TypeError(
                     "Invalid `datasets`. `datasets` must have compatible element specs.\n "
@@ -397,7 +397,7 @@ def get_single_element(dataset, name=None):
     return nest.pack(dataset._structure, outputs)
 
 
-class WithOptions(_Unary):
+class WithOptions(UnaryDataset):
     """Records options (data/options.py): the pipeline itself is its input's."""
 
     def __init__(self, input_dataset, options):

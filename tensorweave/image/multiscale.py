@@ -11,7 +11,7 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.scopes import control_dependencies, name_scope
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.image.convert import convert_image_dtype
-from tensorweave.image.quality import _ssim_per_channel, _verify_compatible
+from tensorweave.image.quality import per_channel_ssim, verify_compatible
 from tensorweave.ops.array_join_ops import concat, stack
 from tensorweave.ops.array_ops import expand_dims, identity, reshape, shape_n
 from tensorweave.ops.array_tile_pad_ops import pad
@@ -77,7 +77,7 @@ def ssim_multiscale(img1, img2, max_val, power_factors=_MSSSIM_WEIGHTS, filter_s
     with name_scope(None, "MS-SSIM", [img1, img2]):
         img1 = convert_to_tensor(img1, name="img1")
         img2 = convert_to_tensor(img2, name="img2")
-        checks = _verify_compatible(img1, img2)
+        checks = verify_compatible(img1, img2)
         shapes = shape_n([img1, img2])
         with control_dependencies(checks):
             img1 = identity(img1)
@@ -91,8 +91,8 @@ def ssim_multiscale(img1, img2, max_val, power_factors=_MSSSIM_WEIGHTS, filter_s
             with name_scope(None, f"Scale{k}", images):
                 if k > 0:
                     images, tails = _halved(images, heads, tails)
-                ssim_per_channel, cs = _ssim_per_channel(*images, max_val, filter_size,
-                                                         filter_sigma, k1, k2, False)
+                ssim_per_channel, cs = per_channel_ssim(*images, max_val, filter_size,
+                                                        filter_sigma, k1, k2, False)
                 mcs.append(relu(cs))
         mcs.pop()  # the last scale contributes its full SSIM instead
         mcs_and_ssim = stack(mcs + [relu(ssim_per_channel)], axis=-1)

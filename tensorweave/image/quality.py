@@ -107,7 +107,7 @@ def sobel_edges(image):
     return output
 
 
-def _verify_compatible(img1, img2):
+def verify_compatible(img1, img2):
     """Static check that the last three dimensions agree and the leading ones broadcast; the
     Assert ops that check them at run time."""
     shape1 = img1.shape.with_rank_at_least(3)
@@ -145,7 +145,7 @@ def psnr(a, b, max_val, name=None):
         mse = reduce_mean(squared_difference(a, b), [-3, -2, -1])
         value = subtract(20 * log(max_val) / log(10.0),
                          np.float32(10 / np.log(10)) * log(mse), name="psnr")
-        with control_dependencies(_verify_compatible(a, b)):
+        with control_dependencies(verify_compatible(a, b)):
             return identity(value)
 
 
@@ -160,8 +160,8 @@ def _gaussian_window(size, sigma):
     return reshape(g, shape=[size, size, 1, 1])
 
 
-def _ssim_per_channel(img1, img2, max_val, filter_size, filter_sigma, k1, k2,
-                      return_index_map):
+def per_channel_ssim(img1, img2, max_val, filter_size, filter_sigma, k1, k2,
+                     return_index_map):
     """SSIM (luminance * contrast-structure) and the contrast-structure term alone, per
     channel from Gaussian-weighted local statistics, averaged over the image unless
     `return_index_map` (TF builds both means; MS-SSIM would use the second)."""
@@ -220,11 +220,11 @@ def ssim(img1, img2, max_val, filter_size=11, filter_sigma=1.5, k1=0.01, k2=0.03
     with name_scope(None, "SSIM", [img1, img2]):
         img1 = convert_to_tensor(img1, name="img1")
         img2 = convert_to_tensor(img2, name="img2")
-        with control_dependencies(_verify_compatible(img1, img2)):
+        with control_dependencies(verify_compatible(img1, img2)):
             img1 = identity(img1)
         max_val = convert_image_dtype(cast(max_val, img1.dtype), _dtypes.float32)
         img1 = convert_image_dtype(img1, _dtypes.float32)
         img2 = convert_image_dtype(img2, _dtypes.float32)
-        per_channel, _ = _ssim_per_channel(img1, img2, max_val, filter_size, filter_sigma, k1,
-                                           k2, return_index_map)
+        per_channel, _ = per_channel_ssim(img1, img2, max_val, filter_size, filter_sigma, k1,
+                                          k2, return_index_map)
         return reduce_mean(per_channel, [-1])

@@ -35,7 +35,7 @@ class _Bound:
         return self.runner([*values, *self.captured])
 
 
-class _Scan(dataset_runtime._Unary):
+class _Scan(dataset_runtime.UnaryNode):
     """Its params are the initial state; the function returns new state then output."""
 
     def __iter__(self):
@@ -47,7 +47,7 @@ class _Scan(dataset_runtime._Unary):
             yield tuple(out[n_state:])
 
 
-class _TakeWhile(dataset_runtime._Unary):
+class _TakeWhile(dataset_runtime.UnaryNode):
     def __iter__(self):
         run, captured = self.runner, self.captured
         for e in self.child:
@@ -56,7 +56,7 @@ class _TakeWhile(dataset_runtime._Unary):
             yield e
 
 
-class _Unique(dataset_runtime._Unary):
+class _Unique(dataset_runtime.UnaryNode):
     """The first occurrence of each value (its shape and content) of a one-component input."""
 
     def __init__(self, spec, args, functions):
@@ -77,7 +77,7 @@ class _Unique(dataset_runtime._Unary):
                 yield e
 
 
-class _IgnoreErrors(dataset_runtime._Unary):
+class _IgnoreErrors(dataset_runtime.UnaryNode):
     """Drops the elements whose computation fails.
 
     A Python generator that raised cannot go on, so the maps and filters right below are run
@@ -87,7 +87,7 @@ class _IgnoreErrors(dataset_runtime._Unary):
 
     def __iter__(self):
         stages, node = [], self.child
-        while isinstance(node, (dataset_runtime._Map, dataset_runtime._Filter)):
+        while isinstance(node, (dataset_runtime.MapNode, dataset_runtime.FilterNode)):
             stages.append(node)
             node = node.child
         stages.reverse()
@@ -115,7 +115,7 @@ def _through(stages, e):
     """`e` after the maps and filters `stages`, or None if a filter drops it."""
     for stage in stages:
         out = stage.runner([*e, *stage.captured])
-        if isinstance(stage, dataset_runtime._Filter):
+        if isinstance(stage, dataset_runtime.FilterNode):
             if not out[0]:
                 return None
         else:
@@ -129,7 +129,7 @@ def _elements(n: int) -> str:
     return f"{n} element{'s' if n != 1 else ''}"
 
 
-class _AssertCardinality(dataset_runtime._Unary):
+class _AssertCardinality(dataset_runtime.UnaryNode):
     def __iter__(self):
         expected, count = int(self.params[0]), 0
         for e in self.child:
@@ -250,13 +250,13 @@ class _DirectedInterleave(Node):
                 return
 
 
-class _DenseToSparseBatch(dataset_runtime._Unary):
+class _DenseToSparseBatch(dataset_runtime.UnaryNode):
     """Batches of up to `size` dense elements as one sparse triple; a dim of `row_shape` that
     is -1 is the batch's largest."""
 
     def __init__(self, spec, args, functions):
         super().__init__(spec, args, functions)
-        self.size = dataset_runtime._batch_size(self.params[0])
+        self.size = dataset_runtime.checked_batch_size(self.params[0])
         self.row_shape = spec["row_shape"]
 
     def __iter__(self):

@@ -242,7 +242,7 @@ class _Concatenate(Node):
             yield from child
 
 
-class _Unary(Node):
+class UnaryNode(Node):
     """A transformation of one input dataset, optionally with a function bound to captures."""
 
     def __init__(self, spec, args, functions):
@@ -254,7 +254,8 @@ class _Unary(Node):
             self.captured = [args[i] for i in spec["captures"]]
 
 
-class _Map(_Unary):
+class MapNode(UnaryNode):
+    """Dataset.map: the function applied to each element, or to whole batches if vectorizable."""
     def __iter__(self):
         run, captured = self.runner, self.captured
         for e in self.child:
@@ -267,7 +268,8 @@ class _Map(_Unary):
                 for b in self.child.batches(n, drop))
 
 
-class _Filter(_Unary):
+class FilterNode(UnaryNode):
+    """Dataset.filter: the elements for which the predicate is true."""
     def __iter__(self):
         run, captured = self.runner, self.captured
         for e in self.child:
@@ -275,7 +277,7 @@ class _Filter(_Unary):
                 yield e
 
 
-class _Interleave(_Unary):
+class _Interleave(UnaryNode):
     """TensorFlow's interleave order: a cycle of open inner iterators, blocks taken in turn."""
 
     def _inner(self, element):
@@ -310,7 +312,7 @@ class _Interleave(_Unary):
             block, i = 0, (i + 1) % cycle
 
 
-def _batch_size(value) -> int:
+def checked_batch_size(value) -> int:
     """A batch size, checked when the iterator starts (as TensorFlow builds its dataset)."""
     size = int(value)
     if size <= 0:
@@ -318,22 +320,22 @@ def _batch_size(value) -> int:
     return size
 
 
-class _Batch(_Unary):
+class _Batch(UnaryNode):
     def __init__(self, spec, args, functions):
         super().__init__(spec, args, functions)
-        self.size = _batch_size(self.params[0])
+        self.size = checked_batch_size(self.params[0])
 
     def __iter__(self):
         return self.child.batches(self.size, self.spec["drop_remainder"])
 
 
-class _PaddedBatch(_Unary):
+class _PaddedBatch(UnaryNode):
     """Its params: the batch size, one padded shape (int64 vector, -1: the batch's largest)
     per component, then one padding value per component."""
 
     def __init__(self, spec, args, functions):
         super().__init__(spec, args, functions)
-        self.size = _batch_size(self.params[0])
+        self.size = checked_batch_size(self.params[0])
         k = (len(self.params) - 1) // 2
         self.shapes = [[int(d) for d in np.ravel(s)] for s in self.params[1:1 + k]]
         self.pads = self.params[1 + k:]
@@ -366,7 +368,7 @@ def _pad_column(column, padded_shape, pad_value, k):
     return out
 
 
-class _Unbatch(_Unary):
+class _Unbatch(UnaryNode):
     def __iter__(self):
         for e in self.child:
             size = len(e[0])
@@ -378,7 +380,7 @@ class _Unbatch(_Unary):
                 yield tuple(c[i] for c in e)
 
 
-class _Window(_Unary):
+class _Window(UnaryNode):
     """Windows of `size` elements starting every `shift`, taking every `stride`-th, each
     passed on stacked (one array per component); the last ones are shorter unless dropped."""
 
@@ -419,7 +421,7 @@ class _Window(_Unary):
                 exhausted = True
 
 
-class _Reorder(_Unary):
+class _Reorder(UnaryNode):
     """A transformation that only selects and orders its input's elements.
 
     `_order(epoch)` is its algorithm over the items of `epoch()`, a fresh pass over the input:
@@ -591,7 +593,7 @@ class _Prefetch(_Reorder):
         return self.child.batches(n, drop)
 
 
-class _Cache(_Unary):
+class _Cache(UnaryNode):
     def __init__(self, spec, args, functions):
         super().__init__(spec, args, functions)
         self.elements = None
@@ -631,7 +633,7 @@ class _TFRecord(_TextLine):
 
 _NODES = {
     "tensors": _Tensors, "slices": _Slices, "range": _Range, "generator": _Generator,
-    "zip": _Zip, "concatenate": _Concatenate, "map": _Map, "filter": _Filter,
+    "zip": _Zip, "concatenate": _Concatenate, "map": MapNode, "filter": FilterNode,
     "interleave": _Interleave, "batch": _Batch, "padded_batch": _PaddedBatch,
     "unbatch": _Unbatch, "window": _Window, "shuffle": _Shuffle, "repeat": _Repeat,
     "take": _Take, "skip": _Skip,

@@ -24,7 +24,8 @@ def _bad(msg: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, msg)
 
 
-def _type_name(dtype) -> str:
+def data_type_string(dtype) -> str:
+    """`dtype` as TensorFlow's DataTypeString spells it in messages: "float", "double", "int32"."""
     return _TF_NAMES.get(dtype, dtype.name)
 
 
@@ -77,7 +78,7 @@ class DecodeRawKernel:
                        f"element {i} has size {width} != {len(strings[i])}")
         if width % self.size:
             raise _bad(f"Input to DecodeRaw has length {width} that is not a multiple of "
-                       f"{self.size}, the size of {_type_name(self.dtype)}")
+                       f"{self.size}, the size of {data_type_string(self.dtype)}")
         values = np.frombuffer(b"".join(strings), dtype=self.raw)
         if self.dtype == _dtypes.bfloat16:
             values = (values.astype(np.uint32) << 16).view(np.float32)
@@ -159,7 +160,7 @@ class DecodeCSVKernel:
             return field
         value = parse_number(field, dtype)
         if value is None:
-            raise _bad(f"Field {f} in record {r} is not a valid {_type_name(dtype)}: "
+            raise _bad(f"Field {f} in record {r} is not a valid {data_type_string(dtype)}: "
                        f"{_text(field)}")
         return value
 
@@ -233,6 +234,6 @@ class ParseTensorKernel:
             raise _bad("Could not parse `serialized` as TensorProto") from None
         dtype = _dtypes.as_dtype(proto.dtype)
         if dtype != self.dtype:
-            raise _bad(f"Type mismatch between parsed tensor ({_type_name(dtype)}) and dtype "
-                       f"({_type_name(self.dtype)})")
+            raise _bad(f"Type mismatch between parsed tensor ({data_type_string(dtype)}) and dtype "
+                       f"({data_type_string(self.dtype)})")
         return np.array(make_ndarray(proto), copy=True)

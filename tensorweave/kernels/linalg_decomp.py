@@ -21,7 +21,8 @@ _TYPES = _REAL + ("complex64", "complex128")
 _TYPES_HALF = _TYPES + ("float16",)
 
 
-def _invalid(message: str) -> errors.InvalidArgumentError:
+def invalid(message: str) -> errors.InvalidArgumentError:
+    """An InvalidArgumentError with no node or op, as a kernel raises it."""
     return errors.InvalidArgumentError(None, None, message)
 
 
@@ -31,29 +32,30 @@ def _adjoint(x):
     return np.conj(x) if x.dtype.kind == "c" else x
 
 
-def _matrices(x) -> None:
+def check_matrices(x) -> None:
     """TF's LinearAlgebraOp check of its first input (the others must match its rank)."""
     if x.ndim < 2:
-        raise _invalid(f"Input tensor 0 must have rank >= 2, got {x.ndim}")
+        raise invalid(f"Input tensor 0 must have rank >= 2, got {x.ndim}")
 
 
-def _square(x) -> None:
-    _matrices(x)
+def check_square(x) -> None:
+    """TF's check that the first input is a batch of square matrices."""
+    check_matrices(x)
     if x.shape[-1] != x.shape[-2]:
-        raise _invalid("Input matrix must be square.")
+        raise invalid("Input matrix must be square.")
 
 
 def _solver_inputs(matrix, rhs, square: bool) -> None:
     """TF's checks of (matrix, rhs) pairs, in its order and words."""
-    _matrices(matrix)
+    check_matrices(matrix)
     if rhs.ndim != matrix.ndim:
-        raise _invalid("All input tensors must have the same rank.")
+        raise invalid("All input tensors must have the same rank.")
     if rhs.shape[:-2] != matrix.shape[:-2]:
-        raise _invalid("All input tensors must have the same outer dimensions.")
+        raise invalid("All input tensors must have the same outer dimensions.")
     if square and matrix.shape[-1] != matrix.shape[-2]:
-        raise _invalid("First input (lhs) must be a square matrix.")
+        raise invalid("First input (lhs) must be a square matrix.")
     if matrix.shape[-2] != rhs.shape[-2]:
-        raise _invalid("Input matrix and rhs are incompatible.")
+        raise invalid("Input matrix and rhs are incompatible.")
 
 
 def _in_float32(fn):
@@ -74,11 +76,11 @@ def _lu_solve(a, b, message: str):
     reports it too), and so does a NaN first pivot, which partial pivoting picks only when
     a[0, 0] is NaN."""
     if np.isnan(a[..., 0, 0]).any():
-        raise _invalid(message)
+        raise invalid(message)
     try:
         return np.linalg.inv(a) if b is None else np.linalg.solve(a, b)
     except np.linalg.LinAlgError:
-        raise _invalid(message) from None
+        raise invalid(message) from None
 
 
 # --- MatrixInverse, MatrixDeterminant, LogMatrixDeterminant ------------------------------------
@@ -91,7 +93,7 @@ class MatrixInverseKernel:
 
     @_in_float32
     def compute(self, ctx, x):
-        _square(x)
+        check_square(x)
         if x.size == 0:
             return x.copy()
         a = _adjoint(x) if self.adjoint else x
@@ -100,14 +102,14 @@ class MatrixInverseKernel:
 
 @kernel("MatrixDeterminant", dtypes=_TYPES, expensive=True)
 def _determinant(ctx, x):
-    _square(x)
+    check_square(x)
     return np.asarray(np.linalg.det(x), dtype=x.dtype)
 
 
 @kernel("LogMatrixDeterminant", dtypes=_TYPES, expensive=True)
 def _log_determinant(ctx, x):
     """(sign, log|det|), both of x's dtype (a complex sign and log for complex x)."""
-    _square(x)
+    check_square(x)
     sign, log_abs = np.linalg.slogdet(x)
     sign = np.where(np.isnan(log_abs), np.nan, sign)  # NaN pivots have no sign
     return np.asarray(sign, dtype=x.dtype), np.asarray(log_abs, dtype=x.dtype)
@@ -118,7 +120,7 @@ def _log_determinant(ctx, x):
 def _cholesky(ctx, x):
     """The lower factor, from the lower triangle. A matrix that is not positive definite gets
     NaN in its lower triangle, not an error (TensorFlow 2.21's CPU kernel)."""
-    _square(x)
+    check_square(x)
     try:
         return np.linalg.cholesky(x)
     except np.linalg.LinAlgError:
@@ -143,10 +145,10 @@ class SelfAdjointEigKernel:
         self.compute_v = ctx.attrs["compute_v"]
 
     def compute(self, ctx, x):
-        _square(x)
+        check_square(x)
         if not np.isfinite(np.tril(x)).all():
-            raise _invalid("Self-adjoint eigen decomposition was not successful. The input "
-                           "might not be valid.")
+            raise invalid("Self-adjoint eigen decomposition was not successful. The input "
+                          "might not be valid.")
         if not self.compute_v:
             return np.linalg.eigvalsh(x).astype(x.dtype), np.zeros(0, x.dtype)
         e, v = np.linalg.eigh(x)
@@ -164,7 +166,7 @@ class QrKernel:
 
     @_in_float32
     def compute(self, ctx, x):
-        _matrices(x)
+        check_matrices(x)
         q, r = np.linalg.qr(x, mode=self.mode)
         return q, r
 
@@ -179,7 +181,7 @@ class SvdKernel:
         self.full = ctx.attrs["full_matrices"]
 
     def compute(self, ctx, x):
-        _matrices(x)
+        check_matrices(x)
         bad = ~np.isfinite(x).all(axis=(-2, -1))
         clean = np.where(bad[..., None, None], 0, x) if bad.any() else x
         if not self.compute_uv:
@@ -221,18 +223,18 @@ class MatrixTriangularSolveKernel:
     def compute(self, ctx, matrix, rhs):
         for i, t in enumerate((matrix, rhs)):
             if t.ndim < 2:
-                raise _invalid(f"In[{i}] ndims must be >= 2: {t.ndim}")
+                raise invalid(f"In[{i}] ndims must be >= 2: {t.ndim}")
         m, n = matrix.shape[-2:]
         if m != n:
-            raise _invalid(f"In[0] matrices in the last dimensions must be square ({n} =/= {m})")
+            raise invalid(f"In[0] matrices in the last dimensions must be square ({n} =/= {m})")
         if n != rhs.shape[-2]:
-            raise _invalid(f"In[0] mismatch In[1] shape: {n} vs. {rhs.shape[-2]}: "
-                           f"{dims_text(matrix.shape)} {dims_text(rhs.shape)} 1 0")
+            raise invalid(f"In[0] mismatch In[1] shape: {n} vs. {rhs.shape[-2]}: "
+                          f"{dims_text(matrix.shape)} {dims_text(rhs.shape)} 1 0")
         try:
             batch = np.broadcast_shapes(matrix.shape[:-2], rhs.shape[:-2])
         except ValueError:
-            raise _invalid(f"In[0] and In[1] must have compatible batch dimensions: "
-                           f"{dims_text(matrix.shape)} vs. {dims_text(rhs.shape)}") from None
+            raise invalid(f"In[0] and In[1] must have compatible batch dimensions: "
+                          f"{dims_text(matrix.shape)} vs. {dims_text(rhs.shape)}") from None
         if matrix.size == 0 or rhs.size == 0:
             return np.zeros(batch + rhs.shape[-2:], rhs.dtype)
         a = np.tril(matrix) if self.lower else np.triu(matrix)
@@ -270,8 +272,8 @@ class MatrixSolveLsKernel:
 
     def compute(self, ctx, matrix, rhs, l2_regularizer):
         if np.ndim(l2_regularizer) != 0:
-            raise _invalid(f"l2_regularizer must be scalar, got shape "
-                           f"{dims_text(np.shape(l2_regularizer))}")
+            raise invalid(f"l2_regularizer must be scalar, got shape "
+                          f"{dims_text(np.shape(l2_regularizer))}")
         _solver_inputs(matrix, rhs, square=False)
         m, n = matrix.shape[-2:]
         if matrix.size == 0 or rhs.size == 0:
@@ -287,8 +289,8 @@ class MatrixSolveLsKernel:
         try:
             chol = np.linalg.cholesky(gramian)
         except np.linalg.LinAlgError:
-            raise _invalid("Input matrix was rank deficient or ill-conditioned. Try setting "
-                           "fast=False or provide an l2_regularizer > 0.") from None
+            raise invalid("Input matrix was rank deficient or ill-conditioned. Try setting "
+                          "fast=False or provide an l2_regularizer > 0.") from None
         # The factor proved the Gramian positive definite; solve with it (one batched call).
         y = np.linalg.solve(chol, a_h @ rhs if m >= n else rhs)
         x = np.linalg.solve(_adjoint(chol), y)

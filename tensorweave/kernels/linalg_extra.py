@@ -23,7 +23,7 @@ import warnings
 import numpy as np
 import scipy  # scipy.linalg loads on first use (SciPy imports submodules lazily)
 
-from tensorweave.kernels.linalg_decomp import _invalid, _matrices, _square
+from tensorweave.kernels.linalg_decomp import check_matrices, check_square, invalid
 from tensorweave.kernels.registry import kernel
 
 _REAL = ("float32", "float64")
@@ -37,7 +37,7 @@ def _nan_where(bad, out):
 
 def _matrix_function(fn, x):
     """SciPy's `fn` of each square matrix of x, without its accuracy warnings."""
-    _square(x)
+    check_square(x)
     if x.size == 0:
         return x.copy()
     with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -74,17 +74,17 @@ class LuKernel:
         self.index_dtype = ctx.attrs["output_idx_type"].as_numpy_dtype
 
     def compute(self, ctx, x):
-        _square(x)
+        check_square(x)
         n = x.shape[-1]
         if x.size == 0:
             return x.copy(), np.broadcast_to(np.arange(n, dtype=self.index_dtype),
                                               x.shape[:-1]).copy()
         # Eigen's pivot test keeps a leading NaN (see kernels/linalg_decomp._lu_solve).
         if np.isnan(x[..., 0, 0]).any():
-            raise _invalid("Input is not invertible.")
+            raise invalid("Input is not invertible.")
         rows, lower, upper = scipy.linalg.lu(x, p_indices=True, check_finite=False)
         if (np.diagonal(upper, axis1=-2, axis2=-1) == 0).any():
-            raise _invalid("Input is not invertible.")
+            raise invalid("Input is not invertible.")
         # SciPy's x = L[rows] U, so L U = x[argsort(rows)].
         perm = np.argsort(rows, axis=-1).astype(self.index_dtype)
         return (np.tril(lower, -1) + upper).astype(x.dtype), perm
@@ -93,12 +93,12 @@ class LuKernel:
 # --- TridiagonalMatMul, TridiagonalSolve ----------------------------------------------------------
 def _same_batches(tensors) -> None:
     """TF's LinearAlgebraOp checks: every input of rank >= 2, equal ranks and batches."""
-    _matrices(tensors[0])
+    check_matrices(tensors[0])
     for t in tensors[1:]:
         if t.ndim != tensors[0].ndim:
-            raise _invalid("All input tensors must have the same rank.")
+            raise invalid("All input tensors must have the same rank.")
         if t.shape[:-2] != tensors[0].shape[:-2]:
-            raise _invalid("All input tensors must have the same outer dimensions.")
+            raise invalid("All input tensors must have the same outer dimensions.")
 
 
 @kernel("TridiagonalMatMul", dtypes=_REAL + _COMPLEX)
@@ -109,7 +109,7 @@ def _tridiagonal_matmul(ctx, superdiag, maindiag, subdiag, rhs):
     for diag, label in ((superdiag, "superdiagonal"), (maindiag, "main diagonal"),
                         (subdiag, "subdiagonal")):
         if diag.shape[-2:] != (1, m):
-            raise _invalid(f"Invalid {label} shape.")
+            raise invalid(f"Invalid {label} shape.")
     out = maindiag[..., 0, :, None] * rhs
     out[..., 1:, :] += subdiag[..., 0, 1:, None] * rhs[..., :-1, :]
     out[..., :-1, :] += superdiag[..., 0, :-1, None] * rhs[..., 1:, :]
@@ -124,17 +124,17 @@ class TridiagonalSolveKernel:
         self.pivoting = ctx.attrs["partial_pivoting"]
         self.perturb = ctx.attrs["perturb_singular"]
         if self.perturb and not self.pivoting:
-            raise _invalid("Setting perturb_singular requires also setting partial_pivoting.")
+            raise invalid("Setting perturb_singular requires also setting partial_pivoting.")
 
     def compute(self, ctx, diagonals, rhs):
         _same_batches([diagonals, rhs])
         if diagonals.shape[-2] != 3:
-            raise _invalid(f"Expected diagonals to be provided as a matrix with 3 rows, got "
-                           f"{diagonals.shape[-2]} rows.")
+            raise invalid(f"Expected diagonals to be provided as a matrix with 3 rows, got "
+                          f"{diagonals.shape[-2]} rows.")
         m = diagonals.shape[-1]
         if m != rhs.shape[-2]:
-            raise _invalid(f"Expected the same number of left-hand sides and right-hand "
-                           f"sides, got {m} and {rhs.shape[-2]}.")
+            raise invalid(f"Expected the same number of left-hand sides and right-hand "
+                          f"sides, got {m} and {rhs.shape[-2]}.")
         if m == 0 or rhs.size == 0:
             return np.zeros(rhs.shape, rhs.dtype)
         flat = diagonals.reshape((-1, 3, m))

@@ -12,9 +12,9 @@ import scipy  # scipy.special loads on first use (SciPy imports submodules lazil
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.shape_text import dims_text
-from tensorweave.kernels.math_special import _in_input_dtype
-from tensorweave.kernels.reduction import _axis_in_range, normalize_axes
-from tensorweave.kernels.reduction import _bad as _invalid
+from tensorweave.kernels.math_special import in_input_dtype
+from tensorweave.kernels.reduction import axis_in_range, normalize_axes
+from tensorweave.kernels.reduction import invalid as _invalid
 from tensorweave.kernels.registry import kernel, register_pure
 
 
@@ -43,8 +43,8 @@ register_pure("MulNoNan", _mul_no_nan)
 register_pure("NextAfter", np.nextafter)
 register_pure("LeftShift", _left_shift)
 register_pure("RightShift", _right_shift)
-register_pure("BesselI0", _in_input_dtype(lambda x: scipy.special.i0(x)), dtypes=_dtypes.FLOATING)
-register_pure("BesselI1", _in_input_dtype(lambda x: scipy.special.i1(x)), dtypes=_dtypes.FLOATING)
+register_pure("BesselI0", in_input_dtype(lambda x: scipy.special.i0(x)), dtypes=_dtypes.FLOATING)
+register_pure("BesselI1", in_input_dtype(lambda x: scipy.special.i1(x)), dtypes=_dtypes.FLOATING)
 
 
 @kernel("EuclideanNorm")
@@ -73,7 +73,7 @@ class CumulativeLogsumexpKernel:
     def compute(self, ctx, x, axis):
         if np.ndim(axis) != 0:
             raise _invalid(f"ScanOp: axis must be a scalar, not {dims_text(np.shape(axis))}")
-        a = _axis_in_range(axis, x.ndim, "ScanOp: ", "scan axis")
+        a = axis_in_range(axis, x.ndim, "ScanOp: ", "scan axis")
         if self.reverse:
             x = np.flip(x, a)
         if x.shape[a] == 0:

@@ -25,7 +25,7 @@ _NAN = np.nan
 _INF = np.inf
 
 
-def _in_input_dtype(fn):
+def in_input_dtype(fn):
     """`fn(*arrays)` computed in float32 for float16 inputs, returned in the first input's
     dtype (SciPy returns float64 for float16 arguments)."""
     def kernel(*args):
@@ -56,7 +56,7 @@ for _op_type, _fn in (("Lgamma", _lgamma), ("Digamma", _digamma),
                       ("Ndtri", lambda x: scipy.special.ndtri(x)),
                       ("BesselI0e", lambda x: scipy.special.i0e(x)),
                       ("BesselI1e", lambda x: scipy.special.i1e(x))):
-    register_pure(_op_type, _in_input_dtype(_fn), dtypes=_dtypes.FLOATING)
+    register_pure(_op_type, in_input_dtype(_fn), dtypes=_dtypes.FLOATING)
 
 
 # --- binary -------------------------------------------------------------------------------------
@@ -108,12 +108,12 @@ def _igamma_grad_a(a, x):
 
 
 for _op_type, _fn in (("Igamma", _igamma), ("Igammac", _igammac)):
-    register_pure(_op_type, _in_input_dtype(_fn), dtypes=_dtypes.FLOATING)
+    register_pure(_op_type, in_input_dtype(_fn), dtypes=_dtypes.FLOATING)
 for _op_type, _fn in (("Zeta", _zeta), ("Polygamma", _polygamma),
                       ("IgammaGradA", _igamma_grad_a)):
-    register_pure(_op_type, _in_input_dtype(_fn), dtypes=(_dtypes.float32, _dtypes.float64))
+    register_pure(_op_type, in_input_dtype(_fn), dtypes=(_dtypes.float32, _dtypes.float64))
 for _op_type, _fn in (("Xlogy", _xlogy), ("Xlog1py", _xlog1py), ("Xdivy", _xdivy)):
-    register_pure(_op_type, _in_input_dtype(_fn), dtypes=_dtypes.FLOATING | _dtypes.COMPLEX)
+    register_pure(_op_type, in_input_dtype(_fn), dtypes=_dtypes.FLOATING | _dtypes.COMPLEX)
 
 
 # --- Betainc ------------------------------------------------------------------------------------
@@ -132,7 +132,7 @@ def _betainc(a, b, x):
     return np.where((a <= 0) | (b <= 0), _NAN, scipy.special.betainc(a, b, x))
 
 
-register_pure("Betainc", _in_input_dtype(_betainc), dtypes=(_dtypes.float32, _dtypes.float64))
+register_pure("Betainc", in_input_dtype(_betainc), dtypes=(_dtypes.float32, _dtypes.float64))
 
 
 # --- d/da of the incomplete gamma function -------------------------------------------------------

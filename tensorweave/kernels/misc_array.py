@@ -15,7 +15,7 @@ import numpy as np
 from tensorweave.framework import errors
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
-from tensorweave.kernels.segment import _SegmentKernel, _UnsortedSegmentKernel
+from tensorweave.kernels.segment import SegmentKernel, UnsortedSegmentKernel
 from tensorweave.runtime.executor.values import deref
 
 
@@ -80,7 +80,7 @@ def _parallel_concat(ctx, *values):
 
 
 @kernel("SegmentProd")
-class SegmentProdKernel(_SegmentKernel):
+class SegmentProdKernel(SegmentKernel):
     """Products over runs of equal sorted ids; ids with no rows are 1."""
 
     ufunc = np.multiply
@@ -95,7 +95,7 @@ class SegmentProdKernel(_SegmentKernel):
 
 
 @kernel("UnsortedSegmentProd")
-class UnsortedSegmentProdKernel(_UnsortedSegmentKernel):
+class UnsortedSegmentProdKernel(UnsortedSegmentKernel):
     """Products of rows per id, in row order; empty segments are 1."""
 
     ufunc = np.multiply

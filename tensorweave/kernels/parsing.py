@@ -17,20 +17,22 @@ from tensorweave.kernels.registry import kernel
 from tensorweave.protos import example_pb2
 
 # dtype -> (the Feature oneof field that holds it, the name TF's messages use)
-_KINDS = {_dtypes.float32: ("float_list", "float"), _dtypes.int64: ("int64_list", "int64"),
-          _dtypes.string: ("bytes_list", "string")}
-_KIND_NAMES = {kind: name for kind, name in _KINDS.values()}
+LIST_KINDS = {_dtypes.float32: ("float_list", "float"), _dtypes.int64: ("int64_list", "int64"),
+              _dtypes.string: ("bytes_list", "string")}
+_KIND_NAMES = {kind: name for kind, name in LIST_KINDS.values()}
 
 
-def _bad(msg: str) -> errors.InvalidArgumentError:
+def invalid(msg: str) -> errors.InvalidArgumentError:
+    """An InvalidArgumentError with no node or op, as a kernel raises it."""
     return errors.InvalidArgumentError(None, None, msg)
 
 
-def _keys(value) -> list[str]:
+def key_strings(value) -> list[str]:
+    """The feature keys of a string tensor as Python str, in order."""
     return [k.decode() if isinstance(k, bytes) else str(k) for k in np.ravel(value)]
 
 
-class _Batch:
+class ExampleBatch:
     """The decoded records of one step and how errors name them."""
 
     def __init__(self, serialized, names):
@@ -46,7 +48,7 @@ class _Batch:
             except Exception:   # protobuf's DecodeError, or a non-bytes value
                 text = record.decode("utf-8", "backslashreplace") \
                     if isinstance(record, bytes) else repr(record)
-                raise _bad(f"Could not parse example input, value: '{text}'") from None
+                raise invalid(f"Could not parse example input, value: '{text}'") from None
             self.features.append(example.features.feature)
 
     def where(self, key: str, i: int) -> str:
@@ -58,7 +60,7 @@ class _Batch:
 
     def values(self, key: str, dtype, sparse: bool) -> list:
         """Per record, the feature's value list, or None where it is absent."""
-        want, want_name = _KINDS[dtype]
+        want, want_name = LIST_KINDS[dtype]
         out = []
         for i, feature_map in enumerate(self.features):
             feature = feature_map.get(key)
@@ -68,21 +70,21 @@ class _Batch:
                 continue
             if kind != want:
                 if sparse:
-                    raise _bad(f"{self.where(key, i)}Data types don't match. Expected type: "
-                               f"{want_name}, Actual type: {_KIND_NAMES[kind]}")
-                raise _bad(f"{self.where(key, i)}Data types don't match. Data type: "
-                           f"{_KIND_NAMES[kind]} but expected type: {want_name}")
+                    raise invalid(f"{self.where(key, i)}Data types don't match. Expected type: "
+                                  f"{want_name}, Actual type: {_KIND_NAMES[kind]}")
+                raise invalid(f"{self.where(key, i)}Data types don't match. Data type: "
+                              f"{_KIND_NAMES[kind]} but expected type: {want_name}")
             out.append(getattr(feature, kind).value)
         return out
 
     def missing(self, key: str, dtype, i: int) -> errors.InvalidArgumentError:
         prefix = "" if self.scalar else \
             f"Name: {self.names[i] if i < len(self.names) else '<unknown>'}, "
-        return _bad(f"{prefix}Feature: {key} (data type: {_KINDS[dtype][1]}) is required but "
-                    "could not be found.")
+        return invalid(f"{prefix}Feature: {key} (data type: {LIST_KINDS[dtype][1]}) is required "
+                       "but could not be found.")
 
 
-def _concat(parts, np_dtype) -> np.ndarray:
+def concat_values(parts, np_dtype) -> np.ndarray:
     """The value lists (protobuf repeated fields or lists) as one flat array: one conversion
     per list, in C for numbers, instead of one Python step per value."""
     if np_dtype is object:
@@ -110,14 +112,14 @@ class ParseExampleKernel:
 
     def compute(self, ctx, serialized, names, sparse_keys, dense_keys, ragged_keys,
                 *dense_defaults):
-        sparse_keys, dense_keys = _keys(sparse_keys), _keys(dense_keys)
+        sparse_keys, dense_keys = key_strings(sparse_keys), key_strings(dense_keys)
         if len(sparse_keys) != self.num_sparse or len(dense_keys) != len(self.dense_types):
-            raise _bad(f"Expected {self.num_sparse} sparse_keys and {len(self.dense_types)} "
-                       f"dense_keys, got {len(sparse_keys)} and {len(dense_keys)}")
+            raise invalid(f"Expected {self.num_sparse} sparse_keys and {len(self.dense_types)} "
+                          f"dense_keys, got {len(sparse_keys)} and {len(dense_keys)}")
         if np.size(ragged_keys):
             raise errors.UnimplementedError(None, None, "ParseExampleV2: ragged features are "
                                             "not supported")
-        batch = _Batch(serialized, names)
+        batch = ExampleBatch(serialized, names)
         sparse = [self._sparse(batch, k, t) for k, t in zip(sparse_keys, self.sparse_types)]
         dense = [self._dense(batch, k, t, s, d) for k, t, s, d in
                  zip(dense_keys, self.dense_types, self.dense_shapes, dense_defaults)]
@@ -126,10 +128,10 @@ class ParseExampleKernel:
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     @staticmethod
-    def _sparse(batch: _Batch, key: str, dtype):
+    def _sparse(batch: ExampleBatch, key: str, dtype):
         lists = [v if v is not None else () for v in batch.values(key, dtype, sparse=True)]
         lengths = np.array([len(v) for v in lists], dtype=np.int64)
-        values = _concat(lists, object if dtype == _dtypes.string else dtype.as_numpy_dtype)
+        values = concat_values(lists, object if dtype == _dtypes.string else dtype.as_numpy_dtype)
         max_len = int(lengths.max()) if len(lengths) else 0
         starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
         positions = np.arange(len(values), dtype=np.int64) - starts
@@ -140,19 +142,19 @@ class ParseExampleKernel:
         return indices, values, np.array([len(lists), max_len], dtype=np.int64)
 
     @staticmethod
-    def _dense(batch: _Batch, key: str, dtype, shape, default):
+    def _dense(batch: ExampleBatch, key: str, dtype, shape, default):
         np_dtype = object if dtype == _dtypes.string else dtype.as_numpy_dtype
         lists = batch.values(key, dtype, sparse=False)
         is_sequence = bool(shape) and shape[0] is None
         item = shape[1:] if is_sequence else shape
         stride = int(np.prod(item, dtype=np.int64))
-        name = _KINDS[dtype][1]
+        name = LIST_KINDS[dtype][1]
         if is_sequence:   # pad every record to the longest with the scalar default
             for i, v in enumerate(lists):
                 if v is not None and stride and len(v) % stride:
-                    raise _bad(f"{batch.where(key, i)}Number of {name} values is not a "
-                               f"multiple of stride length. Saw {len(v)} values but output "
-                               f"shape is: {dims_text(shape)}")
+                    raise invalid(f"{batch.where(key, i)}Number of {name} values is not a "
+                                  f"multiple of stride length. Saw {len(v)} values but output "
+                                  f"shape is: {dims_text(shape)}")
             sizes = [0 if v is None or not stride else len(v) for v in lists]
             width = max(sizes, default=0)
             pad = np.ravel(default)[0] if np.size(default) else \
@@ -166,9 +168,9 @@ class ParseExampleKernel:
                 if v is None and not fill and stride:
                     raise batch.missing(key, dtype, i)
                 if v is not None and len(v) != stride:
-                    raise _bad(f"{batch.where(key, i)}Number of {name} values != expected.  "
-                               f"Values size: {len(v)} but output shape: {dims_text(item)}")
+                    raise invalid(f"{batch.where(key, i)}Number of {name} values != expected.  "
+                                  f"Values size: {len(v)} but output shape: {dims_text(item)}")
             parts = [fill if v is None else v for v in lists]
             out_shape = [len(lists), *item]
-        out = _concat(parts, np_dtype).reshape(out_shape)
+        out = concat_values(parts, np_dtype).reshape(out_shape)
         return out.reshape(out_shape[1:]) if batch.scalar else out

@@ -28,7 +28,7 @@ from tensorweave.kernels.registry import kernel
 from tensorweave.ops.nn_pool_ops import pool_spec
 
 
-class _Plan:
+class PoolPlan:
     """Everything that depends only on the input shape: slices, padding, window counts."""
 
     __slots__ = ("out_shape", "padded_shape", "center", "windows", "disjoint", "scale",
@@ -99,13 +99,13 @@ class _PoolKernel:
     def _fail(self, ctx, *inputs):
         raise self.error
 
-    def plan(self, shape) -> _Plan:
+    def plan(self, shape) -> PoolPlan:
         shape = tuple(shape)
         plan = self._plans.get(shape)
         if plan is None:
             if len(shape) != self.spec.rank:
                 raise invalid(f"input must be {self.spec.rank}-dimensional, got shape {shape}")
-            plan = _Plan(self.spec, shape)
+            plan = PoolPlan(self.spec, shape)
             if len(self._plans) < 64:
                 self._plans[shape] = plan
         return plan
@@ -121,7 +121,7 @@ def _lowest(dtype):
     return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
 
 
-def _padded(x, plan: _Plan, fill):
+def _padded(x, plan: PoolPlan, fill):
     if plan.center is None:
         return x
     xp = np.full(plan.padded_shape, fill, x.dtype)
@@ -129,7 +129,7 @@ def _padded(x, plan: _Plan, fill):
     return xp
 
 
-def _window_max(xp, plan: _Plan):
+def _window_max(xp, plan: PoolPlan):
     windows = plan.windows
     if len(windows) == 1:
         return np.array(xp[windows[0]])
@@ -139,7 +139,7 @@ def _window_max(xp, plan: _Plan):
     return out
 
 
-def _cropped(xp, plan: _Plan):
+def _cropped(xp, plan: PoolPlan):
     return xp if plan.center is None else xp[plan.center]
 
 
@@ -240,7 +240,7 @@ class AvgPoolKernel(_PoolKernel):
         return out.astype(x.dtype, copy=False)
 
 
-def _route(xp, m, plan: _Plan):
+def _route(xp, m, plan: PoolPlan):
     """Yields (window slice, mask) where the mask marks, per output, whether this window
     offset is the first in scan order that holds the window's maximum."""
     remaining = None
@@ -330,7 +330,7 @@ class MaxPoolGradKernel(_PoolKernel):
         return relu_grad_into(dx, x, out=dx) if relu else dx
 
     @staticmethod
-    def _sliced(x, dy, plan: _Plan):
+    def _sliced(x, dy, plan: PoolPlan):
         """MaxPoolGrad through the window slices (any layout, overlapping windows)."""
         xp = _padded(x, plan, _lowest(x.dtype))
         m = _window_max(xp, plan)

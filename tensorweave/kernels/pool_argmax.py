@@ -14,13 +14,13 @@ import numpy as np
 from tensorweave.framework import errors
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.conv import invalid
-from tensorweave.kernels.pool import _Plan
+from tensorweave.kernels.pool import PoolPlan
 from tensorweave.kernels.registry import kernel
 from tensorweave.ops.nn_pool_argmax_ops import argmax_pool_spec
 
 
 class _ArgmaxKernel:
-    """Attrs parsed once; shape plans (pool.py's _Plan) cached per input shape."""
+    """Attrs parsed once; shape plans (pool.py's PoolPlan) cached per input shape."""
 
     def __init__(self, ctx):
         self.error = None
@@ -41,13 +41,13 @@ class _ArgmaxKernel:
     def _fail(self, ctx, *inputs):
         raise self.error
 
-    def plan(self, shape) -> _Plan:
+    def plan(self, shape) -> PoolPlan:
         shape = tuple(shape)
         if len(shape) != 4:
             raise invalid(f"tensor_in must be 4-dimensional, got shape {list(shape)}")
         plan = self._plans.get(shape)
         if plan is None:
-            plan = _Plan(self.spec, shape)
+            plan = PoolPlan(self.spec, shape)
             if len(self._plans) < 64:
                 self._plans[shape] = plan
         return plan

@@ -14,7 +14,8 @@ from tensorweave.kernels.jit import LOOP_DTYPES, compiled
 from tensorweave.kernels.registry import kernel
 
 
-def _bad(message: str):
+def invalid(message: str):
+    """An InvalidArgumentError with no node or op, as a kernel raises it."""
     return errors.InvalidArgumentError(None, None, message)
 
 
@@ -101,15 +102,15 @@ REDUCERS = {"Sum": _sum, "Mean": _mean, "Prod": _prod, "Max": _max, "Min": _min,
 def normalize_axes(axes, ndim: int) -> tuple[int, ...]:
     """The reduction indices as distinct non-negative axes; InvalidArgumentError otherwise."""
     if np.ndim(axes) > 1:
-        raise _bad(f"reduction_indices must be a scalar or vector, got shape "
-                   f"{dims_text(np.shape(axes))}")
+        raise invalid(f"reduction_indices must be a scalar or vector, got shape "
+                      f"{dims_text(np.shape(axes))}")
     out = []
     for a in np.ravel(axes).tolist():
         if not -ndim <= a < ndim:
-            raise _bad(f"Invalid reduction dimension ({a} for input with {ndim} dimension(s)")
+            raise invalid(f"Invalid reduction dimension ({a} for input with {ndim} dimension(s)")
         a %= ndim
         if a in out:
-            raise _bad(f"Invalid reduction arguments: Axes contains duplicate dimension: {a}")
+            raise invalid(f"Invalid reduction arguments: Axes contains duplicate dimension: {a}")
         out.append(a)
     return tuple(out)
 
@@ -166,13 +167,13 @@ class ReductionKernel:
         return self.reduce(self.xp, x, norm, self.keep)
 
 
-def _axis_in_range(axis, ndim: int, prefix: str, what: str) -> int:
+def axis_in_range(axis, ndim: int, prefix: str, what: str) -> int:
     """A scalar axis in [-ndim, ndim) made non-negative; InvalidArgumentError otherwise."""
     if np.ndim(axis) != 0:
-        raise _bad(f"{prefix}{what} must be a scalar, not {dims_text(np.shape(axis))}")
+        raise invalid(f"{prefix}{what} must be a scalar, not {dims_text(np.shape(axis))}")
     a = int(axis)
     if not -ndim <= a < ndim:
-        raise _bad(f"{prefix}Expected {what} in the range [{-ndim}, {ndim}), but got {a}")
+        raise invalid(f"{prefix}Expected {what} in the range [{-ndim}, {ndim}), but got {a}")
     return a % ndim
 
 
@@ -191,9 +192,9 @@ class ArgReductionKernel:
         self.out = ctx.attrs["output_type"].as_numpy_dtype
 
     def compute(self, ctx, x, dimension):
-        axis = _axis_in_range(dimension, x.ndim, "", "dimension")
+        axis = axis_in_range(dimension, x.ndim, "", "dimension")
         if x.shape[axis] == 0:
-            raise _bad(f"Reduction axis {axis} is empty in shape {dims_text(x.shape)}")
+            raise invalid(f"Reduction axis {axis} is empty in shape {dims_text(x.shape)}")
         if _has_nan(x):
             # TensorFlow compares with `>` / `<` from the first element: a NaN never wins
             # (an all-NaN row gives index 0), unlike NumPy, which returns the first NaN.
@@ -213,7 +214,7 @@ class ScanKernel:
 
     def compute(self, ctx, x, axis):
         xp = self.xp
-        a = _axis_in_range(axis, x.ndim, "ScanOp: ", "scan axis")
+        a = axis_in_range(axis, x.ndim, "ScanOp: ", "scan axis")
         if self.reverse:
             x = xp.flip(x, a)
         if self.exclusive and x.shape[a] > 0:
@@ -243,11 +244,11 @@ class TopKKernel:
         xp = self.xp
         k = int(k)
         if k < 0:
-            raise _bad(f"Need k >= 0, got {k}")
+            raise invalid(f"Need k >= 0, got {k}")
         if x.ndim < 1:
-            raise _bad(f"input must be >= 1-D, got shape {dims_text(x.shape)}")
+            raise invalid(f"input must be >= 1-D, got shape {dims_text(x.shape)}")
         if x.shape[-1] < k:
-            raise _bad(f"input must have at least k columns. Had {x.shape[-1]}, needed {k}")
+            raise invalid(f"input must have at least k columns. Had {x.shape[-1]}, needed {k}")
         # A stable ascending sort of an order-reversing key: -x for floats, with NaN first
         # (TensorFlow ranks NaN above every number), ~x for integers (no overflow at the
         # minimum, unlike -x).

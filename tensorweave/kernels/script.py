@@ -14,6 +14,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
+from tensorweave.kernels.decode import data_type_string
 from tensorweave.kernels.registry import kernel
 from tensorweave.ops.script_ops import lookup_callback
 
@@ -24,14 +25,6 @@ _ERROR_FOR = (
     (MemoryError, errors.ResourceExhaustedError),
     (NotImplementedError, errors.UnimplementedError),
 )
-# DataTypeString spellings where they differ from the dtype's Python name.
-_TF_NAMES = {_dtypes.float32: "float", _dtypes.float64: "double", _dtypes.float16: "half"}
-
-
-def _type_name(dtype) -> str:
-    return _TF_NAMES.get(dtype, dtype.name)
-
-
 def _python_error(exc: BaseException) -> errors.OpError:
     cls = next((c for types, c in _ERROR_FOR if isinstance(exc, types)), errors.UnknownError)
     trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
@@ -105,10 +98,10 @@ class PyFuncKernel:
     def _check(self, i: int, value: np.ndarray, want):
         got = _dtype_of(value)
         if got != want:
-            shown = _type_name(got) if got is not None else str(value.dtype)
+            shown = data_type_string(got) if got is not None else str(value.dtype)
             raise errors.InvalidArgumentError(
                 None, None, f"{i}-th value returned by {self.token} is {shown}, but expects "
-                f"{_type_name(want)}")
+                f"{data_type_string(want)}")
         if want == _dtypes.string:
             out = np.empty(value.shape, dtype=object)
             out.reshape(-1)[:] = [x if isinstance(x, bytes) else

@@ -39,7 +39,7 @@ def scatter_rows(out, ids, rows, ufunc) -> None:
     ufunc.at(flat_out, positions.reshape(-1), rows.reshape(-1))
 
 
-class _UnsortedSegmentKernel:
+class UnsortedSegmentKernel:
     """UnsortedSegmentSum/Max/Min: validates ids, drops negative ones, combines rows."""
 
     ufunc = np.add
@@ -78,21 +78,21 @@ class _UnsortedSegmentKernel:
 
 
 @kernel("UnsortedSegmentSum")
-class UnsortedSegmentSumKernel(_UnsortedSegmentKernel):
+class UnsortedSegmentSumKernel(UnsortedSegmentKernel):
     ufunc = np.add
 
 
 @kernel("UnsortedSegmentMax")
-class UnsortedSegmentMaxKernel(_UnsortedSegmentKernel):
+class UnsortedSegmentMaxKernel(UnsortedSegmentKernel):
     ufunc = np.maximum
 
 
 @kernel("UnsortedSegmentMin")
-class UnsortedSegmentMinKernel(_UnsortedSegmentKernel):
+class UnsortedSegmentMinKernel(UnsortedSegmentKernel):
     ufunc = np.minimum
 
 
-class _SegmentKernel:
+class SegmentKernel:
     """SegmentSum/Mean/Max/Min over sorted ids: one reduceat over the runs of equal ids."""
 
     ufunc = np.add
@@ -129,12 +129,12 @@ class _SegmentKernel:
 
 
 @kernel("SegmentSum")
-class SegmentSumKernel(_SegmentKernel):
+class SegmentSumKernel(SegmentKernel):
     ufunc = np.add
 
 
 @kernel("SegmentMean")
-class SegmentMeanKernel(_SegmentKernel):
+class SegmentMeanKernel(SegmentKernel):
     """Integer means truncate toward zero, like TensorFlow's."""
 
     ufunc = np.add
@@ -142,10 +142,10 @@ class SegmentMeanKernel(_SegmentKernel):
 
 
 @kernel("SegmentMax")
-class SegmentMaxKernel(_SegmentKernel):
+class SegmentMaxKernel(SegmentKernel):
     ufunc = np.maximum
 
 
 @kernel("SegmentMin")
-class SegmentMinKernel(_SegmentKernel):
+class SegmentMinKernel(SegmentKernel):
     ufunc = np.minimum

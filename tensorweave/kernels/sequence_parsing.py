@@ -12,13 +12,20 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
-from tensorweave.kernels.parsing import _KINDS, ParseExampleKernel, _bad, _Batch, _concat, _keys
+from tensorweave.kernels.parsing import (
+    LIST_KINDS,
+    ExampleBatch,
+    ParseExampleKernel,
+    concat_values,
+    invalid,
+    key_strings,
+)
 from tensorweave.kernels.registry import kernel
 from tensorweave.protos import example_pb2
 
 
-class _SequenceBatch(_Batch):
-    """The decoded records: their context feature maps (what _Batch's users read) and their
+class _SequenceBatch(ExampleBatch):
+    """The decoded records: their context feature maps (what ExampleBatch's users read) and their
     feature lists."""
 
     def __init__(self, serialized, names):
@@ -32,20 +39,20 @@ class _SequenceBatch(_Batch):
             try:
                 example.ParseFromString(record)
             except Exception:   # protobuf's DecodeError, or a non-bytes value
-                raise _bad(f"Invalid protocol message input, example id: {self.name(i)}") \
+                raise invalid(f"Invalid protocol message input, example id: {self.name(i)}") \
                     from None
             self.features.append(example.context.feature)
             self.lists.append(example.feature_lists.feature_list)
 
     def values(self, key: str, dtype, sparse: bool) -> list:
-        """Context value lists per record (see _Batch), with TF's context type check."""
-        want, want_name = _KINDS[dtype]
+        """Context value lists per record (see ExampleBatch), with TF's context type check."""
+        want, want_name = LIST_KINDS[dtype]
         for i, feature_map in enumerate(self.features):
             feature = feature_map.get(key)
             kind = feature.WhichOneof("kind") if feature is not None else None
             if kind not in (None, want):
-                raise _bad(f"Name: {self.name(i)}, Context feature: {key}.  Data types don't "
-                           f"match. Expected type: {want_name}")
+                raise invalid(f"Name: {self.name(i)}, Context feature: {key}.  Data types don't "
+                              f"match. Expected type: {want_name}")
         return super().values(key, dtype, sparse)
 
     def name(self, i: int) -> str:
@@ -56,13 +63,13 @@ class _SequenceBatch(_Batch):
         feature_list = self.lists[i].get(key)
         if feature_list is None:
             return None
-        want, want_name = _KINDS[dtype]
+        want, want_name = LIST_KINDS[dtype]
         out = []
         for t, feature in enumerate(feature_list.feature):
             kind = feature.WhichOneof("kind")
             if kind != want:
-                raise _bad(f"Name: {self.name(i)}, Feature list: {key}, Index: {t}.  Data types "
-                           f"don't match. Expected type: {want_name}")
+                raise invalid(f"Name: {self.name(i)}, Feature list: {key}, Index: {t}.  Data types "
+                              f"don't match. Expected type: {want_name}")
             out.append(getattr(feature, kind).value)
         return out
 
@@ -74,8 +81,8 @@ def _check_context_dense(batch: _SequenceBatch, key: str, dtype, shape, default)
     for values in batch.values(key, dtype, sparse=False):
         found = np.size(default) if values is None else len(values)
         if found != stride:
-            raise _bad(f"Inconsistent max number of elements for feature {key}: expected "
-                       f"{stride}, but found {found}")
+            raise invalid(f"Inconsistent max number of elements for feature {key}: expected "
+                          f"{stride}, but found {found}")
 
 
 def _np_dtype(dtype):
@@ -89,14 +96,15 @@ def _list_dense(batch: _SequenceBatch, key: str, dtype, shape, missing_ok: bool)
     for i in range(len(batch.lists)):
         steps = batch.steps(key, dtype, i)
         if steps is None and not missing_ok:
-            raise _bad(f"Name: {batch.name(i)}, Feature list '{key}' is required but could not "
-                       "be found.  Did you mean to include it in "
-                       "feature_list_dense_missing_assumed_empty or feature_list_dense_defaults?")
+            raise invalid(f"Name: {batch.name(i)}, Feature list '{key}' is required but could not "
+                          "be found.  Did you mean to include it in "
+                          "feature_list_dense_missing_assumed_empty or "
+                          "feature_list_dense_defaults?")
         for t, values in enumerate(steps or ()):
             if len(values) != stride:
-                raise _bad(f"Name: {batch.name(i)}, Key: {key}, Index: {t}.  Number of values "
-                           f"!= expected.  values size: {len(values)} but output shape: "
-                           f"[{','.join(map(str, shape))}]")
+                raise invalid(f"Name: {batch.name(i)}, Key: {key}, Index: {t}.  Number of values "
+                              f"!= expected.  values size: {len(values)} but output shape: "
+                              f"[{','.join(map(str, shape))}]")
         per_record.append(steps or [])
     lengths = np.array([len(s) for s in per_record], dtype=np.int64)
     width = int(lengths.max()) if len(lengths) else 0
@@ -104,7 +112,7 @@ def _list_dense(batch: _SequenceBatch, key: str, dtype, shape, missing_ok: bool)
     out = np.full([len(per_record), width, *shape], b"" if np_dtype is object else 0,
                   dtype=np_dtype)
     filled = np.arange(width) < lengths[:, None]   # [batch, width]: real steps
-    out[filled] = _concat([v for s in per_record for v in s], np_dtype).reshape(-1, *shape)
+    out[filled] = concat_values([v for s in per_record for v in s], np_dtype).reshape(-1, *shape)
     if batch.scalar:
         return out[0], lengths[0]
     return out, lengths
@@ -115,7 +123,7 @@ def _list_sparse(batch: _SequenceBatch, key: str, dtype):
     per_step = [(i, t, values) for i in range(len(batch.lists))
                 for t, values in enumerate(batch.steps(key, dtype, i) or ())]
     sizes = np.array([len(v) for _, _, v in per_step], dtype=np.int64)
-    values = _concat([v for _, _, v in per_step], _np_dtype(dtype))
+    values = concat_values([v for _, _, v in per_step], _np_dtype(dtype))
     records = np.array([i for i, _, _ in per_step], dtype=np.int64)
     steps = np.array([t for _, t, _ in per_step], dtype=np.int64)
     positions = np.arange(len(values), dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes,
@@ -148,19 +156,19 @@ class ParseSequenceExampleKernel:
     def compute(self, ctx, serialized, names, c_sparse, c_dense, c_ragged, l_sparse, l_dense,
                 l_ragged, missing_ok, *c_defaults):
         if np.size(c_ragged) or np.size(l_ragged):
-            raise _bad("ParseSequenceExampleV2: ragged features are not supported")
+            raise invalid("ParseSequenceExampleV2: ragged features are not supported")
         batch = _SequenceBatch(serialized, names)
         context_sparse = [ParseExampleKernel._sparse(batch, k, t)
-                          for k, t in zip(_keys(c_sparse), self.context_sparse_types)]
+                          for k, t in zip(key_strings(c_sparse), self.context_sparse_types)]
         context_dense = []
-        for k, t, s, d in zip(_keys(c_dense), self.context_dense_types,
+        for k, t, s, d in zip(key_strings(c_dense), self.context_dense_types,
                               self.context_dense_shapes, c_defaults):
             _check_context_dense(batch, k, t, s, d)
             context_dense.append(ParseExampleKernel._dense(batch, k, t, s, d))
         list_sparse = [_list_sparse(batch, k, t)
-                       for k, t in zip(_keys(l_sparse), self.list_sparse_types)]
+                       for k, t in zip(key_strings(l_sparse), self.list_sparse_types)]
         list_dense = [_list_dense(batch, k, t, s, bool(m)) for k, t, s, m in
-                      zip(_keys(l_dense), self.list_dense_types, self.list_dense_shapes,
+                      zip(key_strings(l_dense), self.list_dense_types, self.list_dense_shapes,
                           np.ravel(missing_ok))]
         outputs = ([s[j] for j in range(3) for s in context_sparse] + context_dense +
                    [s[j] for j in range(3) for s in list_sparse] +

@@ -9,7 +9,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
-from tensorweave.kernels.decode import _type_name
+from tensorweave.kernels.decode import data_type_string
 from tensorweave.kernels.registry import kernel
 
 
@@ -82,8 +82,8 @@ class DeserializeManySparseKernel:
             protos = [TensorProto.FromString(s) for s in row]
             got = _dtypes.as_dtype(protos[1].dtype)
             if got != self.dtype:
-                raise _invalid(f"Requested SparseTensor of type {_type_name(self.dtype)} but "
-                               f"SparseTensor[{i}].values.dtype() == {_type_name(got)}")
+                raise _invalid(f"Requested SparseTensor of type {data_type_string(self.dtype)} but "
+                               f"SparseTensor[{i}].values.dtype() == {data_type_string(got)}")
             parts.append([make_ndarray(p) for p in protos])
         rank = len(parts[0][2])
         for i, (_, _, shape) in enumerate(parts):

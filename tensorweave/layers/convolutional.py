@@ -6,7 +6,7 @@ from tensorweave.layers.base import Layer
 from tensorweave.ops import init_ops
 
 # TF1 signatures default to an initializer instance; one shared instance.
-_ZEROS = init_ops.zeros_initializer()
+ZEROS_INITIALIZER = init_ops.zeros_initializer()
 
 __all__ = ["Conv1D", "conv1d", "Conv2D", "conv2d", "Conv2DTranspose", "conv2d_transpose",
            "SeparableConv2D", "separable_conv2d", "MaxPooling1D", "max_pooling1d",
@@ -14,7 +14,8 @@ __all__ = ["Conv1D", "conv1d", "Conv2D", "conv2d", "Conv2DTranspose", "conv2d_tr
            "AveragePooling2D", "average_pooling2d"]
 
 
-def _nn():
+def nn_module():
+    """The tf.nn module, imported on first use rather than when this module loads."""
     from tensorweave import nn
     return nn
 
@@ -29,7 +30,8 @@ def _tuple(value, n: int, what: str) -> tuple:
     return value
 
 
-def _tf_format(data_format: str, rank: int) -> str:
+def tf_data_format(data_format: str, rank: int) -> str:
+    """A layer's 'channels_last' / 'channels_first' as the op's format string ('NHWC', ...)."""
     if data_format in (None, "channels_last"):
         return {1: "NWC", 2: "NHWC", 3: "NDHWC"}[rank]
     if data_format == "channels_first":
@@ -38,13 +40,13 @@ def _tf_format(data_format: str, rank: int) -> str:
                      f"'channels_last'. Received: {data_format}")
 
 
-class _Conv(Layer):
+class Conv(Layer):
     """N-D convolution (N = 1, 2 or 3), optional bias and activation."""
 
     def __init__(self, rank, filters, kernel_size, strides=1, padding="valid",
                  data_format="channels_last", dilation_rate=1, activation=None,
                  use_bias=True, kernel_initializer=None,
-                 bias_initializer=_ZEROS, kernel_regularizer=None,
+                 bias_initializer=ZEROS_INITIALIZER, kernel_regularizer=None,
                  bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
                  bias_constraint=None, trainable=True, name=None, **kwargs):
         super().__init__(trainable=trainable, name=name,
@@ -88,8 +90,8 @@ class _Conv(Layer):
                                         constraint=self.bias_constraint)
 
     def _convolve(self, inputs):
-        nn = _nn()
-        fmt = _tf_format(self.data_format, self.rank)
+        nn = nn_module()
+        fmt = tf_data_format(self.data_format, self.rank)
         if self.rank == 1:
             return nn.conv1d(inputs, self.kernel, stride=self.strides[0], padding=self.padding,
                              data_format=fmt, dilations=self.dilation_rate[0])
@@ -108,13 +110,13 @@ class _Conv(Layer):
                 from tensorweave.ops.array_ops import reshape
                 outputs = outputs + reshape(self.bias, [1, self.filters, 1])
             else:
-                outputs = _nn().bias_add(outputs, self.bias, data_format=fmt)
+                outputs = nn_module().bias_add(outputs, self.bias, data_format=fmt)
         if self.activation is not None:
             outputs = self.activation(outputs)
         return outputs
 
 
-class Conv1D(_Conv):
+class Conv1D(Conv):
     """1-D convolution layer (kernel [width, in, out])."""
 
     _base_name = "conv1d"
@@ -123,7 +125,7 @@ class Conv1D(_Conv):
         super().__init__(1, filters, kernel_size, **kwargs)
 
 
-class Conv2D(_Conv):
+class Conv2D(Conv):
     """2-D convolution layer (kernel [height, width, in, out])."""
 
     _base_name = "conv2d"
@@ -132,7 +134,7 @@ class Conv2D(_Conv):
         super().__init__(2, filters, kernel_size, **kwargs)
 
 
-def _call_conv(cls, inputs, filters, kernel_size, reuse, layer_args: dict):
+def call_conv_layer(cls, inputs, filters, kernel_size, reuse, layer_args: dict):
     """Builds `cls` from a functional call's arguments (all keyword) and applies it."""
     layer_args = {k: v for k, v in layer_args.items()
                   if k not in ("inputs", "filters", "kernel_size", "reuse")}
@@ -141,20 +143,20 @@ def _call_conv(cls, inputs, filters, kernel_size, reuse, layer_args: dict):
 
 def conv1d(inputs, filters, kernel_size, strides=1, padding="valid",
            data_format="channels_last", dilation_rate=1, activation=None, use_bias=True,
-           kernel_initializer=None, bias_initializer=_ZEROS,
+           kernel_initializer=None, bias_initializer=ZEROS_INITIALIZER,
            kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
            kernel_constraint=None, bias_constraint=None, trainable=True, name=None, reuse=None):
     """Functional interface of the 1-D convolution layer (tf.layers.conv1d)."""
-    return _call_conv(Conv1D, inputs, filters, kernel_size, reuse, locals())
+    return call_conv_layer(Conv1D, inputs, filters, kernel_size, reuse, locals())
 
 
 def conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid",
            data_format="channels_last", dilation_rate=(1, 1), activation=None, use_bias=True,
-           kernel_initializer=None, bias_initializer=_ZEROS,
+           kernel_initializer=None, bias_initializer=ZEROS_INITIALIZER,
            kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
            kernel_constraint=None, bias_constraint=None, trainable=True, name=None, reuse=None):
     """Functional interface of the 2-D convolution layer (tf.layers.conv2d)."""
-    return _call_conv(Conv2D, inputs, filters, kernel_size, reuse, locals())
+    return call_conv_layer(Conv2D, inputs, filters, kernel_size, reuse, locals())
 
 
 class Conv2DTranspose(Conv2D):
@@ -180,8 +182,8 @@ class Conv2DTranspose(Conv2D):
     def _convolve(self, inputs):
         from tensorweave.ops.array_join_ops import stack
         from tensorweave.ops.array_ops import shape
-        nn = _nn()
-        fmt = _tf_format(self.data_format, 2)
+        nn = nn_module()
+        fmt = tf_data_format(self.data_format, 2)
         h_axis, w_axis = (2, 3) if fmt == "NCHW" else (1, 2)
         dims = shape(inputs)
         out_sizes = []
@@ -202,7 +204,7 @@ class Conv2DTranspose(Conv2D):
 
 def conv2d_transpose(inputs, filters, kernel_size, strides=(1, 1), padding="valid",
                      data_format="channels_last", activation=None, use_bias=True,
-                     kernel_initializer=None, bias_initializer=_ZEROS,
+                     kernel_initializer=None, bias_initializer=ZEROS_INITIALIZER,
                      kernel_regularizer=None, bias_regularizer=None,
                      activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
                      trainable=True, name=None, reuse=None):
@@ -245,12 +247,12 @@ class SeparableConv2D(Conv2D):
             self.bias = self.add_weight("bias", [self.filters], initializer=self.bias_initializer)
 
     def _convolve(self, inputs):
-        fmt = _tf_format(self.data_format, 2)
+        fmt = tf_data_format(self.data_format, 2)
         strides = [1, 1] + list(self.strides) if fmt == "NCHW" else \
             [1] + list(self.strides) + [1]
-        return _nn().separable_conv2d(inputs, self.depthwise_kernel, self.pointwise_kernel,
-                                      strides, self.padding, rate=self.dilation_rate,
-                                      data_format=fmt)
+        return nn_module().separable_conv2d(inputs, self.depthwise_kernel, self.pointwise_kernel,
+                                            strides, self.padding, rate=self.dilation_rate,
+                                            data_format=fmt)
 
 
 def separable_conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid",
@@ -277,13 +279,13 @@ class _Pooling(Layer):
 
     def call(self, inputs):
         from tensorweave.ops.array_ops import expand_dims, squeeze
-        nn = _nn()
+        nn = nn_module()
         channels_first = self.data_format == "channels_first"
         size, strides = list(self.pool_size), list(self.strides)
         if self.rank == 3:
             pool = nn.max_pool3d if self.kind == "max" else nn.avg_pool3d
             return pool(inputs, size, strides, self.padding,
-                        data_format=_tf_format(self.data_format, 3))
+                        data_format=tf_data_format(self.data_format, 3))
         pool = nn.max_pool if self.kind == "max" else nn.avg_pool
         if self.rank == 1:
             axis = 2 if channels_first else 1
@@ -298,7 +300,8 @@ class _Pooling(Layer):
         return out
 
 
-def _pooling_class(rank, kind, base_name):
+def pooling_class(rank, kind, base_name):
+    """A pooling layer class for `rank` spatial dimensions and `kind` ('max' or 'avg')."""
     class Pool(_Pooling):
         _base_name = base_name
 
@@ -312,13 +315,14 @@ def _pooling_class(rank, kind, base_name):
     return Pool
 
 
-MaxPooling1D = _pooling_class(1, "max", "max_pooling1d")
-MaxPooling2D = _pooling_class(2, "max", "max_pooling2d")
-AveragePooling1D = _pooling_class(1, "avg", "average_pooling1d")
-AveragePooling2D = _pooling_class(2, "avg", "average_pooling2d")
+MaxPooling1D = pooling_class(1, "max", "max_pooling1d")
+MaxPooling2D = pooling_class(2, "max", "max_pooling2d")
+AveragePooling1D = pooling_class(1, "avg", "average_pooling1d")
+AveragePooling2D = pooling_class(2, "avg", "average_pooling2d")
 
 
-def _pool_fn(cls):
+def pooling_function(cls):
+    """The functional form of pooling layer class `cls`, named after its `_base_name`."""
     def pool(inputs, pool_size, strides, padding="valid", data_format="channels_last",
              name=None):
         return cls(pool_size, strides, padding, data_format, name)(inputs)
@@ -327,7 +331,7 @@ def _pool_fn(cls):
     return pool
 
 
-max_pooling1d = _pool_fn(MaxPooling1D)
-max_pooling2d = _pool_fn(MaxPooling2D)
-average_pooling1d = _pool_fn(AveragePooling1D)
-average_pooling2d = _pool_fn(AveragePooling2D)
+max_pooling1d = pooling_function(MaxPooling1D)
+max_pooling2d = pooling_function(MaxPooling2D)
+average_pooling1d = pooling_function(AveragePooling1D)
+average_pooling2d = pooling_function(AveragePooling2D)

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.layers.convolutional import (
-    _ZEROS,
+    ZEROS_INITIALIZER,
+    Conv,
     Conv2DTranspose,
-    _call_conv,
-    _Conv,
-    _nn,
-    _pool_fn,
-    _pooling_class,
-    _tf_format,
+    call_conv_layer,
+    nn_module,
+    pooling_class,
+    pooling_function,
+    tf_data_format,
 )
 from tensorweave.ops import init_ops
 
@@ -39,7 +39,7 @@ def _channels(layer, input_shape) -> int:
     return channels
 
 
-class Conv3D(_Conv):
+class Conv3D(Conv):
     """3-D convolution layer (kernel [depth, height, width, in, out])."""
 
     _base_name = "conv3d"
@@ -49,18 +49,18 @@ class Conv3D(_Conv):
 
     def _convolve(self, inputs):
         cf = self.data_format == "channels_first"
-        return _nn().conv3d(inputs, self.kernel, _full(self.strides, cf), self.padding,
-                            data_format=_tf_format(self.data_format, 3),
-                            dilations=_full(self.dilation_rate, cf))
+        return nn_module().conv3d(inputs, self.kernel, _full(self.strides, cf), self.padding,
+                                  data_format=tf_data_format(self.data_format, 3),
+                                  dilations=_full(self.dilation_rate, cf))
 
 
 def conv3d(inputs, filters, kernel_size, strides=(1, 1, 1), padding="valid",
            data_format="channels_last", dilation_rate=(1, 1, 1), activation=None,
-           use_bias=True, kernel_initializer=None, bias_initializer=_ZEROS,
+           use_bias=True, kernel_initializer=None, bias_initializer=ZEROS_INITIALIZER,
            kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
            kernel_constraint=None, bias_constraint=None, trainable=True, name=None, reuse=None):
     """Functional interface of the 3-D convolution layer (tf.layers.conv3d)."""
-    return _call_conv(Conv3D, inputs, filters, kernel_size, reuse, locals())
+    return call_conv_layer(Conv3D, inputs, filters, kernel_size, reuse, locals())
 
 
 class Conv3DTranspose(Conv3D):
@@ -81,22 +81,22 @@ class Conv3DTranspose(Conv3D):
             size = dims[axis] * s   # Keras's deconv_output_length
             sizes.append(size + max(k - s, 0) if self.padding == "VALID" else size)
         out_shape = [dims[0], self.filters, *sizes] if cf else [dims[0], *sizes, self.filters]
-        return _nn().conv3d_transpose(inputs, self.kernel, stack(out_shape),
-                                      _full(self.strides, cf), padding=self.padding,
-                                      data_format=_tf_format(self.data_format, 3))
+        return nn_module().conv3d_transpose(inputs, self.kernel, stack(out_shape),
+                                            _full(self.strides, cf), padding=self.padding,
+                                            data_format=tf_data_format(self.data_format, 3))
 
 
 def conv3d_transpose(inputs, filters, kernel_size, strides=(1, 1, 1), padding="valid",
                      data_format="channels_last", activation=None, use_bias=True,
-                     kernel_initializer=None, bias_initializer=_ZEROS,
+                     kernel_initializer=None, bias_initializer=ZEROS_INITIALIZER,
                      kernel_regularizer=None, bias_regularizer=None,
                      activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
                      trainable=True, name=None, reuse=None):
     """Functional interface of the transposed 3-D convolution layer."""
-    return _call_conv(Conv3DTranspose, inputs, filters, kernel_size, reuse, locals())
+    return call_conv_layer(Conv3DTranspose, inputs, filters, kernel_size, reuse, locals())
 
 
-class SeparableConv1D(_Conv):
+class SeparableConv1D(Conv):
     """Depthwise 1-D convolution followed by a pointwise (width 1) convolution, run as a
     separable 2-D convolution over an inserted height of 1 (as Keras does)."""
 
@@ -136,7 +136,7 @@ class SeparableConv1D(_Conv):
         from tensorweave.ops.array_ops import expand_dims, squeeze
         cf = self.data_format == "channels_first"
         axis = 2 if cf else 1
-        out = _nn().separable_conv2d(
+        out = nn_module().separable_conv2d(
             expand_dims(inputs, axis), expand_dims(self.depthwise_kernel, 0),
             expand_dims(self.pointwise_kernel, 0), _full(self.strides * 2, cf), self.padding,
             rate=(1, *self.dilation_rate), data_format="NCHW" if cf else "NHWC")
@@ -146,16 +146,16 @@ class SeparableConv1D(_Conv):
 def separable_conv1d(inputs, filters, kernel_size, strides=1, padding="valid",
                      data_format="channels_last", dilation_rate=1, depth_multiplier=1,
                      activation=None, use_bias=True, depthwise_initializer=None,
-                     pointwise_initializer=None, bias_initializer=_ZEROS,
+                     pointwise_initializer=None, bias_initializer=ZEROS_INITIALIZER,
                      depthwise_regularizer=None, pointwise_regularizer=None,
                      bias_regularizer=None, activity_regularizer=None,
                      depthwise_constraint=None, pointwise_constraint=None,
                      bias_constraint=None, trainable=True, name=None, reuse=None):
     """Functional interface of the 1-D separable convolution layer."""
-    return _call_conv(SeparableConv1D, inputs, filters, kernel_size, reuse, locals())
+    return call_conv_layer(SeparableConv1D, inputs, filters, kernel_size, reuse, locals())
 
 
-MaxPooling3D = _pooling_class(3, "max", "max_pooling3d")
-AveragePooling3D = _pooling_class(3, "avg", "average_pooling3d")
-max_pooling3d = _pool_fn(MaxPooling3D)
-average_pooling3d = _pool_fn(AveragePooling3D)
+MaxPooling3D = pooling_class(3, "max", "max_pooling3d")
+AveragePooling3D = pooling_class(3, "avg", "average_pooling3d")
+max_pooling3d = pooling_function(MaxPooling3D)
+average_pooling3d = pooling_function(AveragePooling3D)

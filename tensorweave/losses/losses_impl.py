@@ -81,7 +81,7 @@ _DEFAULT = Reduction.SUM_BY_NONZERO_WEIGHTS
 
 
 # --- weighting and reduction ---------------------------------------------------------------
-def _check_broadcastable(weights: Tensor, values: Tensor) -> None:
+def check_broadcastable(weights: Tensor, values: Tensor) -> None:
     """TF's static assert_broadcastable: weights are a scalar, or of the values' rank with
     every dimension 1 or equal to the values'."""
     w, v = weights.shape, values.shape
@@ -140,7 +140,7 @@ def compute_weighted_loss(losses, weights=1.0, scope=None, loss_collection=Graph
         losses = convert_to_tensor(losses)
         input_dtype = losses.dtype.base_dtype
         weights = convert_to_tensor(weights, dtype=_F32 if python_weight is not None else None)
-        _check_broadcastable(weights, losses)
+        check_broadcastable(weights, losses)
         losses = cast(losses, _F32)
         weights = cast(weights, _F32)
         if python_weight == 1 and reduction != Reduction.NONE:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.scopes import name_scope
-from tensorweave.losses.losses_impl import _check_broadcastable
+from tensorweave.losses.losses_impl import check_broadcastable
 from tensorweave.losses.util import add_loss
 
 __all__ = ["mean_pairwise_squared_error"]
@@ -59,7 +59,7 @@ def mean_pairwise_squared_error(labels, predictions, weights=1.0, scope=None,
     with name_scope(scope, "mean_pairwise_squared_error", (predictions, labels, weights)):
         weights = cast(weights, _dtypes.float32)
         labels = cast(labels, _dtypes.float32)
-        _check_broadcastable(weights, labels)
+        check_broadcastable(weights, labels)
         predictions = cast(predictions, _dtypes.float32)
         predictions.shape.assert_is_compatible_with(labels.shape)
         diffs = subtract(predictions, labels)

@@ -184,7 +184,8 @@ def _gather_nd_grad(op, grad):
     return [scatter_nd(indices, grad, shape), None]
 
 
-def _dims_clash(what_a, a, lo_a, what_b, b, lo_b, n) -> None:
+def check_dims_match(what_a, a, lo_a, what_b, b, lo_b, n) -> None:
+    """ValueError in TF's words unless dims [lo_a, lo_a+n) of a and [lo_b, lo_b+n) of b merge."""
     try:
         merge_dims(a[lo_a:lo_a + n], b[lo_b:lo_b + n])
     except ValueError as e:
@@ -208,8 +209,8 @@ def _scatter_nd_shape(ctx):
         raise ValueError(f"updates must have rank {outer + len(dims) - depth} for indices of "
                          f"shape {dims_text(indices)} and shape {dims_text(dims)}, but is rank "
                          f"{len(updates)}")
-    _dims_clash("indices", indices, 0, "updates", updates, 0, outer)
-    _dims_clash("input", dims, depth, "updates", updates, outer, len(dims) - depth)
+    check_dims_match("indices", indices, 0, "updates", updates, 0, outer)
+    check_dims_match("input", dims, depth, "updates", updates, outer, len(dims) - depth)
     return out
 
 

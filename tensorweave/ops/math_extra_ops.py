@@ -19,7 +19,7 @@ from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops.math_ops import binary_fn, binary_op
 from tensorweave.ops.math_special_ops import scoped_fn
 from tensorweave.ops.math_unary_ops import FLOAT, FLOAT_COMPLEX, define_elementwise, unary_op
-from tensorweave.ops.reduction_ops import _reduce, _reshape_to_kept
+from tensorweave.ops.reduction_ops import apply_reduction, reshape_to_kept
 
 __all__ = ["accumulate_n", "is_non_decreasing", "is_strictly_increasing"]
 
@@ -93,7 +93,7 @@ def _euclidean_norm_grad(op, grad):
     x, axes = op.inputs
     norm = op.outputs[0]
     if not op.get_attr("keep_dims"):
-        norm, grad = _reshape_to_kept(norm, x, axes), _reshape_to_kept(grad, x, axes)
+        norm, grad = reshape_to_kept(norm, x, axes), reshape_to_kept(grad, x, axes)
     return [x / (norm / grad), None]
 
 
@@ -209,7 +209,7 @@ def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
       TypeError: for a non-numeric dtype.
       ValueError: for an axis statically out of range.
     """
-    return _reduce(EuclideanNorm, input_tensor, axis, keepdims, name, None, None)
+    return apply_reduction(EuclideanNorm, input_tensor, axis, keepdims, name, None, None)
 
 
 def cumulative_logsumexp(x, axis=0, exclusive=False, reverse=False, name=None):

@@ -21,7 +21,7 @@ __all__ = ["unsorted_segment_sum", "unsorted_segment_max", "unsorted_segment_min
 
 
 # --- shape functions --------------------------------------------------------------------------
-def _unsorted_shape(ctx):
+def unsorted_segment_shape(ctx):
     """[num_segments] + data.shape[rank(segment_ids):]; data must start with ids' shape."""
     data, ids = ctx.input_shape(0), ctx.input_shape(1)
     with_rank(ctx.input_shape(2), 0)
@@ -37,7 +37,7 @@ def _unsorted_shape(ctx):
     return _ts.TensorShape([num] + data.as_list()[ids.ndims:])
 
 
-def _sorted_shape(ctx):
+def sorted_segment_shape(ctx):
     """[?] + data.shape[1:]: the segment count is only known at run time."""
     data = ctx.input_shape(0)
     ids = with_rank(ctx.input_shape(1), 1)
@@ -57,13 +57,13 @@ def _unsorted(name, allowed):
     return define_op(name, inputs=["data: T", "segment_ids: Tindices",
                                    "num_segments: Tnumsegments"],
                      outputs=["output: T"], attrs=[TypeAttr("T", allowed), *_UNSORTED_ATTRS],
-                     shape_fn=_unsorted_shape)
+                     shape_fn=unsorted_segment_shape)
 
 
 def _sorted(name, allowed):
     return define_op(name, inputs=["data: T", "segment_ids: Tindices"], outputs=["output: T"],
                      attrs=[TypeAttr("T", allowed), TypeAttr("Tindices", _dtypes.INDEX)],
-                     shape_fn=_sorted_shape)
+                     shape_fn=sorted_segment_shape)
 
 
 UnsortedSegmentSum = _unsorted("UnsortedSegmentSum", _dtypes.NUMERIC)
@@ -76,7 +76,7 @@ SegmentMin = _sorted("SegmentMin", _dtypes.REAL_NUMERIC)
 
 
 # --- gradients --------------------------------------------------------------------------------
-def _gather_drop_negatives(params, ids, clipped=None, keep=None):
+def gather_drop_negatives(params, ids, clipped=None, keep=None):
     """params gathered at ids, with zero rows where an id is negative (its row was dropped).
 
     Returns the gathered tensor, the clipped ids and the broadcastable keep mask for reuse.
@@ -99,7 +99,7 @@ def _gather_drop_negatives(params, ids, clipped=None, keep=None):
 @UnsortedSegmentSum.gradient
 def _unsorted_segment_sum_grad(op, grad):
     """Each row of data receives the gradient of its segment (zero for dropped rows)."""
-    return [_gather_drop_negatives(grad, op.inputs[1])[0], None, None]
+    return [gather_drop_negatives(grad, op.inputs[1])[0], None, None]
 
 
 def _unsorted_min_max_grad(op, grad):
@@ -109,10 +109,10 @@ def _unsorted_min_max_grad(op, grad):
     from tensorweave.ops.math_ops import equal, logical_and
     from tensorweave.ops.math_unary_ops import cast
     data, ids, num = op.inputs
-    extremum, clipped, keep = _gather_drop_negatives(op.outputs[0], ids)
+    extremum, clipped, keep = gather_drop_negatives(op.outputs[0], ids)
     selected = logical_and(equal(data, extremum), keep)
     count = unsorted_segment_sum(cast(selected, grad.dtype), ids, num)
-    share, _, _ = _gather_drop_negatives(grad / count, None, clipped, keep)
+    share, _, _ = gather_drop_negatives(grad / count, None, clipped, keep)
     return [where_v2(selected, share, zeros_like(share)), None, None]
 
 

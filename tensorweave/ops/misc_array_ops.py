@@ -15,8 +15,8 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.scopes import name_scope
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops.array_index_ops import _dims_clash
-from tensorweave.ops.math_segment_ops import _sorted_shape, _unsorted_shape
+from tensorweave.ops.array_index_ops import check_dims_match
+from tensorweave.ops.math_segment_ops import sorted_segment_shape, unsorted_segment_shape
 from tensorweave.ops.training_ops import merge_shapes, with_rank
 
 __all__ = ["batch_gather", "bitcast", "cross", "invert_permutation", "parallel_stack", "repeat",
@@ -189,14 +189,14 @@ def parallel_stack(values, name="parallel_stack"):
 SegmentProd = define_op(
     "SegmentProd", inputs=["data: T", "segment_ids: Tindices"], outputs=["output: T"],
     attrs=[TypeAttr("T", _dtypes.NUMERIC), TypeAttr("Tindices", _INDEX)],
-    shape_fn=_sorted_shape)
+    shape_fn=sorted_segment_shape)
 UnsortedSegmentProd = define_op(
     "UnsortedSegmentProd", inputs=["data: T", "segment_ids: Tindices",
                                    "num_segments: Tnumsegments"],
     outputs=["output: T"],
     attrs=[TypeAttr("T", _dtypes.NUMERIC), TypeAttr("Tindices", _INDEX),
            TypeAttr("Tnumsegments", _INDEX, _dtypes.int32)],
-    shape_fn=_unsorted_shape)
+    shape_fn=unsorted_segment_shape)
 
 
 def _segment_prod_grad_parts(op, grad, ids, segment_sum_fn, prod_fn):
@@ -233,13 +233,13 @@ def _unsorted_segment_prod_grad(op, grad):
     """As SegmentProd's; rows with a negative id were dropped and get 0."""
     from tensorweave.ops.array_creation_ops import zeros_like
     from tensorweave.ops.math_ops import maximum
-    from tensorweave.ops.math_segment_ops import _gather_drop_negatives, unsorted_segment_sum
+    from tensorweave.ops.math_segment_ops import gather_drop_negatives, unsorted_segment_sum
     _, ids, num = op.inputs
     clipped = maximum(ids, zeros_like(ids))
     grad, partial = _segment_prod_grad_parts(
         op, grad, clipped, lambda t: unsorted_segment_sum(t, ids, num),
         lambda t: unsorted_segment_prod(t, ids, num))
-    return [_gather_drop_negatives(grad, ids, clipped)[0] * partial, None, None]
+    return [gather_drop_negatives(grad, ids, clipped)[0] * partial, None, None]
 
 
 def segment_prod(data, segment_ids, name=None):
@@ -290,8 +290,8 @@ def _scatter_nd_ref_shape(ctx):
     if ref is None or indices is None or updates is None or indices[-1] is None:
         return ctx.input_shape(0)
     outer, depth = len(indices) - 1, indices[-1]
-    _dims_clash("indices", indices, 0, "updates", updates, 0, outer)
-    _dims_clash("input", ref, depth, "updates", updates, outer, len(ref) - depth)
+    check_dims_match("indices", indices, 0, "updates", updates, 0, outer)
+    check_dims_match("input", ref, depth, "updates", updates, outer, len(ref) - depth)
     return ctx.input_shape(0)
 
 

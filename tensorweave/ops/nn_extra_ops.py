@@ -16,7 +16,8 @@ from tensorweave.ops.nn_conv_ops import (
 from tensorweave.ops.nn_conv_ops import (
     depthwise_conv2d_native_backprop_input as depthwise_conv2d_backprop_input,
 )
-from tensorweave.ops.nn_normalize_ops import _deprecated_lookup, batch_normalization
+from tensorweave.ops.nn_normalize_ops import batch_normalization
+from tensorweave.ops.reduction_ops import deprecated_argument_lookup
 
 __all__ = ["batch_norm_with_global_normalization", "compute_average_loss",
            "scale_regularization_loss", "depthwise_conv2d_backprop_input",
@@ -49,9 +50,9 @@ def batch_norm_with_global_normalization(t=None, m=None, v=None, beta=None, gamm
     Raises:
       ValueError: an argument given under both its names.
     """
-    t = _deprecated_lookup("input", input, "t", t)
-    m = _deprecated_lookup("mean", mean, "m", m)
-    v = _deprecated_lookup("variance", variance, "v", v)
+    t = deprecated_argument_lookup("input", input, "t", t)
+    m = deprecated_argument_lookup("mean", mean, "m", m)
+    v = deprecated_argument_lookup("variance", variance, "v", v)
     return batch_normalization(t, m, v, beta, gamma if scale_after_normalization else None,
                                variance_epsilon, name)
 

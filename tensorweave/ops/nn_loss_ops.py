@@ -31,7 +31,7 @@ from tensorweave.ops.math_unary_ops import abs as _abs
 from tensorweave.ops.math_unary_ops import cast, exp, log, log1p
 from tensorweave.ops.nn_ops import relu
 from tensorweave.ops.nn_softmax_ops import log_softmax, softmax
-from tensorweave.ops.reduction_ops import reduce_sum
+from tensorweave.ops.reduction_ops import deprecated_argument_lookup, reduce_sum
 from tensorweave.platform import tf_logging
 
 __all__ = [
@@ -43,13 +43,6 @@ __all__ = [
 
 _FLOAT = _dtypes.FLOATING
 _LOW_PRECISION = (_dtypes.float16, _dtypes.bfloat16)
-
-
-def _deprecated_lookup(new_name: str, new_value, old_name: str, old_value):
-    """TF1's deprecated_argument_lookup: the new argument, else its old alias, never both."""
-    if new_value is not None and old_value is not None:
-        raise ValueError(f"Cannot specify both '{old_name}' and '{new_name}'.")
-    return new_value if new_value is not None else old_value
 
 
 def _is_zero(t) -> bool:
@@ -183,7 +176,7 @@ def softmax_cross_entropy_with_logits_v2(labels, logits, axis=None, name=None, d
     Raises:
       ValueError: if the shapes of logits and labels are incompatible.
     """
-    axis = _deprecated_lookup("axis", axis, "dim", dim)
+    axis = deprecated_argument_lookup("axis", axis, "dim", dim)
     axis = -1 if axis is None else int(axis)
     with name_scope(name, "softmax_cross_entropy_with_logits", [logits, labels]) as scope:
         logits = convert_to_tensor(logits, name="logits")
@@ -238,7 +231,7 @@ def softmax_cross_entropy_with_logits(labels=None, logits=None, dim=-1, name=Non
                            "versions of TensorFlow will allow gradients to flow into the "
                            "labels input on backprop by default. See "
                            "`tf.nn.softmax_cross_entropy_with_logits_v2`.")
-    axis = _deprecated_lookup("axis", axis, "dim", dim)  # dim defaults to -1: never both
+    axis = deprecated_argument_lookup("axis", axis, "dim", dim)  # dim defaults to -1: never both
     with name_scope(name, "softmax_cross_entropy_with_logits_sg", [logits, labels]) as scope:
         labels = stop_gradient(labels, name="labels_stop_gradient")
     return softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits, axis=axis,
@@ -353,7 +346,7 @@ def weighted_cross_entropy_with_logits(labels=None, logits=None, pos_weight=None
     Raises:
       ValueError: if `logits` and `labels` have incompatible shapes.
     """
-    labels = _deprecated_lookup("labels", labels, "targets", targets)
+    labels = deprecated_argument_lookup("labels", labels, "targets", targets)
     with name_scope(name, "logistic_loss", [logits, labels]) as scope:
         logits, labels = _checked_pair(logits, labels)
         log_weight = 1 + (pos_weight - 1) * labels

@@ -26,17 +26,15 @@ from tensorweave.ops.math_ops import (
     subtract,
 )
 from tensorweave.ops.math_unary_ops import cast, reciprocal, rsqrt, square
-from tensorweave.ops.reduction_ops import reduce_mean, reduce_prod, reduce_sum
+from tensorweave.ops.reduction_ops import (
+    deprecated_argument_lookup,
+    reduce_mean,
+    reduce_prod,
+    reduce_sum,
+)
 
 __all__ = ["l2_normalize", "moments", "batch_normalization", "sufficient_statistics",
            "normalize_moments", "weighted_moments", "zero_fraction"]
-
-
-def _deprecated_lookup(new_name: str, new_value, old_name: str, old_value):
-    """TF1's deprecated_argument_lookup: the new argument, else its old alias, never both."""
-    if new_value is not None and old_value is not None:
-        raise ValueError(f"Cannot specify both '{old_name}' and '{new_name}'.")
-    return new_value if new_value is not None else old_value
 
 
 def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
@@ -52,7 +50,7 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
     Returns:
       A Tensor of the same shape as `x`.
     """
-    axis = _deprecated_lookup("axis", axis, "dim", dim)
+    axis = deprecated_argument_lookup("axis", axis, "dim", dim)
     with name_scope(name, "l2_normalize", [x]) as scope:
         x = convert_to_tensor(x, name="x")
         square_sum = reduce_sum(square(x), axis, keepdims=True)
@@ -78,7 +76,7 @@ def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None):
       Two Tensors (mean, variance) of `x`'s dtype.
     """
     del shift
-    keepdims = _deprecated_lookup("keepdims", keepdims, "keep_dims", keep_dims)
+    keepdims = deprecated_argument_lookup("keepdims", keepdims, "keep_dims", keep_dims)
     keepdims = bool(keepdims) if keepdims is not None else False
     with name_scope(name, "moments", [x, axes]):
         x = convert_to_tensor(x, name="x")
@@ -124,7 +122,7 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name
 
 
 def _keepdims(keepdims, keep_dims) -> bool:
-    value = _deprecated_lookup("keepdims", keepdims, "keep_dims", keep_dims)
+    value = deprecated_argument_lookup("keepdims", keepdims, "keep_dims", keep_dims)
     return bool(value) if value is not None else False
 
 

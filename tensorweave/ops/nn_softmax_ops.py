@@ -17,18 +17,11 @@ from tensorweave.ops.array_index_ops import where_v2
 from tensorweave.ops.array_ops import rank, transpose
 from tensorweave.ops.math_ops import equal
 from tensorweave.ops.math_unary_ops import exp
-from tensorweave.ops.reduction_ops import reduce_sum
+from tensorweave.ops.reduction_ops import deprecated_argument_lookup, reduce_sum
 
 __all__ = ["softmax", "log_softmax"]
 
 _FLOAT = _dtypes.FLOATING
-
-
-def _deprecated_lookup(new_name: str, new_value, old_name: str, old_value):
-    """TF1's deprecated_argument_lookup: the new argument, else its old alias, never both."""
-    if new_value is not None and old_value is not None:
-        raise ValueError(f"Cannot specify both '{old_name}' and '{new_name}'.")
-    return new_value if new_value is not None else old_value
 
 
 def _at_least_rank_1(ctx):
@@ -106,7 +99,7 @@ def softmax(logits, axis=None, name=None, dim=None):
       InvalidArgumentError: if `axis` is outside [-rank, rank) (like TensorFlow, at graph
         construction).
     """
-    axis = _deprecated_lookup("axis", axis, "dim", dim)
+    axis = deprecated_argument_lookup("axis", axis, "dim", dim)
     return _on_axis(Softmax, logits, -1 if axis is None else axis, name)
 
 
@@ -122,5 +115,5 @@ def log_softmax(logits, axis=None, name=None, dim=None):
     Returns:
       A Tensor of the same type and shape as `logits`.
     """
-    axis = _deprecated_lookup("axis", axis, "dim", dim)
+    axis = deprecated_argument_lookup("axis", axis, "dim", dim)
     return _on_axis(LogSoftmax, logits, -1 if axis is None else axis, name)

@@ -24,7 +24,8 @@ from tensorweave.framework.tensor_conversion import convert_to_tensor
 __all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature", "parse_example",
            "parse_single_example"]
 
-_PARSE_TYPES = frozenset({_dtypes.float32, _dtypes.int64, _dtypes.string})
+# The dtypes a parsed feature can have (TF's parsing ops allow no others).
+PARSE_TYPES = frozenset({_dtypes.float32, _dtypes.int64, _dtypes.string})
 
 
 class VarLenFeature(collections.namedtuple("VarLenFeature", ["dtype"])):
@@ -96,10 +97,10 @@ ParseExampleV2 = define_op(
              Arg("dense_values", type_list_attr="Tdense"),
              Arg("ragged_values", type_list_attr="ragged_value_types"),
              Arg("ragged_row_splits", type_list_attr="ragged_split_types")],
-    attrs=[Attr("Tdense", "list(type)", allowed=_PARSE_TYPES, minimum=0),
+    attrs=[Attr("Tdense", "list(type)", allowed=PARSE_TYPES, minimum=0),
            Attr("num_sparse", "int", minimum=0),
-           Attr("sparse_types", "list(type)", allowed=_PARSE_TYPES, minimum=0),
-           Attr("ragged_value_types", "list(type)", allowed=_PARSE_TYPES, minimum=0),
+           Attr("sparse_types", "list(type)", allowed=PARSE_TYPES, minimum=0),
+           Attr("ragged_value_types", "list(type)", allowed=PARSE_TYPES, minimum=0),
            Attr("ragged_split_types", "list(type)",
                 allowed=frozenset({_dtypes.int32, _dtypes.int64}), minimum=0),
            Attr("dense_shapes", "list(shape)", minimum=0)],
@@ -111,15 +112,16 @@ def _key_name(prefix: str, key: str) -> str:
     return prefix + re.sub(r"[^A-Za-z0-9_.\-/]", "_", key)
 
 
-def _check_dtype(key: str, dtype) -> _dtypes.DType:
+def check_parse_dtype(key: str, dtype) -> _dtypes.DType:
+    """`dtype` as a DType; TypeError unless it is one a parsed feature can have."""
     dtype = _dtypes.as_dtype(dtype)
-    if dtype not in _PARSE_TYPES:
+    if dtype not in PARSE_TYPES:
         raise TypeError(f"Value passed to parameter 'dense_defaults' has DataType {dtype.name} "
                         "not in list of allowed values: float32, int64, string")
     return dtype
 
 
-def _dense_default(key: str, feature, dtype):
+def dense_default(key: str, feature, dtype):
     """The dense_defaults input of one feature: [] (required), its value, or a scalar pad."""
     default = feature.default_value
     if isinstance(feature, FixedLenSequenceFeature):
@@ -138,7 +140,8 @@ def _dense_default(key: str, feature, dtype):
                    _ts.as_shape(feature.shape).as_list())
 
 
-def _dense_shape(key: str, feature) -> _ts.TensorShape:
+def dense_feature_shape(key: str, feature) -> _ts.TensorShape:
+    """The dense_shapes attr of one feature: [None, ...] for a sequence; ValueError if partial."""
     shape = _ts.as_shape(feature.shape)
     if isinstance(feature, FixedLenSequenceFeature):
         if not feature.allow_missing:
@@ -163,17 +166,17 @@ def _parse(serialized, features: dict, example_names):
         key = sorted(unknown)[0]
         raise ValueError(f"Unsupported feature type for {key!r}: {type(features[key]).__name__}"
                          " (VarLenFeature, FixedLenFeature and FixedLenSequenceFeature are)")
-    sparse_types = [_check_dtype(k, features[k].dtype) for k in sparse_keys]
-    dense_types = [_check_dtype(k, features[k].dtype) for k in dense_keys]
-    dense_shapes = [_dense_shape(k, features[k]) for k in dense_keys]
-    defaults = [_dense_default(k, features[k], t) for k, t in zip(dense_keys, dense_types)]
+    sparse_types = [check_parse_dtype(k, features[k].dtype) for k in sparse_keys]
+    dense_types = [check_parse_dtype(k, features[k].dtype) for k in dense_keys]
+    dense_shapes = [dense_feature_shape(k, features[k]) for k in dense_keys]
+    defaults = [dense_default(k, features[k], t) for k, t in zip(dense_keys, dense_types)]
     names = [] if example_names is None else example_names
     attrs = {"Tdense": dense_types, "num_sparse": len(sparse_keys),
              "sparse_types": sparse_types, "ragged_value_types": [], "ragged_split_types": [],
              "dense_shapes": dense_shapes}
     keys = [np.array([k.encode() for k in ks], dtype=object).reshape(-1)
             for ks in (sparse_keys, dense_keys, [])]
-    outputs = apply_op(ParseExampleV2, [serialized, _strings(names), *keys, defaults], attrs,
+    outputs = apply_op(ParseExampleV2, [serialized, encoded_strings(names), *keys, defaults], attrs,
                        name="ParseExampleV2")
     n = len(sparse_keys)
     result = {k: SparseTensor(outputs[i], outputs[n + i], outputs[2 * n + i])
@@ -182,7 +185,8 @@ def _parse(serialized, features: dict, example_names):
     return result
 
 
-def _strings(value):
+def encoded_strings(value):
+    """A Tensor as is; otherwise `value` as an object array of bytes (str encoded as UTF-8)."""
     if isinstance(value, Tensor):
         return value
     return np.array([v.encode() if isinstance(v, str) else v for v in np.ravel(value)],

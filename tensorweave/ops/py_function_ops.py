@@ -48,9 +48,9 @@ def _as_output(value, dtype):
     kind = array.dtype.kind
     if kind in "OSU" or (kind in "fc" and (dtype.is_integer or dtype == _dtypes.bool)) or \
             (kind == "c" and not dtype.is_complex):
-        from tensorweave.kernels.script import _type_name  # TensorFlow's spelling: "float"
+        from tensorweave.kernels.decode import data_type_string  # TensorFlow's spelling: "float"
         raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype "
-                        f"{_type_name(dtype.base_dtype)}")
+                        f"{data_type_string(dtype.base_dtype)}")
     return array.astype(dtype.as_numpy_dtype, copy=False)
 
 

@@ -16,11 +16,12 @@ from __future__ import annotations
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
-from tensorweave.framework.op_def import Attr, TypeAttr, define_op, get_op_def
+from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.random_seed import get_seed, seed_attrs, set_random_seed
 from tensorweave.framework.scopes import name_scope
 from tensorweave.framework.shape_text import shape_text
 from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.ops.reduction_ops import tf_op
 
 __all__ = ["get_seed", "multinomial", "random_normal", "random_shuffle", "random_uniform",
            "set_random_seed", "truncated_normal"]
@@ -100,11 +101,6 @@ Multinomial = define_op(
 
 
 # --- helpers --------------------------------------------------------------------------------
-def _op(op_type: str, inputs, name: str | None = None):
-    """An op of the math family by its TensorFlow type (keeps this module load-order free)."""
-    return apply_op(get_op_def(op_type), inputs, name=name)
-
-
 def _shape_tensor(shape):
     """`shape` (list, tuple, TensorShape or Tensor) as a 1-D integer Tensor named 'shape'."""
     if isinstance(shape, _ts.TensorShape):
@@ -164,10 +160,10 @@ def random_uniform(shape, minval=0, maxval=None, dtype=_dtypes.float32, seed=Non
             return apply_op(RandomUniformInt, [shape, minval, maxval], attrs, name=name)
         rnd = apply_op(RandomUniform, [shape], {**attrs, "dtype": dtype})
         if minval_is_zero:
-            return rnd if maxval_is_one else _op("Mul", [rnd, maxval])
+            return rnd if maxval_is_one else tf_op("Mul", [rnd, maxval])
         # minval + u * (maxval - minval)
-        scaled = _op("Mul", [rnd, _op("Sub", [maxval, minval], name="sub")], name="mul")
-        return _op("AddV2", [scaled, minval], name=name)
+        scaled = tf_op("Mul", [rnd, tf_op("Sub", [maxval, minval], name="sub")], name="mul")
+        return tf_op("AddV2", [scaled, minval], name=name)
 
 
 def _scaled_standard(op_def, default_name, shape, mean, stddev, dtype, seed, name):
@@ -177,7 +173,7 @@ def _scaled_standard(op_def, default_name, shape, mean, stddev, dtype, seed, nam
         mean = convert_to_tensor(mean, dtype=dtype, name="mean")
         stddev = convert_to_tensor(stddev, dtype=dtype, name="stddev")
         rnd = apply_op(op_def, [shape], {**seed_attrs(seed), "dtype": dtype})
-        return _op("AddV2", [_op("Mul", [rnd, stddev], name="mul"), mean], name=name)
+        return tf_op("AddV2", [tf_op("Mul", [rnd, stddev], name="mul"), mean], name=name)
 
 
 def random_normal(shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, seed=None, name=None):

@@ -32,7 +32,7 @@ __all__ = [
 # `top_k` is TF1's tf.nn.top_k only: the nn namespace re-exports it; it is not top level.
 
 
-def _deprecated_lookup(new_name: str, new_value, old_name: str, old_value):
+def deprecated_argument_lookup(new_name: str, new_value, old_name: str, old_value):
     """TF1's deprecated_argument_lookup: the new argument, else its old alias, never both."""
     if new_value is not None and old_value is not None:
         raise ValueError(f"Cannot specify both '{old_name}' and '{new_name}'.")
@@ -120,10 +120,10 @@ def _reduction_dims(x: Tensor, axis):
     return tf_op("Range", [0, tf_op("Rank", [x]), 1])
 
 
-def _reduce(op_def, input_tensor, axis, keepdims, name, reduction_indices, keep_dims):
+def apply_reduction(op_def, input_tensor, axis, keepdims, name, reduction_indices, keep_dims):
     """The body shared by every reduce_* wrapper."""
-    axis = _deprecated_lookup("axis", axis, "reduction_indices", reduction_indices)
-    keepdims = _deprecated_lookup("keepdims", keepdims, "keep_dims", keep_dims)
+    axis = deprecated_argument_lookup("axis", axis, "reduction_indices", reduction_indices)
+    keepdims = deprecated_argument_lookup("keepdims", keepdims, "keep_dims", keep_dims)
     keepdims = bool(keepdims) if keepdims is not None else False
     x = _as_input(input_tensor, op_def.inputs[0].dtype)
     out = apply_op(op_def, [x, _reduction_dims(x, axis)], {"keep_dims": keepdims}, name=name)
@@ -177,46 +177,46 @@ _PUBLIC_TO_OP = {"reduce_sum": "Sum", "reduce_mean": "Mean", "reduce_prod": "Pro
 @_reduction_doc("the sum", " Integer sums wrap around on overflow.")
 def reduce_sum(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None,
                keep_dims=None):
-    return _reduce(Sum, input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
+    return apply_reduction(Sum, input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
 
 
 @_reduction_doc("the mean", " The mean of integers is truncated toward zero, and the "
                 "mean over no elements is NaN for floats and 0 for integers.")
 def reduce_mean(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None,
                 keep_dims=None):
-    return _reduce(Mean, input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
+    return apply_reduction(Mean, input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
 
 
 @_reduction_doc("the product", " The product over no elements is 1.")
 def reduce_prod(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None,
                 keep_dims=None):
-    return _reduce(Prod, input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
+    return apply_reduction(Prod, input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
 
 
 @_reduction_doc("the maximum", " NaN propagates; the maximum over no elements is the "
                 "dtype's lowest value (-inf for floats).", " (a real numeric type)")
 def reduce_max(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None,
                keep_dims=None):
-    return _reduce(Max, input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
+    return apply_reduction(Max, input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
 
 
 @_reduction_doc("the minimum", " NaN propagates; the minimum over no elements is the "
                 "dtype's highest value (+inf for floats).", " (a real numeric type)")
 def reduce_min(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None,
                keep_dims=None):
-    return _reduce(Min, input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
+    return apply_reduction(Min, input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
 
 
 @_reduction_doc("the logical and", " Over no elements it is True.", " (bool)")
 def reduce_all(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None,
                keep_dims=None):
-    return _reduce(All, input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
+    return apply_reduction(All, input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
 
 
 @_reduction_doc("the logical or", " Over no elements it is False.", " (bool)")
 def reduce_any(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None,
                keep_dims=None):
-    return _reduce(Any, input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
+    return apply_reduction(Any, input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
 
 
 def reduce_logsumexp(input_tensor, axis=None, keepdims=None, name=None,
@@ -241,8 +241,8 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=None, name=None,
     Raises:
       TypeError: for non-floating inputs.
     """
-    axis = _deprecated_lookup("axis", axis, "reduction_indices", reduction_indices)
-    keepdims = _deprecated_lookup("keepdims", keepdims, "keep_dims", keep_dims)
+    axis = deprecated_argument_lookup("axis", axis, "reduction_indices", reduction_indices)
+    keepdims = deprecated_argument_lookup("keepdims", keepdims, "keep_dims", keep_dims)
     keepdims = bool(keepdims) if keepdims is not None else False
     with name_scope(name, "ReduceLogSumExp") as scope:
         x = _as_input(input_tensor)
@@ -281,9 +281,9 @@ def count_nonzero(input_tensor=None, axis=None, keepdims=None, dtype=_dtypes.int
     Returns:
       The number of nonzero values, of type `dtype`.
     """
-    input_tensor = _deprecated_lookup("input", input, "input_tensor", input_tensor)
-    axis = _deprecated_lookup("axis", axis, "reduction_indices", reduction_indices)
-    keepdims = _deprecated_lookup("keepdims", keepdims, "keep_dims", keep_dims)
+    input_tensor = deprecated_argument_lookup("input", input, "input_tensor", input_tensor)
+    axis = deprecated_argument_lookup("axis", axis, "reduction_indices", reduction_indices)
+    keepdims = deprecated_argument_lookup("keepdims", keepdims, "keep_dims", keep_dims)
     with name_scope(name, "count_nonzero"):
         x = convert_to_tensor(input_tensor, name="input")
         zero = b"" if x.dtype == _dtypes.string else np.zeros((), x.dtype.as_numpy_dtype)
@@ -362,7 +362,7 @@ def argmax(input, axis=None, name=None, dimension=None,  # noqa: A002 - TF1's ar
         given.
       TypeError: if `axis` is not a scalar integer.
     """
-    axis = _deprecated_lookup("axis", axis, "dimension", dimension)
+    axis = deprecated_argument_lookup("axis", axis, "dimension", dimension)
     return _arg_reduce(ArgMax, input, axis, name, output_type)
 
 
@@ -373,7 +373,7 @@ def argmin(input, axis=None, name=None, dimension=None,  # noqa: A002 - TF1's ar
     Ties resolve to the smallest index. Arguments as for `argmax`; the default name is
     "ArgMin".
     """
-    axis = _deprecated_lookup("axis", axis, "dimension", dimension)
+    axis = deprecated_argument_lookup("axis", axis, "dimension", dimension)
     return _arg_reduce(ArgMin, input, axis, name, output_type)
 
 
@@ -563,7 +563,7 @@ def _int32_vector(values) -> Tensor:
     return constant(np.asarray(values, np.int32).reshape(-1), dtype=_dtypes.int32)
 
 
-def _reshape_to_kept(t: Tensor, x: Tensor, axes) -> Tensor:
+def reshape_to_kept(t: Tensor, x: Tensor, axes) -> Tensor:
     """`t` (shaped like a reduction's output) reshaped to the keepdims shape."""
     kept = _kept_dims_shape(x, axes)
     if isinstance(kept, list):
@@ -632,10 +632,10 @@ def _prod_grad(op, grad):
 def _min_max_grad(op, grad):
     """The gradient goes to the elements equal to the extremum, split equally among ties."""
     x, axes = op.inputs
-    y = _reshape_to_kept(op.outputs[0], x, axes)
-    grad = _reshape_to_kept(grad, x, axes)
+    y = reshape_to_kept(op.outputs[0], x, axes)
+    grad = reshape_to_kept(grad, x, axes)
     hits = tf_op("Cast", [tf_op("Equal", [y, x])], {"DstT": grad.dtype.base_dtype})
-    count = _reshape_to_kept(reduce_sum(hits, axes), x, axes)
+    count = reshape_to_kept(reduce_sum(hits, axes), x, axes)
     return [tf_op("Mul", [tf_op("RealDiv", [hits, count]), grad]), None]
 
 

@@ -19,14 +19,14 @@ from tensorweave.framework.scopes import name_scope
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops.parsing_ops import (
-    _PARSE_TYPES,
+    PARSE_TYPES,
     FixedLenFeature,
     FixedLenSequenceFeature,
     VarLenFeature,
-    _check_dtype,
-    _dense_default,
-    _dense_shape,
-    _strings,
+    check_parse_dtype,
+    dense_default,
+    dense_feature_shape,
+    encoded_strings,
 )
 
 __all__ = ["parse_single_sequence_example", "parse_sequence_example"]
@@ -60,7 +60,7 @@ def _parse_sequence_example_shapes(ctx):
             [batch] * attrs["Nfeature_list_dense"])
 
 
-def _types(name: str, allowed=_PARSE_TYPES) -> Attr:
+def _types(name: str, allowed=PARSE_TYPES) -> Attr:
     return Attr(name, "list(type)", [], allowed=allowed, minimum=0)
 
 
@@ -103,7 +103,7 @@ ParseSequenceExampleV2 = define_op(
 def _context_dense_dtype(dtype) -> _dtypes.DType:
     """The dtype of a context dense feature; TypeError naming TF's input otherwise."""
     dtype = _dtypes.as_dtype(dtype)
-    if dtype not in _PARSE_TYPES:
+    if dtype not in PARSE_TYPES:
         raise TypeError(f"Value passed to parameter 'context_dense_defaults' has DataType "
                         f"{dtype.name} not in list of allowed values: float32, int64, string")
     return dtype
@@ -152,25 +152,26 @@ def _parse(serialized, context_features, sequence_features, example_names):
     c_dense_types = [_context_dense_dtype(context_features[k].dtype) for k in c_dense]
     attrs = {
         "Ncontext_sparse": len(c_sparse), "Tcontext_dense": c_dense_types,
-        "context_sparse_types": [_check_dtype(k, context_features[k].dtype) for k in c_sparse],
+        "context_sparse_types": [check_parse_dtype(k, context_features[k].dtype) for k in c_sparse],
         "context_ragged_value_types": [], "context_ragged_split_types": [],
-        "context_dense_shapes": [_dense_shape(k, context_features[k]) for k in c_dense],
+        "context_dense_shapes": [dense_feature_shape(k, context_features[k]) for k in c_dense],
         "Nfeature_list_sparse": len(l_sparse), "Nfeature_list_dense": len(l_dense),
-        "feature_list_dense_types": [_check_dtype(k, sequence_features[k].dtype)
+        "feature_list_dense_types": [check_parse_dtype(k, sequence_features[k].dtype)
                                      for k in l_dense],
-        "feature_list_sparse_types": [_check_dtype(k, sequence_features[k].dtype)
+        "feature_list_sparse_types": [check_parse_dtype(k, sequence_features[k].dtype)
                                       for k in l_sparse],
         "feature_list_ragged_value_types": [], "feature_list_ragged_split_types": [],
         "feature_list_dense_shapes": [_ts.as_shape(sequence_features[k].shape)
                                       for k in l_dense]}
-    defaults = [_dense_default(k, context_features[k], t) for k, t in zip(c_dense,
-                                                                           c_dense_types)]
+    defaults = [dense_default(k, context_features[k], t)
+                for k, t in zip(c_dense, c_dense_types)]
     missing_ok = np.array([bool(sequence_features[k].allow_missing) for k in l_dense],
                           dtype=bool)
     names = [] if example_names is None else example_names
     outputs = apply_op(ParseSequenceExampleV2,
-                       [serialized, _strings(names), _keys(c_sparse), _keys(c_dense), _keys([]),
-                        _keys(l_sparse), _keys(l_dense), _keys([]), missing_ok, defaults],
+                       [serialized, encoded_strings(names), _keys(c_sparse), _keys(c_dense),
+                        _keys([]), _keys(l_sparse), _keys(l_dense), _keys([]), missing_ok,
+                        defaults],
                        attrs, name="ParseSequenceExampleV2")
     context = _sparse_tensors(outputs, c_sparse, 0)
     start = 3 * len(c_sparse)

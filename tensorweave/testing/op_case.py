@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import tensorweave as tf
+from tensorweave.autodiff.gradients import as_list
 
 
 @dataclass
@@ -38,7 +39,8 @@ class OpCase:
         return self.name
 
 
-def _materialize(case: OpCase, dtype) -> list[np.ndarray]:
+def materialize_inputs(case: OpCase, dtype) -> list[np.ndarray]:
+    """The case's inputs as arrays of `dtype` (or their fixed dtype), from a seeded generator."""
     rng = np.random.RandomState(0)
     out = []
     for i, spec in enumerate(case.inputs):
@@ -55,10 +57,6 @@ def _materialize(case: OpCase, dtype) -> list[np.ndarray]:
 
 def _dtype_of(arr: np.ndarray):
     return tf.string if arr.dtype == object else tf.as_dtype(arr.dtype)
-
-
-def _as_list(x):
-    return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
 def _as_array(x) -> np.ndarray:
@@ -80,12 +78,12 @@ def _compare(case, got, expected, label):
 
 def check_forward(case: OpCase, dtype) -> None:
     """Runs the op on constants and on fed placeholders; compares with the NumPy reference."""
-    arrays = _materialize(case, dtype)
-    expected = _as_list(case.ref(*arrays))
+    arrays = materialize_inputs(case, dtype)
+    expected = as_list(case.ref(*arrays))
     with tf.Graph().as_default():
-        consts = _as_list(case.build(*[tf.constant(a) for a in arrays]))
+        consts = as_list(case.build(*[tf.constant(a) for a in arrays]))
         holders = [tf.placeholder(_dtype_of(a), a.shape) for a in arrays]
-        fed = _as_list(case.build(*holders))
+        fed = as_list(case.build(*holders))
         with tf.Session() as sess:
             got_const = sess.run(consts)
             got_fed = sess.run(fed, dict(zip(holders, arrays)))
@@ -112,7 +110,7 @@ def _np_dtype(dtype):
 
 def check_shapes(case: OpCase, dtype) -> None:
     """Shape functions with unknown dims and unknown rank agree with the kernel's output."""
-    arrays = _materialize(case, dtype)
+    arrays = materialize_inputs(case, dtype)
     for mode in ("unknown_dims", "unknown_rank"):
         with tf.Graph().as_default():
             holders = []
@@ -120,7 +118,7 @@ def check_shapes(case: OpCase, dtype) -> None:
                 shape = [None] * a.ndim if mode == "unknown_dims" else None
                 holders.append(tf.placeholder(_dtype_of(a), shape))
             try:
-                outs = _as_list(case.build(*holders))
+                outs = as_list(case.build(*holders))
             except (ValueError, TypeError) as e:
                 raise AssertionError(f"{case.name}: building with {mode} failed: {e}") from e
             with tf.Session() as sess:
@@ -132,7 +130,7 @@ def check_shapes(case: OpCase, dtype) -> None:
 
 def op_types_of(case: OpCase, dtype=None) -> set[str]:
     """The op types the row's builder creates (for the every-op-has-a-row meta-test)."""
-    arrays = _materialize(case, dtype or case.dtypes[0])
+    arrays = materialize_inputs(case, dtype or case.dtypes[0])
     with tf.Graph().as_default() as g:
         case.build(*[tf.placeholder(_dtype_of(a), a.shape) for a in arrays])
     return {op.type for op in g.get_operations()}
@@ -176,11 +174,11 @@ def check_gradient(case: OpCase, tolerance: float = 1e-5) -> None:
     Runs in float64 (inputs of fixed non-float dtypes, such as indices, stay as they are).
     """
     from tensorweave.autodiff.checker import compute_gradient
-    arrays = _materialize(case, tf.float64)
+    arrays = materialize_inputs(case, tf.float64)
     rng = np.random.RandomState(1)
     with tf.Graph().as_default():
         holders = [tf.placeholder(_dtype_of(a), a.shape) for a in arrays]
-        outs = _as_list(case.build(*holders))
+        outs = as_list(case.build(*holders))
         with tf.Session() as sess:  # outputs whose static shape depends on fed values
             shapes = [np.shape(v) for v in sess.run(outs, dict(zip(holders, arrays)))]
         terms = []

@@ -14,7 +14,7 @@ from tensorweave.framework import errors
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.platform import tf_logging as logging
 from tensorweave.train.session_run_hook import SessionRunArgs, SessionRunHook
-from tensorweave.train.training_util import _get_or_create_global_step_read
+from tensorweave.train.training_util import get_or_create_global_step_read
 
 __all__ = ["SecondOrStepTimer", "StopAtStepHook", "LoggingTensorHook", "NanTensorHook",
            "NanLossDuringTrainingError", "FinalOpsHook", "FeedFnHook", "GlobalStepWaiterHook"]
@@ -73,10 +73,10 @@ class _NeverTriggerTimer(SecondOrStepTimer):
         return False
 
 
-def _require_global_step(hook_name: str):
+def require_global_step(hook_name: str):
     """The global step's read (`global_step + 0`) that the hooks fetch, as TensorFlow's do:
     fetched with the train op, it is the step the run started from."""
-    step = _get_or_create_global_step_read()
+    step = get_or_create_global_step_read()
     if step is None:
         raise RuntimeError(f"Global step should be created to use {hook_name}.")
     return step
@@ -125,7 +125,7 @@ class StopAtStepHook(SessionRunHook):
         self._last_step = last_step
 
     def begin(self):
-        self._global_step_tensor = _require_global_step("StopAtStepHook")
+        self._global_step_tensor = require_global_step("StopAtStepHook")
 
     def after_create_session(self, session, coord):
         if self._last_step is None:
@@ -274,7 +274,7 @@ class GlobalStepWaiterHook(SessionRunHook):
 
     def begin(self):
         self._worker_is_started = False
-        self._global_step_tensor = _require_global_step("_GlobalStepWaiterHook")
+        self._global_step_tensor = require_global_step("_GlobalStepWaiterHook")
 
     def before_run(self, run_context):
         if self._worker_is_started or self._wait_until_step <= 0:

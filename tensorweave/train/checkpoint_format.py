@@ -72,7 +72,8 @@ _crc_pool_lock = threading.Lock()
 _PAUSE_AT = os.environ.get("TENSORWEAVE_CHECKPOINT_PAUSE_AT", "")
 
 
-def _pause_point(stage: str) -> None:
+def pause_point(stage: str) -> None:
+    """Test hook: stops the writer at `stage` when TENSORWEAVE_CHECKPOINT_PAUSE_AT names it."""
     if _PAUSE_AT == stage:
         print(f"checkpoint writer paused at {stage}", flush=True)
         time.sleep(3600)
@@ -240,7 +241,7 @@ def _write_data_file(path: str, buffers: list, pause: bool = False):
                 pos += _write_all(f, buf)
                 _start_writeback(f.fileno(), placed[-1][0], buf.nbytes)
                 if pause and len(placed) == 1:
-                    _pause_point("data")
+                    pause_point("data")
             os.fdatasync(f.fileno())
         placed = [(off, n, _result(crc)) for (off, n), crc in zip(placed, crcs)]
         os.replace(tmp, path)
@@ -418,7 +419,7 @@ def write_checkpoint(prefix: str, names, values, dtypes, slices=None) -> None:
         lambda name, dtype, shape, i: TensorEntry(name, dtype, shape, 0, *placed[i]),
         lambda start, shape, i: SliceEntry(start, shape, 0, *placed[i]))
     _fsync_dir(directory)
-    _pause_point("index")
+    pause_point("index")
     _write_index(prefix, entries, [suffix])
     _fsync_dir(directory)
     _remove_stale_data(prefix, [suffix])

@@ -277,7 +277,7 @@ class Saver:
             self.export_meta_graph(_mgmt.meta_graph_filename(checkpoint_file, meta_graph_suffix),
                                    strip_default_attrs=strip_default_attrs)
         if write_state:
-            _fmt._pause_point("state")
+            _fmt.pause_point("state")
             self._record_last_checkpoint(prefix)
             _mgmt.update_checkpoint_state(
                 save_dir=os.path.dirname(checkpoint_file), model_checkpoint_path=prefix,

@@ -14,7 +14,7 @@ from tensorweave.protos import config_pb2
 from tensorweave.protos.event_pb2 import SessionLog
 from tensorweave.protos.summary_pb2 import Summary
 from tensorweave.summary.writer import FileWriterCache
-from tensorweave.train.basic_session_run_hooks import SecondOrStepTimer, _require_global_step
+from tensorweave.train.basic_session_run_hooks import SecondOrStepTimer, require_global_step
 from tensorweave.train.session_run_hook import SessionRunArgs, SessionRunHook
 from tensorweave.train.training_util import get_global_step
 
@@ -72,7 +72,7 @@ class CheckpointSaverHook(SessionRunHook):
 
     def begin(self):
         self._summary_writer = FileWriterCache.get(self._checkpoint_dir)
-        self._global_step_tensor = _require_global_step("CheckpointSaverHook")
+        self._global_step_tensor = require_global_step("CheckpointSaverHook")
         for listener in self._listeners:
             listener.begin()
 
@@ -164,7 +164,7 @@ class StepCounterHook(SessionRunHook):
 
     def begin(self):
         self._summary_writer = _writer_for(self._output_dir, self._summary_writer)
-        self._global_step_tensor = _require_global_step("StepCounterHook")
+        self._global_step_tensor = require_global_step("StepCounterHook")
         self._summary_tag = get_global_step().op.name + "/sec"
 
     def before_run(self, run_context):
@@ -215,7 +215,7 @@ class SummarySaverHook(SessionRunHook):
     def begin(self):
         self._summary_writer = _writer_for(self._output_dir, self._summary_writer)
         self._next_step = None
-        self._global_step_tensor = _require_global_step("SummarySaverHook")
+        self._global_step_tensor = require_global_step("SummarySaverHook")
 
     def before_run(self, run_context):
         self._request_summary = (self._next_step is None or
@@ -267,7 +267,7 @@ class ProfilerHook(SessionRunHook):
 
     def begin(self):
         self._next_step = None
-        self._global_step_tensor = _require_global_step("ProfilerHook")
+        self._global_step_tensor = require_global_step("ProfilerHook")
 
     def before_run(self, run_context):
         self._request_trace = (self._next_step is not None and

@@ -97,7 +97,7 @@ GLOBAL_STEP_READ_KEY = "global_step_read_op_cache"
 
 
 def _get_global_step_read(graph=None):
-    """The graph's cached global-step read (see `_get_or_create_global_step_read`), or None."""
+    """The graph's cached global-step read (see `get_or_create_global_step_read`), or None."""
     graph = graph or get_default_graph()
     reads = graph.get_collection(GLOBAL_STEP_READ_KEY)
     if len(reads) > 1:
@@ -106,7 +106,7 @@ def _get_global_step_read(graph=None):
     return reads[0] if reads else None
 
 
-def _get_or_create_global_step_read(graph=None):
+def get_or_create_global_step_read(graph=None):
     """`global_step + 0`: a copy of the step's value taken when the read runs, which the
     session hooks fetch (as TensorFlow's do). Run with the train op, it gives the step the
     run started from, where a fetch of the variable itself gives the updated step. None if

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.autodiff.gradients import as_list
 from tensorweave.framework.op_def import OpDef
 from tensorweave.ops import (
     array_creation_ops,
@@ -21,7 +22,7 @@ from tensorweave.ops import (
     linalg_ops,
     reduction_ops,
 )
-from tensorweave.testing.op_case import _as_list, _materialize
+from tensorweave.testing.op_case import materialize_inputs
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FAMILY_MODULES = (array_ops, array_creation_ops, array_join_ops, array_slicing_ops,
@@ -247,7 +248,7 @@ def _gradients_by_mode(case, arrays):
                 shape = {"known": a.shape, "dims": [None] * a.ndim, "rank": None}[mode]
                 holders.append(tf.placeholder(tf.as_dtype(a.dtype), shape))
             feed.update(zip(holders, arrays))
-            outs = [o for o in _as_list(case.build(*holders)) if o.dtype.is_floating]
+            outs = [o for o in as_list(case.build(*holders)) if o.dtype.is_floating]
             objective = tf.add_n([_weighted_sum(o) for o in outs])
             xs = [h for h in holders if h.dtype.is_floating]
             fetches[mode] = [tf.zeros_like(x) if g is None else tf.convert_to_tensor(g)
@@ -258,7 +259,7 @@ def _gradients_by_mode(case, arrays):
 
 @pytest.mark.parametrize("case", _family_cases(), ids=str)
 def test_gradients_with_unknown_shapes_match_the_static_ones(case):
-    got = _gradients_by_mode(case, _materialize(case, tf.float64))
+    got = _gradients_by_mode(case, materialize_inputs(case, tf.float64))
     for mode in ("dims", "rank"):
         for known, g in zip(got["known"], got[mode]):
             np.testing.assert_allclose(g, known, rtol=1e-12, atol=1e-12,

@@ -46,8 +46,8 @@ def test_the_hooks_global_step_read_is_the_step_the_run_started_from():
     with tf.Graph().as_default():
         gs = tf.train.get_or_create_global_step()
         train = tf.assign_add(gs, 1)
-        read = tf.train.training_util._get_or_create_global_step_read()
-        assert read is tf.train.training_util._get_or_create_global_step_read()
+        read = tf.train.training_util.get_or_create_global_step_read()
+        assert read is tf.train.training_util.get_or_create_global_step_read()
         assert read.op.name.startswith("global_step/")
         with tf.Session() as sess:
             sess.run(gs.initializer)
