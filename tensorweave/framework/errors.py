@@ -166,6 +166,11 @@ class InvalidArgumentError(_CodedError):
     _code = INVALID_ARGUMENT
 
 
+def invalid_argument(message: str) -> InvalidArgumentError:
+    """An InvalidArgumentError without node or op: the executor adds them and the creation site."""
+    return InvalidArgumentError(None, None, message)
+
+
 class DeadlineExceededError(_CodedError):
     """Raised when a deadline (e.g. `timeout_in_ms`) expires before an operation completes.
 

@@ -13,13 +13,9 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel, register_pure
-
-
-def _invalid(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
-
 
 # --- Identity, IdentityN, StopGradient ----------------------------------------------------------
 # Forwarding kernels: a variable read forwards the variable's storage, like TensorFlow; the
@@ -58,7 +54,7 @@ register_pure("Rank", lambda x: np.int32(x.ndim))
 # --- Reshape, ExpandDims, Squeeze ---------------------------------------------------------------
 def _reshape(tensor, shape):
     if shape.ndim > 1:
-        raise _invalid(f"sizes input must be 1-D, not {dims_text(shape.shape)}")
+        raise invalid_argument(f"sizes input must be 1-D, not {dims_text(shape.shape)}")
     dims = shape.tolist() if shape.ndim else [int(shape)]
     if not dims or min(dims) >= -1:
         try:
@@ -75,10 +71,10 @@ def _resolve_reshape(in_shape, dims) -> list:
     for i, d in enumerate(dims):
         if d == -1:
             if unknown != -1:
-                raise _invalid(f"Only one input size may be -1, not both {unknown} and {i}")
+                raise invalid_argument(f"Only one input size may be -1, not both {unknown} and {i}")
             unknown = i
         elif d < 0:
-            raise _invalid(f"Size {i} must be non-negative, not {d}")
+            raise invalid_argument(f"Size {i} must be non-negative, not {d}")
         elif d == 0:
             has_zero = True
         else:
@@ -92,12 +88,12 @@ def _resolve_reshape(in_shape, dims) -> list:
         input_has_zero = has_zero and 0 in in_shape
         missing = counted // product
         if not input_has_zero and product * missing != counted:
-            raise _invalid(f"Input to reshape is a tensor with {counted} values, but the "
-                           f"requested shape requires a multiple of {product}")
+            raise invalid_argument(f"Input to reshape is a tensor with {counted} values, but the "
+                                   f"requested shape requires a multiple of {product}")
         out[unknown] = missing
     if math.prod(out) != n:
-        raise _invalid(f"Input to reshape is a tensor with {n} values, but the requested shape "
-                       f"has {math.prod(out)}")
+        raise invalid_argument(f"Input to reshape is a tensor with {n} values, but the requested "
+                               f"shape has {math.prod(out)}")
     return out
 
 
@@ -106,10 +102,10 @@ register_pure("Reshape", _reshape, returns_view=True)
 
 def _expand_dims(x, dim):
     if np.size(dim) != 1:
-        raise _invalid("'dim' must be a tensor with a single value")
+        raise invalid_argument("'dim' must be a tensor with a single value")
     d, r = dim.item(), np.ndim(x)
     if not -1 - r <= d <= r:
-        raise _invalid(f"Tried to expand dim index {d} for tensor with {r} dimensions.")
+        raise invalid_argument(f"Tried to expand dim index {d} for tensor with {r} dimensions.")
     if d < 0:
         d += r + 1
     shape = np.shape(x)
@@ -136,11 +132,13 @@ class SqueezeKernel:
         r = len(shape)
         for d in self.axes:
             if not -r <= d < r:
-                return _invalid(f"Tried to squeeze dim index {d} for tensor with {r} dimensions.")
+                return invalid_argument(f"Tried to squeeze dim index {d} for tensor with {r} "
+                                        "dimensions.")
             if shape[d % r] != 1:
-                return _invalid(f"Can not squeeze dim[{d % r}], expected a dimension of 1, got "
-                                f"{shape[d % r]}")
-        return _invalid(f"Invalid squeeze_dims {list(self.axes)} for shape {dims_text(shape)}")
+                return invalid_argument(f"Can not squeeze dim[{d % r}], expected a dimension of 1, "
+                                        f"got {shape[d % r]}")
+        return invalid_argument(f"Invalid squeeze_dims {list(self.axes)} for shape "
+                                f"{dims_text(shape)}")
 
 
 # --- Transpose, ConjugateTranspose --------------------------------------------------------------
@@ -155,14 +153,14 @@ def _transpose(x, perm):
 def _perm_error(r: int, axes) -> errors.InvalidArgumentError:
     if not isinstance(axes, list) or len(axes) != r:
         size = len(axes) if isinstance(axes, list) else 0
-        return _invalid(f"transpose expects a vector of size {r}. But input(1) is a vector of "
-                        f"size {size}")
+        return invalid_argument(f"transpose expects a vector of size {r}. But input(1) is a vector "
+                                f"of size {size}")
     for a in axes:
         if not -r <= a < r:
-            return _invalid(f"{a} is out of range [0 .. {r})")
+            return invalid_argument(f"{a} is out of range [0 .. {r})")
     present = {a % r for a in axes}
     missing = min(set(range(r)) - present)
-    return _invalid(f"{missing} is missing from {{{','.join(str(a) for a in axes)}}}.")
+    return invalid_argument(f"{missing} is missing from {{{','.join(str(a) for a in axes)}}}.")
 
 
 def _conjugate_transpose(x, perm):
@@ -180,11 +178,11 @@ def _tile(ctx, x, multiples):
     reps = multiples.tolist()
     if not isinstance(reps, list) or len(reps) != np.ndim(x):
         length = len(reps) if isinstance(reps, list) else 0
-        raise _invalid(f"Expected multiples argument to be a vector of length {np.ndim(x)} but "
-                       f"got length {length}")
+        raise invalid_argument(f"Expected multiples argument to be a vector of length {np.ndim(x)} "
+                               f"but got length {length}")
     for i, m in enumerate(reps):
         if m < 0:
-            raise _invalid(f"Expected multiples[{i}] >= 0, but got {m}")
+            raise invalid_argument(f"Expected multiples[{i}] >= 0, but got {m}")
     return ctx.xp.tile(x, reps)
 
 
@@ -211,8 +209,8 @@ class PadKernel:
         if constant_values is None:
             fill = self.fill
         elif np.ndim(constant_values) != 0:
-            raise _invalid(f"constant_values must be a scalar. Got: "
-                           f"{dims_text(np.shape(constant_values))}")
+            raise invalid_argument(f"constant_values must be a scalar. Got: "
+                                   f"{dims_text(np.shape(constant_values))}")
         else:
             fill = constant_values
         shape = np.shape(x)
@@ -225,24 +223,24 @@ class PadKernel:
     def _paddings(shape, paddings) -> list:
         pshape = np.shape(paddings)
         if len(pshape) != 2 or pshape[1] != 2:
-            raise _invalid(f"paddings must be a matrix with 2 columns: {dims_text(pshape)}")
+            raise invalid_argument(f"paddings must be a matrix with 2 columns: {dims_text(pshape)}")
         if pshape[0] != len(shape):
-            raise _invalid(f"The first dimension of paddings must be the rank of inputs"
-                           f"{dims_text(pshape)} {dims_text(shape)}")
+            raise invalid_argument(f"The first dimension of paddings must be the rank of inputs"
+                                   f"{dims_text(pshape)} {dims_text(shape)}")
         pads = paddings.tolist()
         for lo, hi in pads:
             if lo < 0 or hi < 0:
-                raise _invalid(f"Paddings must be non-negative: {lo} {hi}")
+                raise invalid_argument(f"Paddings must be non-negative: {lo} {hi}")
         return pads
 
     def _mirror(self, x, pads):
         for d, (lo, hi) in zip(np.shape(x), pads):
             if max(lo, hi) > d - 1 + self.limit_slack:
                 if self.mode == "REFLECT":
-                    raise _invalid(f"paddings must be less than the dimension size: {lo}, {hi} "
-                                   f"not less than {d}")
-                raise _invalid(f"paddings must be no greater than the dimension size: {lo}, "
-                               f"{hi} greater than {d}")
+                    raise invalid_argument(f"paddings must be less than the dimension size: {lo}, "
+                                           f"{hi} not less than {d}")
+                raise invalid_argument("paddings must be no greater than the dimension size: "
+                                       f"{lo}, {hi} greater than {d}")
         return self.xp.pad(x, pads, mode=self.np_mode)
 
 
@@ -263,8 +261,8 @@ class MirrorPadGradKernel:
         for axis, (lo, hi) in enumerate(pads):
             n = out.shape[axis] - lo - hi
             if n < 0 or max(lo, hi) > n - e:
-                raise _invalid(f"paddings {lo}, {hi} are too large for the dimension size "
-                               f"{max(n, 0)}")
+                raise invalid_argument(f"paddings {lo}, {hi} are too large for the dimension size "
+                                       f"{max(n, 0)}")
             core = np.moveaxis(out, axis, 0)[lo:lo + n].copy()
             moved = np.moveaxis(out, axis, 0)
             if lo:
@@ -281,9 +279,9 @@ def _reverse(x, axis):
     index = [_ALL] * r
     for i, a in enumerate(axis.tolist()):
         if not -r <= a < r:
-            raise _invalid(f"'axis'[{i}] = {a} is out of valid range [0, {r - 1}")
+            raise invalid_argument(f"'axis'[{i}] = {a} is out of valid range [0, {r - 1}")
         if index[a % r] is _BACKWARD:
-            raise _invalid(f"axis {a % r} specified more than once.")
+            raise invalid_argument(f"axis {a % r} specified more than once.")
         index[a % r] = _BACKWARD
     return x[tuple(index)] if r else x
 
@@ -305,16 +303,16 @@ class ReverseSequenceKernel:
     def compute(self, ctx, x, lengths):
         seq_dim, batch_dim = self.seq_dim, self.batch_dim
         if seq_dim == batch_dim:
-            raise _invalid(f"seq_dim == batch_dim == {seq_dim}")
+            raise invalid_argument(f"seq_dim == batch_dim == {seq_dim}")
         if len(lengths) != x.shape[batch_dim]:
-            raise _invalid(f"Length of seq_lengths != input.dims({batch_dim}), "
-                           f"({len(lengths)} vs. {x.shape[batch_dim]})")
+            raise invalid_argument(f"Length of seq_lengths != input.dims({batch_dim}), "
+                                   f"({len(lengths)} vs. {x.shape[batch_dim]})")
         steps = x.shape[seq_dim]
         for b, n in enumerate(lengths.tolist()):
             if n < 0:
-                raise _invalid(f"seq_lens({b}) < 0")
+                raise invalid_argument(f"seq_lens({b}) < 0")
             if n > steps:
-                raise _invalid(f"seq_lens({b}) > input.dims({seq_dim})")
+                raise invalid_argument(f"seq_lens({b}) > input.dims({seq_dim})")
         # Gather along seq_dim with a per-batch index: t -> len-1-t below len, t otherwise.
         t = np.arange(steps)
         index = np.where(t < lengths[:, None], lengths[:, None] - 1 - t, t)

@@ -4,14 +4,10 @@ functions and static values use, so all three agree."""
 from __future__ import annotations
 
 from tensorweave.framework import dtypes as _dtypes
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 from tensorweave.ops.array_creation_ops import linspace_values, range_values
-
-
-def _invalid(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
 
 
 @kernel("Fill")
@@ -24,13 +20,14 @@ class FillKernel:
 
     def compute(self, ctx, dims, value):
         if dims.ndim != 1:
-            raise _invalid(f"dims must be a vector, got shape {dims_text(dims.shape)}")
+            raise invalid_argument(f"dims must be a vector, got shape {dims_text(dims.shape)}")
         if value.ndim != 0:
-            raise _invalid(f"value must represent a scalar, got shape {dims_text(value.shape)}")
+            raise invalid_argument("value must represent a scalar, got shape "
+                                   f"{dims_text(value.shape)}")
         shape = dims.tolist()
         for d in shape:
             if d < 0:
-                raise _invalid(f"Dimension {d} must be >= 0")
+                raise invalid_argument(f"Dimension {d} must be >= 0")
         return self.xp.full(shape, value, dtype=self.dtype)
 
 
@@ -61,11 +58,12 @@ class RangeKernel:
     def compute(self, ctx, start, limit, delta):
         for arg_name, v in (("start", start), ("limit", limit), ("delta", delta)):
             if v.ndim != 0:
-                raise _invalid(f"{arg_name} must be a scalar, not shape {dims_text(v.shape)}")
+                raise invalid_argument(f"{arg_name} must be a scalar, not shape "
+                                       f"{dims_text(v.shape)}")
         try:
             return ctx.xp.asarray(range_values(start, limit, delta, self.dtype))
         except ValueError as e:
-            raise _invalid(str(e)) from None
+            raise invalid_argument(str(e)) from None
 
 
 @kernel("LinSpace")
@@ -78,8 +76,9 @@ class LinSpaceKernel:
     def compute(self, ctx, start, stop, num):
         for arg_name, v in (("start", start), ("stop", stop), ("num", num)):
             if v.ndim != 0:
-                raise _invalid(f"{arg_name} must be a scalar, not shape {dims_text(v.shape)}")
+                raise invalid_argument(f"{arg_name} must be a scalar, not shape "
+                                       f"{dims_text(v.shape)}")
         try:
             return ctx.xp.asarray(linspace_values(start, stop, num, self.dtype))
         except ValueError as e:
-            raise _invalid(str(e)) from None
+            raise invalid_argument(str(e)) from None

@@ -9,13 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel, register_pure
-
-
-def _invalid(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
 
 
 def _first_bad(bad: np.ndarray) -> str:
@@ -35,14 +31,14 @@ class GatherV2Kernel:
         rank = np.ndim(params)
         axis = int(axis)
         if not -rank <= axis < rank:
-            raise _invalid(f"Expected axis in the range [{-rank}, {rank}), but got {axis}")
+            raise invalid_argument(f"Expected axis in the range [{-rank}, {rank}), but got {axis}")
         axis %= rank
         limit = np.shape(params)[axis]
         if np.size(indices) and (indices.min() < 0 or indices.max() >= limit):
             bad = (indices < 0) | (indices >= limit)
             value = indices[tuple(np.argwhere(bad)[0])] if np.ndim(indices) else indices
-            raise _invalid(f"indices{_first_bad(np.asarray(bad))} = {value} is not in "
-                           f"[0, {limit})")
+            raise invalid_argument(f"indices{_first_bad(np.asarray(bad))} = {value} is not in "
+                                   f"[0, {limit})")
         batch = self.batch_dims + np.ndim(indices) if self.batch_dims < 0 else self.batch_dims
         if batch == 0:
             return self.xp.take(params, indices, axis=axis)
@@ -69,8 +65,8 @@ def _index_rows(indices, limits, what: str):
         row = int(np.argmax(((flat < 0) | (flat >= limits)).any(axis=1)))
         where = np.unravel_index(row, indices.shape[:-1]) if indices.ndim > 1 else ()
         pos = "[" + ",".join(map(str, where)) + "]"
-        raise _invalid(f"indices{pos} = [{', '.join(map(str, flat[row]))}] does not index "
-                       f"into {what} {dims_text(limits)}")
+        raise invalid_argument(f"indices{pos} = [{', '.join(map(str, flat[row]))}] does not index "
+                               f"into {what} {dims_text(limits)}")
     return flat
 
 
@@ -79,9 +75,9 @@ def _gather_nd(params, indices):
     depth = np.shape(indices)[-1]
     params = np.asarray(params)
     if depth > params.ndim:
-        raise _invalid(f"indices.shape[-1] must be <= params.rank, but saw indices shape: "
-                       f"{dims_text(indices.shape)} and params shape: "
-                       f"{dims_text(params.shape)}")
+        raise invalid_argument(f"indices.shape[-1] must be <= params.rank, but saw indices shape: "
+                               f"{dims_text(indices.shape)} and params shape: "
+                               f"{dims_text(params.shape)}")
     lead = indices.shape[:-1]
     if depth == 0:
         return np.broadcast_to(params, lead + params.shape).copy()
@@ -97,14 +93,15 @@ def _scatter_nd(indices, updates, shape):
     shape = tuple(int(s) for s in shape)
     depth = indices.shape[-1]
     if depth > len(shape):
-        raise _invalid(f"indices.shape[-1] must be <= rank of shape, got {depth} > "
-                       f"{len(shape)}")
+        raise invalid_argument(f"indices.shape[-1] must be <= rank of shape, got {depth} > "
+                               f"{len(shape)}")
     flat = _index_rows(indices, shape[:depth], "shape")
     slice_shape = shape[depth:]
     updates = np.asarray(updates)
     if updates.shape != indices.shape[:-1] + slice_shape:
-        raise _invalid(f"updates.shape {dims_text(updates.shape)} must be indices.shape[:-1] "
-                       f"+ shape[K:] = {dims_text(indices.shape[:-1] + slice_shape)}")
+        raise invalid_argument(f"updates.shape {dims_text(updates.shape)} must be "
+                               "indices.shape[:-1] + shape[K:] = "
+                               f"{dims_text(indices.shape[:-1] + slice_shape)}")
     out = np.zeros(shape, dtype=updates.dtype)
     rows = updates.reshape((len(flat),) + slice_shape)
     if depth == 0:
@@ -129,7 +126,7 @@ class OneHotKernel:
         xp = self.xp
         depth = int(depth)
         if depth < 0:
-            raise _invalid(f"depth must be non-negative, got: {depth}")
+            raise invalid_argument(f"depth must be non-negative, got: {depth}")
         hot = xp.expand_dims(indices, -1) == xp.arange(depth)
         if self.axis != -1 and self.axis != np.ndim(indices):
             hot = xp.moveaxis(hot, -1, self.axis)
@@ -139,7 +136,7 @@ class OneHotKernel:
 def _where(condition):
     """Coordinates of the non-zero elements, int64 [num_true, rank]."""
     if np.ndim(condition) == 0:
-        raise _invalid("WhereOp : Unhandled input dimensions: 0")
+        raise invalid_argument("WhereOp : Unhandled input dimensions: 0")
     return np.argwhere(condition).astype(np.int64, copy=False)
 
 
@@ -150,17 +147,17 @@ def _select(condition, t, e):
     """TF1 Select: a vector condition picks rows of higher-rank t and e."""
     t_shape, e_shape = np.shape(t), np.shape(e)
     if t_shape != e_shape:
-        raise _invalid(f"'then' and 'else' must have the same size.  but received: "
-                       f"{dims_text(t_shape)} vs. {dims_text(e_shape)}")
+        raise invalid_argument(f"'then' and 'else' must have the same size.  but received: "
+                               f"{dims_text(t_shape)} vs. {dims_text(e_shape)}")
     c_shape = np.shape(condition)
     if len(c_shape) == 1 and len(t_shape) > 1:
         if c_shape[0] != t_shape[0]:
-            raise _invalid(f"Number of batches of 'then' must match size of 'cond', but saw: "
-                           f"{t_shape[0]} vs. {c_shape[0]}")
+            raise invalid_argument("Number of batches of 'then' must match size of 'cond', but "
+                                   f"saw: {t_shape[0]} vs. {c_shape[0]}")
         condition = condition.reshape(c_shape + (1,) * (len(t_shape) - 1))
     elif c_shape and c_shape != t_shape:
-        raise _invalid(f"'cond' and 'then' must have the same size and shape.  Input 0: "
-                       f"{dims_text(c_shape)} != input 1: {dims_text(t_shape)}")
+        raise invalid_argument(f"'cond' and 'then' must have the same size and shape.  Input 0: "
+                               f"{dims_text(c_shape)} != input 1: {dims_text(t_shape)}")
     return np.where(condition, t, e)
 
 
@@ -179,7 +176,7 @@ class UniqueKernel:
     def compute(self, ctx, x):
         xp = self.xp
         if np.ndim(x) != 1:
-            raise _invalid("unique expects a 1D vector.")
+            raise invalid_argument("unique expects a 1D vector.")
         # NaN != NaN: each NaN is its own value, as in TensorFlow's hash-based Unique.
         _, first, inverse = xp.unique(x, return_index=True, return_inverse=True,
                                       equal_nan=False)

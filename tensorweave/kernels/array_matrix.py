@@ -15,7 +15,7 @@ import functools
 import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 from tensorweave.ops.array_matrix_ops import in_bounds, matrix_size, max_diag_len
@@ -31,16 +31,12 @@ _SIZE_ERRORS = {
 }
 
 
-def _invalid(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
-
-
 # --- Diag, DiagPart ----------------------------------------------------------------------------
 @kernel("Diag")
 def _diag(ctx, x):
     """[D1..Dk] -> [D1..Dk, D1..Dk]: the flattened diagonal of an n x n matrix, n = x.size."""
     if x.ndim < 1:
-        raise _invalid(f"Input must be at least rank 1, got {x.ndim}")
+        raise invalid_argument(f"Input must be at least rank 1, got {x.ndim}")
     n = x.size
     out = np.zeros((n, n), dtype=x.dtype)
     out.flat[::n + 1] = x.ravel()
@@ -52,13 +48,13 @@ def _diag_part(ctx, x):
     """[D1..Dk, D1..Dk] -> [D1..Dk]: the diagonal of x seen as an n x n matrix."""
     if x.ndim % 2:
         # TensorFlow's message carries the indentation of its source line.
-        raise _invalid("The rank of the tensor should be" + " " * 42 +
-                       f"even and positive, got shape {dims_text(x.shape)}")
+        raise invalid_argument("The rank of the tensor should be" + " " * 42 +
+                               f"even and positive, got shape {dims_text(x.shape)}")
     half = x.ndim // 2
     for i in range(half):
         if x.shape[i] != x.shape[i + half]:
-            raise _invalid(f"Invalid shape {dims_text(x.shape)}: dimensions {i} and "
-                           f"{i + half} do not match.")
+            raise invalid_argument(f"Invalid shape {dims_text(x.shape)}: dimensions {i} and "
+                                   f"{i + half} do not match.")
     n = int(np.prod(x.shape[:half]))
     return x.reshape(n, n).diagonal().reshape(x.shape[:half]).copy()
 
@@ -95,20 +91,20 @@ class _BandKernel:
 
 def _check_rank(x, rank: int, what: str) -> None:
     if x.ndim < rank:
-        raise _invalid(f"{what} must be at least {rank}-dim, received shape: "
-                       f"{dims_text(x.shape)}")
+        raise invalid_argument(f"{what} must be at least {rank}-dim, received shape: "
+                               f"{dims_text(x.shape)}")
 
 
 def _read_k(k, empty_message: str) -> tuple[int, int]:
     """(lower, upper) from the k input, with TensorFlow's checks."""
     if k.ndim > 1:
-        raise _invalid(f"diag_index must be a scalar or vector, received shape: "
-                       f"{dims_text(k.shape)}")
+        raise invalid_argument(f"diag_index must be a scalar or vector, received shape: "
+                               f"{dims_text(k.shape)}")
     if k.size == 0:
-        raise _invalid(empty_message)
+        raise invalid_argument(empty_message)
     if k.size > 2:
-        raise _invalid(f"diag_index must have only one or two elements, received {k.size} "
-                       "elements.")
+        raise invalid_argument(f"diag_index must have only one or two elements, received {k.size} "
+                               "elements.")
     values = k.ravel().tolist()
     return values[0], values[-1]
 
@@ -116,17 +112,17 @@ def _read_k(k, empty_message: str) -> tuple[int, int]:
 def _check_bounds(lower: int, upper: int, rows: int, cols: int, lower_stop: str) -> None:
     """k inside (-rows, cols); DiagPart ends the lower message with a period, SetDiag not."""
     if not in_bounds(lower, rows, cols):
-        raise _invalid(f"lower_diag_index is out of bound: {lower}{lower_stop} It must be "
-                       f"between {-rows} and {cols}")
+        raise invalid_argument(f"lower_diag_index is out of bound: {lower}{lower_stop} It must be "
+                               f"between {-rows} and {cols}")
     if not in_bounds(upper, rows, cols):
-        raise _invalid(f"upper_diag_index is out of bound: {upper} It must be between "
-                       f"{-rows} and {cols}")
+        raise invalid_argument(f"upper_diag_index is out of bound: {upper} It must be between "
+                               f"{-rows} and {cols}")
 
 
 def _check_order(lower: int, upper: int) -> None:
     if lower > upper:
-        raise _invalid(f"lower_diag_index must not be larger than upper_diag_index: {lower} > "
-                       f"{upper}")
+        raise invalid_argument("lower_diag_index must not be larger than upper_diag_index: "
+                               f"{lower} > {upper}")
 
 
 def _packed_shape(batch: tuple, num_diags: int, length: int) -> tuple:
@@ -143,17 +139,17 @@ class MatrixDiagKernel(_BandKernel):
         for name, value in (("num_rows", num_rows), ("num_cols", num_cols),
                             ("padding_value", padding_value)):
             if value.ndim != 0:
-                raise _invalid(f"{name} must be a scalar")
+                raise invalid_argument(f"{name} must be a scalar")
         _check_rank(diagonal, 1, "diagonal")
         _check_order(lower, upper)
         num_diags = upper - lower + 1
         if num_diags > 1 and (diagonal.ndim < 2 or diagonal.shape[-2] != num_diags):
-            raise _invalid("The number of diagonals provided in the input does not match the "
-                           "lower_diag_index and upper_diag_index range.")
+            raise invalid_argument("The number of diagonals provided in the input does not match "
+                                   "the lower_diag_index and upper_diag_index range.")
         length = diagonal.shape[-1]
         rows, cols, problem = matrix_size(length, lower, upper, int(num_rows), int(num_cols))
         if problem is not None:
-            raise _invalid(_SIZE_ERRORS[problem])
+            raise invalid_argument(_SIZE_ERRORS[problem])
         batch = diagonal.shape[:diagonal.ndim - (1 if num_diags == 1 else 2)]
         row, col, slot = band_layout(rows, cols, lower, upper, length, self.align)
         out = np.full(batch + (rows, cols), padding_value, dtype=diagonal.dtype)
@@ -169,7 +165,7 @@ class MatrixDiagPartKernel(_BandKernel):
     def compute(self, ctx, x, k, padding_value):
         lower, upper = _read_k(k, "Expected diag_index to have at least 1 element")
         if padding_value.size != 1:
-            raise _invalid("Padding must be scalar.")
+            raise invalid_argument("Padding must be scalar.")
         _check_rank(x, 2, "input")
         rows, cols = x.shape[-2:]
         _check_bounds(lower, upper, rows, cols, ".")
@@ -198,23 +194,24 @@ class MatrixSetDiagKernel(_BandKernel):
         num_diags = upper - lower + 1
         if num_diags > 1:
             if diagonal.ndim < x.ndim - 1:
-                raise _invalid("Diagonal tensor rank must be large enough to contain a "
-                               f"diagonal-count dimension. Input rank: {x.ndim}, Expected "
-                               f"diagonal rank >= {x.ndim - 1}, Received diagonal rank: "
-                               f"{diagonal.ndim}")
+                raise invalid_argument("Diagonal tensor rank must be large enough to contain a "
+                                       f"diagonal-count dimension. Input rank: {x.ndim}, Expected "
+                                       f"diagonal rank >= {x.ndim - 1}, Received diagonal rank: "
+                                       f"{diagonal.ndim}")
             if diagonal.shape[x.ndim - 2] != num_diags:
-                raise _invalid("The number of diagonals provided in `diag` is not consistent "
-                               "with `lower_diag_index` and `upper_diag_index`")
+                raise invalid_argument("The number of diagonals provided in `diag` is not "
+                                       "consistent with `lower_diag_index` and `upper_diag_index`")
         length = max_diag_len(rows, cols, lower, upper)
         batch = x.shape[:-2]
         expected = _packed_shape(batch, num_diags, length)
         if diagonal.shape != expected:
-            raise _invalid("Either first dimensions of diagonal don't match input.shape[:-2], "
-                           "or diagonal.shape[:-1] is not equal to the longests diagonal in "
-                           f"range [lower_diag_index:upper_diag_index].\nInput shape: "
-                           f"{dims_text(x.shape)}\nDiagonal shape: "
-                           f"{dims_text(diagonal.shape)}\nExpected diagonal shape: "
-                           f"{dims_text(expected)}")
+            raise invalid_argument("Either first dimensions of diagonal don't match "
+                                   "input.shape[:-2], or diagonal.shape[:-1] is not equal to the "
+                                   "longests diagonal in range "
+                                   "[lower_diag_index:upper_diag_index].\nInput shape: "
+                                   f"{dims_text(x.shape)}\nDiagonal shape: "
+                                   f"{dims_text(diagonal.shape)}\nExpected diagonal shape: "
+                                   f"{dims_text(expected)}")
         row, col, slot = band_layout(rows, cols, lower, upper, length, self.align)
         out = x.copy()
         out[..., row, col] = diagonal.reshape(batch + (num_diags * length,))[..., slot]
@@ -225,11 +222,11 @@ class MatrixSetDiagKernel(_BandKernel):
 def _band_limit(value, name: str, size: int, what: str) -> int:
     """num_lower/num_upper as an int, checked like TensorFlow (negative keeps everything)."""
     if value.ndim != 0:
-        raise _invalid(f"{name} must be scalar, got shape {dims_text(value.shape)}")
+        raise invalid_argument(f"{name} must be scalar, got shape {dims_text(value.shape)}")
     limit = int(value)
     if limit > size:
-        raise _invalid(f"{name} must be negative or less or equal to number of {what} "
-                       f"({size}) got: {limit}")
+        raise invalid_argument(f"{name} must be negative or less or equal to number of {what} "
+                               f"({size}) got: {limit}")
     return limit
 
 

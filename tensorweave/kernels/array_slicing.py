@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel, register_pure
 from tensorweave.ops.array_join_ops import resolve_split_sizes
@@ -18,15 +18,11 @@ from tensorweave.ops.array_slicing_ops import slice_index, strided_slice_plan
 _CACHE_LIMIT = 256  # distinct slice specs remembered per node (fed indices vary)
 
 
-def _invalid(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
-
-
 def _check_axis(axis, rank: int, what: str) -> int:
     axis = int(axis)
     if not -rank <= axis < rank:
-        raise _invalid(f"{what}Expected {'concatenating ' if what else ''}dimensions in the "
-                       f"range [{-rank}, {rank}), but got {axis}")
+        raise invalid_argument(f"{what}Expected {'concatenating ' if what else ''}dimensions in "
+                               f"the range [{-rank}, {rank}), but got {axis}")
     return axis % rank
 
 
@@ -43,9 +39,9 @@ def _concat_v2(*args):
             shape = np.shape(v)
             for d, (a, b) in enumerate(zip(first, shape)):
                 if d != axis and a != b or len(shape) != len(first):
-                    raise _invalid(f"ConcatOp : Dimension {d} in both shapes must be equal: "
-                                   f"shape[0] = {dims_text(first)} vs. shape[{i}] = "
-                                   f"{dims_text(shape)}") from None
+                    raise invalid_argument(f"ConcatOp : Dimension {d} in both shapes must be "
+                                           f"equal: shape[0] = {dims_text(first)} vs. shape[{i}] = "
+                                           f"{dims_text(shape)}") from None
         raise
 
 
@@ -67,9 +63,9 @@ class PackKernel:
             first = np.shape(values[0])
             for i, v in enumerate(values):
                 if np.shape(v) != first:
-                    raise _invalid(f"Shapes of all inputs must match: values[0].shape = "
-                                   f"{dims_text(first)} != values[{i}].shape = "
-                                   f"{dims_text(np.shape(v))}") from None
+                    raise invalid_argument(f"Shapes of all inputs must match: values[0].shape = "
+                                           f"{dims_text(first)} != values[{i}].shape = "
+                                           f"{dims_text(np.shape(v))}") from None
             raise
 
 
@@ -86,8 +82,8 @@ class UnpackKernel:
         shape = np.shape(value)
         axis = self.axis % len(shape) if shape else self.axis
         if not shape or shape[axis] != self.num:
-            raise _invalid(f"Input shape axis {self.axis} must equal {self.num}, got shape "
-                           f"{dims_text(shape)}")
+            raise invalid_argument(f"Input shape axis {self.axis} must equal {self.num}, got shape "
+                                   f"{dims_text(shape)}")
         parts = tuple(self.xp.moveaxis(value, axis, 0))
         return parts[0] if self.num == 1 else parts
 
@@ -112,9 +108,9 @@ class SplitKernel:
         if self.n == 1:
             return value
         if shape[axis] % self.n:
-            raise _invalid(f"Number of ways to split should evenly divide the split dimension, "
-                           f"but got split_dim {axis} (size = {shape[axis]}) and num_split "
-                           f"{self.n}")
+            raise invalid_argument("Number of ways to split should evenly divide the split "
+                                   f"dimension, but got split_dim {axis} (size = {shape[axis]}) "
+                                   f"and num_split {self.n}")
         size = shape[axis] // self.n
         return _views(value, axis, [i * size for i in range(self.n + 1)])
 
@@ -130,11 +126,11 @@ class SplitVKernel:
         shape = np.shape(value)
         axis = _check_axis(split_dim, len(shape), "")
         if len(size_splits) != self.n:
-            raise _invalid(f"Expected {self.n} split sizes, got {len(size_splits)}")
+            raise invalid_argument(f"Expected {self.n} split sizes, got {len(size_splits)}")
         try:
             sizes = resolve_split_sizes(size_splits, shape[axis])
         except ValueError:
-            raise _invalid(
+            raise invalid_argument(
                 "Determined shape must either match input shape along split_dim exactly if "
                 "fully specified, or be less than the size of the input along split_dim if "
                 f"not fully specified.  Got: {int(np.sum(size_splits))}") from None
@@ -155,7 +151,7 @@ class _CachedIndexKernel:
             try:
                 index = make()
             except ValueError as e:
-                raise _invalid(str(e)) from None
+                raise invalid_argument(str(e)) from None
             if len(self.cache) >= _CACHE_LIMIT:
                 self.cache.clear()
             self.cache[key] = index
@@ -209,7 +205,7 @@ class StridedSliceGradKernel(_CachedIndexKernel):
         out = np.zeros(dims, dtype=np.result_type(dy))
         target = out[index]
         if np.shape(target) != np.shape(dy):
-            raise _invalid(f"shape of dy was {dims_text(np.shape(dy))} instead of "
-                           f"{dims_text(np.shape(target))}")
+            raise invalid_argument(f"shape of dy was {dims_text(np.shape(dy))} instead of "
+                                   f"{dims_text(np.shape(target))}")
         out[index] = dy
         return out

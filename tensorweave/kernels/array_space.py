@@ -17,14 +17,10 @@ import math
 import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.conv import from_channels_last, to_channels_last
 from tensorweave.kernels.registry import kernel
-
-
-def _invalid(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
 
 
 # --- SpaceToDepth, DepthToSpace ----------------------------------------------------------------
@@ -43,7 +39,7 @@ class DepthKernel:
 
     def compute(self, ctx, x):
         if np.ndim(x) != 4:
-            raise _invalid(self.rank_message.format(np.ndim(x)))
+            raise invalid_argument(self.rank_message.format(np.ndim(x)))
         x = to_channels_last(x, self.channels_first)
         y = self._space_to_depth(x) if self.to_depth else self._depth_to_space(x)
         return from_channels_last(y, self.channels_first)
@@ -53,8 +49,8 @@ class DepthKernel:
         n, h, w, c = x.shape
         b = self.block
         if w % b or h % b:
-            raise _invalid(f"Image width {w} and height {h} should be divisible by block_size: "
-                           f"{b}")
+            raise invalid_argument(f"Image width {w} and height {h} should be divisible by "
+                                   f"block_size: {b}")
         y = x.reshape(n, h // b, b, w // b, b, c).transpose(0, 1, 3, 2, 4, 5)
         return y.reshape(n, h // b, w // b, b * b * c)
 
@@ -63,7 +59,7 @@ class DepthKernel:
         n, h, w, c = x.shape
         b = self.block
         if c % (b * b):
-            raise _invalid(f"Input depth dimension {c} should be divisible by: {b * b}")
+            raise invalid_argument(f"Input depth dimension {c} should be divisible by: {b * b}")
         y = x.reshape(n, h, w, b, b, c // (b * b)).transpose(0, 1, 3, 2, 4, 5)
         return y.reshape(n, h * b, w * b, c // (b * b))
 
@@ -74,15 +70,15 @@ def _block_args(x, block_shape, amounts, what: str):
     block = np.ravel(block_shape).tolist()
     m = len(block)
     if np.ndim(x) < 1 + m:
-        raise _invalid(f"input rank should be >= {1 + m} instead of {np.ndim(x)}")
+        raise invalid_argument(f"input rank should be >= {1 + m} instead of {np.ndim(x)}")
     if np.shape(amounts) != (m, 2):
-        raise _invalid(f"{what} should have shape [{m}, 2] instead of "
-                       f"{dims_text(np.shape(amounts))}")
+        raise invalid_argument(f"{what} should have shape [{m}, 2] instead of "
+                               f"{dims_text(np.shape(amounts))}")
     product = math.prod(block)
     if product <= 0:
-        raise _invalid(f"Product of block sizes must be positive, got {product}")
+        raise invalid_argument(f"Product of block sizes must be positive, got {product}")
     if min(block, default=1) < 1:  # two negative sizes: a positive product, still invalid
-        raise _invalid(f"Block sizes must be positive, got {dims_text(block)}")
+        raise invalid_argument(f"Block sizes must be positive, got {dims_text(block)}")
     return block, [tuple(p) for p in np.asarray(amounts).tolist()]
 
 
@@ -93,11 +89,11 @@ def _space_to_batch(ctx, x, block_shape, paddings):
     outer = []
     for i, ((lo, hi), b) in enumerate(zip(pads, block)):
         if lo < 0 or hi < 0:
-            raise _invalid("Paddings must be non-negative")
+            raise invalid_argument("Paddings must be non-negative")
         padded = shape[i + 1] + lo + hi
         if padded % b:
-            raise _invalid(f"padded_shape[{i}]={padded} is not divisible by block_shape[{i}]="
-                           f"{b}")
+            raise invalid_argument(f"padded_shape[{i}]={padded} is not divisible by "
+                                   f"block_shape[{i}]={b}")
         outer.append(padded // b)
     rest = list(shape[m + 1:])
     x = ctx.xp.pad(x, [(0, 0), *pads] + [(0, 0)] * len(rest))
@@ -113,15 +109,15 @@ def _batch_to_space(ctx, x, block_shape, crops):
     m, shape = len(block), np.shape(x)
     product = math.prod(block)
     if shape[0] % product:
-        raise _invalid(f"Input batch dimension ({shape[0]}) is not divisible by product of "
-                       f"block sizes ({product})")
+        raise invalid_argument(f"Input batch dimension ({shape[0]}) is not divisible by product of "
+                               f"block sizes ({product})")
     kept = []
     for i, ((lo, hi), b) in enumerate(zip(cuts, block)):
         if lo < 0 or hi < 0:
-            raise _invalid("Crops must be non-negative")
+            raise invalid_argument("Crops must be non-negative")
         size = shape[i + 1] * b - lo - hi
         if size < 0:
-            raise _invalid(f"cropped_shape[{i}]={size} must be non-negative")
+            raise invalid_argument(f"cropped_shape[{i}]={size} must be non-negative")
         kept.append(slice(lo, lo + size))
     rest = list(shape[m + 1:])
     # [b1, ..., bM, n, d1, ..., dM, rest] -> [n, d1, b1, ..., dM, bM, rest]

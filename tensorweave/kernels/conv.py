@@ -32,6 +32,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.kernels import conv_winograd, intra_op, linalg
 from tensorweave.kernels.jit import compiled
 from tensorweave.kernels.registry import kernel
@@ -47,10 +48,6 @@ MIN_SPLIT_ROWS = 32
 # Below this many input channels, patches are stored transposed (see fill_patches).
 FEW_CHANNELS = 8
 
-def invalid(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
-
-
 class Geometry:
     """The window attrs of one node, parsed once; plans per input size are cached."""
 
@@ -61,7 +58,7 @@ class Geometry:
         try:
             self.spec = window_spec(ctx.op_type, ctx.attrs, rank, formats, paddings, ksize)
         except ValueError as e:
-            self.spec, self.error = None, invalid(str(e))
+            self.spec, self.error = None, invalid_argument(str(e))
             return
         spec = self.spec
         if spec.outer_strides != (1, 1):
@@ -88,7 +85,7 @@ class Geometry:
             try:
                 plan = self.spec.output_dims(in_spatial, kernel_spatial)
             except ValueError as e:
-                raise invalid(str(e)) from None
+                raise invalid_argument(str(e)) from None
             if len(self._plans) < 64:
                 self._plans[key] = plan
         return plan
@@ -354,21 +351,22 @@ class _ConvKernel:
                 None, None, "The Conv2D op currently does not support grouped convolutions on "
                 "the CPU. A grouped convolution was attempted to be run because the input depth "
                 f"of {in_depth} does not match the filter input depth of {filter_depth}")
-        raise invalid(f"input depth must be evenly divisible by filter depth: {in_depth} vs "
-                      f"{filter_depth}")
+        raise invalid_argument(f"input depth must be evenly divisible by filter depth: {in_depth} "
+                               f"vs {filter_depth}")
 
 
 def _rank4(value, what: str) -> None:
     if value.ndim != 4:
-        raise invalid(f"{what} must be 4-dimensional{value.shape}")
+        raise invalid_argument(f"{what} must be 4-dimensional{value.shape}")
 
 
 def _sizes(value, what: str) -> tuple:
     value = np.asarray(value)
     if value.shape != (4,):
-        raise invalid(f"{what} must be a 1-D tensor of 4 elements, got shape {value.shape}")
+        raise invalid_argument(f"{what} must be a 1-D tensor of 4 elements, got shape "
+                               f"{value.shape}")
     if (value < 0).any():
-        raise invalid(f"{what} must be non-negative, got {value.tolist()}")
+        raise invalid_argument(f"{what} must be non-negative, got {value.tolist()}")
     return tuple(int(v) for v in value)
 
 
@@ -392,7 +390,8 @@ class ConvKernel(_ConvKernel):
             out = depthwise_nhwc(xl, wl, self.strides, self.dilations, out_hw, pads)
         else:
             if epilogue is not None and (self.cf or work != dtype):
-                raise invalid("a fused epilogue needs an NHWC convolution in its own dtype")
+                raise invalid_argument("a fused epilogue needs an NHWC convolution in its own "
+                                       "dtype")
             out = conv2d_nhwc(xl, wl, self.strides, self.dilations, out_hw, pads, epilogue)
         return from_channels_last(out, self.cf).astype(dtype, copy=False)
 
@@ -460,17 +459,17 @@ def _check_out_backprop(op_type, dy_shape, cf, n, out_hw, out_depth, in_hw, k_hw
     got_n, got_c = (dy_shape[0], dy_shape[1]) if cf else (dy_shape[0], dy_shape[3])
     got_hw = (dy_shape[2], dy_shape[3]) if cf else (dy_shape[1], dy_shape[2])
     if got_n != n:
-        raise invalid(f"{op_type}: input and out_backprop must have the same batch size, "
-                      f"input batch: {n} outbackprop batch: {got_n}")
+        raise invalid_argument(f"{op_type}: input and out_backprop must have the same batch size, "
+                               f"input batch: {n} outbackprop batch: {got_n}")
     if got_c != out_depth:
-        raise invalid(f"{op_type}: filter and out_backprop must have the same out_depth, "
-                      f"filter: {out_depth} out_backprop: {got_c}")
+        raise invalid_argument(f"{op_type}: filter and out_backprop must have the same out_depth, "
+                               f"filter: {out_depth} out_backprop: {got_c}")
     for dim, (got, want) in enumerate(zip(got_hw, out_hw)):
         if got != want:
-            raise invalid(f"{op_type}: Size of out_backprop doesn't match computed: actual = "
-                          f"{got}, computed = {want} spatial_dim: {dim + 1} input: "
-                          f"{in_hw[dim]} filter: {k_hw[dim]} output: {got} stride: "
-                          f"{strides[dim]} dilation: {dilations[dim]}")
+            raise invalid_argument(f"{op_type}: Size of out_backprop doesn't match computed: "
+                                   f"actual = {got}, computed = {want} spatial_dim: {dim + 1} "
+                                   f"input: {in_hw[dim]} filter: {k_hw[dim]} output: {got} stride: "
+                                   f"{strides[dim]} dilation: {dilations[dim]}")
 
 
 # --- depthwise (filter [KH, KW, C, M], output channel c * M + m) -------------------------------

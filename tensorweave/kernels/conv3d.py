@@ -21,12 +21,12 @@ import itertools
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.kernels import linalg
 from tensorweave.kernels.conv import (
     Geometry,
     block_rows,
     from_channels_last,
-    invalid,
     pad_spatial,
     to_channels_last,
 )
@@ -125,36 +125,37 @@ class _Conv3DKernel:
     def _sizes(self, value, what: str) -> tuple:
         value = np.asarray(value)
         if value.shape != (5,):
-            raise invalid(f"{self.op_type}: {what} must be a 1-D tensor of 5 elements, got "
-                          f"shape {value.shape}")
+            raise invalid_argument(f"{self.op_type}: {what} must be a 1-D tensor of 5 elements, "
+                                   f"got shape {value.shape}")
         if (value < 0).any():
-            raise invalid(f"{self.op_type}: {what} must be non-negative, got {value.tolist()}")
+            raise invalid_argument(f"{self.op_type}: {what} must be non-negative, got "
+                                   f"{value.tolist()}")
         return tuple(int(v) for v in value)
 
     def _check_backprop(self, label, in_dims, k_sp, filter_in, out_depth, dy) -> tuple:
         """TF's checks of out_backprop against the forward geometry; returns the pads."""
         if dy.ndim != 5:
-            raise invalid(f"{label}: out_backprop must be 5-dimensional")
+            raise invalid_argument(f"{label}: out_backprop must be 5-dimensional")
         n, c, in_sp = self._split(in_dims)
         g_n, g_c, g_sp = self._split(dy.shape)
         if g_c != out_depth:
-            raise invalid(f"out_backprop and filter_sizes must have the same number of "
-                          f"channels. Got {g_c} for out_backprop and {out_depth} for "
-                          f"filter_sizes")
+            raise invalid_argument(f"out_backprop and filter_sizes must have the same number of "
+                                   f"channels. Got {g_c} for out_backprop and {out_depth} for "
+                                   f"filter_sizes")
         if c != filter_in:
-            raise invalid(f"{label}: input depth must be evenly divisible by filter depth: "
-                          f"{c} vs {filter_in}")
+            raise invalid_argument(f"{label}: input depth must be evenly divisible by filter "
+                                   f"depth: {c} vs {filter_in}")
         if g_n != n:
-            raise invalid(f"{label}: input and out_backprop must have the same batch size, "
-                          f"input batch: {n} outbackprop batch: {g_n} batch_dim: 0")
+            raise invalid_argument(f"{label}: input and out_backprop must have the same batch "
+                                   f"size, input batch: {n} outbackprop batch: {g_n} batch_dim: 0")
         out_sp, pads = self.geo.plan(in_sp, tuple(k_sp))
         for i, (got, want) in enumerate(zip(g_sp, out_sp)):
             if got != want:
-                raise invalid(f"{label}: Size of out_backprop doesn't match computed: actual = "
-                              f"{got}, computed = {want} spatial_dim: "
-                              f"{self.spec.spatial_axes[i]} input: {in_sp[i]} filter: "
-                              f"{k_sp[i]} output: {got} stride: {self.spec.strides[i]} "
-                              f"dilation: {self.spec.dilations[i]}")
+                raise invalid_argument(f"{label}: Size of out_backprop doesn't match computed: "
+                                       f"actual = {got}, computed = {want} spatial_dim: "
+                                       f"{self.spec.spatial_axes[i]} input: {in_sp[i]} filter: "
+                                       f"{k_sp[i]} output: {got} stride: {self.spec.strides[i]} "
+                                       f"dilation: {self.spec.dilations[i]}")
         return pads
 
 
@@ -164,16 +165,16 @@ class Conv3DKernel(_Conv3DKernel):
 
     def compute(self, ctx, x, w):
         if x.ndim != 5:
-            raise invalid(f"input must be 5-dimensional{list(x.shape)}")
+            raise invalid_argument(f"input must be 5-dimensional{list(x.shape)}")
         if w.ndim != 5:
-            raise invalid(f"filter must be 5-dimensional{list(w.shape)}")
+            raise invalid_argument(f"filter must be 5-dimensional{list(w.shape)}")
         _, c, in_sp = self._split(x.shape)
         if w.shape[3] == 0 or c % w.shape[3]:
-            raise invalid(f"Input depth must be evenly divisible by filter depth: {c} vs "
-                          f"{w.shape[3]}")
+            raise invalid_argument(f"Input depth must be evenly divisible by filter depth: {c} vs "
+                                   f"{w.shape[3]}")
         if c != w.shape[3]:
-            raise invalid(f"Number of channels in filter ({w.shape[3]}) must match last "
-                          f"dimension of input ({c})")
+            raise invalid_argument(f"Number of channels in filter ({w.shape[3]}) must match last "
+                                   f"dimension of input ({c})")
         out_sp, pads = self.geo.plan(in_sp, w.shape[:3])
         work = _work_dtype(x.dtype)
         xl = to_channels_last(x, self.cf).astype(work, copy=False)
@@ -189,7 +190,7 @@ class Conv3DBackpropInputKernel(_Conv3DKernel):
     def compute(self, ctx, input_sizes, w, dy):
         sizes = self._sizes(input_sizes, "input_sizes")
         if w.ndim != 5:
-            raise invalid("Conv3DBackpropInputOp: filter must be 5-dimensional")
+            raise invalid_argument("Conv3DBackpropInputOp: filter must be 5-dimensional")
         pads = self._check_backprop("Conv3DBackpropInputOp", sizes, w.shape[:3], w.shape[3],
                                     w.shape[4], dy)
         n, c, in_sp = self._split(sizes)
@@ -207,7 +208,7 @@ class Conv3DBackpropFilterKernel(_Conv3DKernel):
     def compute(self, ctx, x, filter_sizes, dy):
         sizes = self._sizes(filter_sizes, "filter_sizes")
         if x.ndim != 5:
-            raise invalid("Conv3DBackpropFilterOp: input must be 5-dimensional")
+            raise invalid_argument("Conv3DBackpropFilterOp: input must be 5-dimensional")
         pads = self._check_backprop("Conv3DBackpropFilterOp", x.shape, sizes[:3], sizes[3],
                                     sizes[4], dy)
         work = _work_dtype(x.dtype)

@@ -8,16 +8,12 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.array_index import UniqueKernel
 from tensorweave.kernels.registry import kernel
 
 _REAL_OR_STRING = _dtypes.REAL_NUMERIC | {_dtypes.string}
-
-
-def _invalid(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
 
 
 @kernel("DenseBincount")
@@ -32,21 +28,21 @@ class DenseBincountKernel:
     def compute(self, ctx, arr, size, weights):
         arr, weights = np.asarray(arr), np.asarray(weights)
         if np.ndim(size) != 0:
-            raise _invalid(f"Shape must be rank 0 but is rank {np.ndim(size)}")
+            raise invalid_argument(f"Shape must be rank 0 but is rank {np.ndim(size)}")
         if weights.shape != arr.shape and weights.size != 0:
-            raise _invalid("`weights` must be the same shape as `arr` or a length-0 `Tensor`, "
-                           "in which case it acts as all weights equal to 1. Received "
-                           f"{dims_text(weights.shape)}")
+            raise invalid_argument("`weights` must be the same shape as `arr` or a length-0 "
+                                   "`Tensor`, in which case it acts as all weights equal to 1. "
+                                   f"Received {dims_text(weights.shape)}")
         size = int(size)
         if size < 0:
-            raise _invalid(f"size ({size}) must be non-negative")
+            raise invalid_argument(f"size ({size}) must be non-negative")
         if arr.ndim > 2:
-            raise _invalid(f"Shape must be at most rank 2 but is rank {arr.ndim}")
+            raise invalid_argument(f"Shape must be at most rank 2 but is rank {arr.ndim}")
         if arr.size and arr.min() < 0:
             if arr.ndim < 2:
-                raise _invalid("Input arr must be non-negative!")
-            raise _invalid("Input 'in' must be non-negative! Negative input value found: "
-                           f"{arr.ravel()[np.argmax(arr.ravel() < 0)]}")
+                raise invalid_argument("Input arr must be non-negative!")
+            raise invalid_argument("Input 'in' must be non-negative! Negative input value found: "
+                                   f"{arr.ravel()[np.argmax(arr.ravel() < 0)]}")
         values = arr if arr.ndim == 2 else arr.reshape(1, -1)
         rows = values.shape[0]
         counted = values < size
@@ -81,7 +77,7 @@ class ListDiffKernel:
     def compute(self, ctx, x, y):
         for what, v in (("x", x), ("y", y)):
             if np.ndim(v) != 1:
-                raise _invalid(f"{what} should be a 1D vector.")
+                raise invalid_argument(f"{what} should be a 1D vector.")
         keep = np.flatnonzero(~np.isin(x, y))
         return x[keep], keep.astype(self.idx_dtype)
 
@@ -101,21 +97,21 @@ class HistogramFixedWidthKernel:
 
     def compute(self, ctx, values, value_range, nbins):
         if np.ndim(value_range) != 1:
-            raise _invalid("value_range should be a vector.")
+            raise invalid_argument("value_range should be a vector.")
         if np.size(value_range) != 2:
-            raise _invalid("value_range should be a vector of 2 elements.")
+            raise invalid_argument("value_range should be a vector of 2 elements.")
         if np.ndim(nbins) != 0:
-            raise _invalid("nbins should be a scalar.")
+            raise invalid_argument("nbins should be a scalar.")
         lo, hi = value_range
         if not lo < hi:
-            raise _invalid("value_range should satisfy value_range[0] < value_range[1], but "
-                           f"got '[{_number(lo)}, {_number(hi)}]'")
+            raise invalid_argument("value_range should satisfy value_range[0] < value_range[1], "
+                                   f"but got '[{_number(lo)}, {_number(hi)}]'")
         nbins = int(nbins)
         if nbins <= 0:
-            raise _invalid(f"nbins should be a positive number, but got '{nbins}'")
+            raise invalid_argument(f"nbins should be a positive number, but got '{nbins}'")
         values = np.asarray(values)
         if values.dtype.kind == "f" and np.isnan(values).any():
-            raise _invalid("Histogram values must not contain NaN")
+            raise invalid_argument("Histogram values must not contain NaN")
         # As TensorFlow: the offset in the values' dtype, the division in float64.
         step = float(hi - lo) / nbins
         offsets = (np.maximum(values, lo) - lo).astype(np.float64).ravel()

@@ -14,13 +14,10 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.kernels.registry import kernel
 
 _FLOAT = ("float32", "float64")
-
-
-def _invalid(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
 
 
 def _join(values) -> str:
@@ -34,11 +31,11 @@ def log_softmax(x: np.ndarray) -> np.ndarray:
     return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
-def check_sequence_length(seq_len, max_time: int, batch: int, error=_invalid) -> None:
+def check_sequence_length(seq_len, max_time: int, batch: int, error=invalid_argument) -> None:
     """TensorFlow's checks of `sequence_length` against the inputs (the decoders report
     them as FailedPreconditionError, the loss as InvalidArgumentError)."""
     if seq_len.ndim != 1:
-        raise _invalid("sequence_length is not a vector")
+        raise invalid_argument("sequence_length is not a vector")
     if len(seq_len) != batch:
         raise error(f"len(sequence_length) != batch_size.  len(sequence_length):  "
                     f"{len(seq_len)} batch_size: {batch}")
@@ -54,9 +51,9 @@ def _precondition(message: str) -> errors.FailedPreconditionError:
 def _decoder_inputs(inputs, seq_len) -> None:
     """The decoders' checks of their inputs (TensorFlow's CTCDecodeHelper)."""
     if inputs.ndim != 3:
-        raise _invalid("inputs is not a 3-Tensor")
+        raise invalid_argument("inputs is not a 3-Tensor")
     if inputs.size == 0:
-        raise _invalid("inputs must not be empty")
+        raise invalid_argument("inputs must not be empty")
     check_sequence_length(seq_len, inputs.shape[0], inputs.shape[1], _precondition)
 
 
@@ -84,7 +81,7 @@ def _check_label_indices(indices, batch: int) -> None:
     else:
         problem = ("is out of order. Many sparse ops require sorted indices.\n    Use "
                    "`tf.sparse.reorder` to create a correctly ordered copy.\n\n")
-    raise _invalid(f"label SparseTensor is not valid: {where} {problem}")
+    raise invalid_argument(f"label SparseTensor is not valid: {where} {problem}")
 
 
 def _label_sequences(indices, values, batch: int) -> list[np.ndarray]:
@@ -97,19 +94,19 @@ def _label_sequences(indices, values, batch: int) -> list[np.ndarray]:
 def _target(label, b: int, num_classes: int, collapse: bool) -> np.ndarray:
     """One batch entry's target label sequence, validated as TensorFlow's PopulateLPrimes."""
     if not len(label):
-        raise _invalid(f"Labels length is zero in batch {b}")
+        raise invalid_argument(f"Labels length is zero in batch {b}")
     if collapse:
         label = label[np.concatenate([[True], label[1:] != label[:-1]])]
     null = label >= num_classes - 1
     end = int(np.argmax(null)) if null.any() else len(label)
     if null[end:].size and not null[end:].all():
-        raise _invalid("Saw a non-null label (index >= num_classes - 1) following a null "
-                       f"label, batch: {b} num_classes: {num_classes} labels: "
-                       f"{_join(label)} labels seen so far: {_join(label[:end])}")
+        raise invalid_argument("Saw a non-null label (index >= num_classes - 1) following a null "
+                               f"label, batch: {b} num_classes: {num_classes} labels: "
+                               f"{_join(label)} labels seen so far: {_join(label[:end])}")
     target = label[:end]
     if (target < 0).any():
-        raise _invalid(f"All labels must be nonnegative integers, batch: {b} labels: "
-                       f"{_join(target)}")
+        raise invalid_argument(f"All labels must be nonnegative integers, batch: {b} labels: "
+                               f"{_join(target)}")
     return target
 
 
@@ -195,15 +192,15 @@ class CTCLossKernel:
         labels = _label_sequences(indices, values, batch)
         negative = np.nonzero(seq_len < 0)[0]
         if len(negative):
-            raise _invalid(f"seq_len({negative[0]}) < 0")
+            raise invalid_argument(f"seq_len({negative[0]}) < 0")
         targets = []
         for b, label in enumerate(labels):
             target = _target(label, b, classes, self.collapse)
             if not self.ignore_longer and len(label) > seq_len[b]:
-                raise _invalid("Not enough time for target transition sequence (required: "
-                               f"{len(label)}, available: {seq_len[b]}){b}You can turn this "
-                               "error into a warning by using the flag "
-                               "ignore_longer_outputs_than_inputs")
+                raise invalid_argument("Not enough time for target transition sequence (required: "
+                                       f"{len(label)}, available: {seq_len[b]}){b}You can turn "
+                                       "this error into a warning by using the flag "
+                                       "ignore_longer_outputs_than_inputs")
             targets.append(target)
         # Entries CTC cannot score get zero loss and gradient (TensorFlow skips them).
         active = (seq_len > 0) & ~(self.ignore_longer &
@@ -225,24 +222,24 @@ class CTCLossKernel:
     @staticmethod
     def _check(inputs, indices, values):
         if inputs.ndim != 3:
-            raise _invalid("inputs is not a 3-Tensor")
+            raise invalid_argument("inputs is not a 3-Tensor")
         if indices.ndim != 2:
-            raise _invalid("labels_indices is not a matrix")
+            raise invalid_argument("labels_indices is not a matrix")
         if indices.shape[1] <= 1:
-            raise _invalid("labels_indices second dimension must be >= 1. Received "
-                           f"{indices.shape[1]}")
+            raise invalid_argument("labels_indices second dimension must be >= 1. Received "
+                                   f"{indices.shape[1]}")
         if values.ndim != 1:
-            raise _invalid("labels_values is not a vector")
+            raise invalid_argument("labels_values is not a vector")
         if indices.shape[1] != 2:   # the labels are a [batch, max_len] SparseTensor
-            raise _invalid("Order length must be SparseTensor rank.")
+            raise invalid_argument("Order length must be SparseTensor rank.")
         if inputs.shape[0] == 0:
-            raise _invalid("Max time or first dimension of input cannot be 0.")
+            raise invalid_argument("Max time or first dimension of input cannot be 0.")
         if len(indices) != len(values):
-            raise _invalid("labels_indices and labels_values must contain the same number of "
-                           f"rows, but saw shapes: [{len(indices)},{indices.shape[1]}] vs. "
-                           f"[{len(values)}]")
+            raise invalid_argument("labels_indices and labels_values must contain the same number "
+                                   f"of rows, but saw shapes: [{len(indices)},{indices.shape[1]}] "
+                                   f"vs. [{len(values)}]")
         if inputs.shape[1] == 0:
-            raise _invalid("batch_size must not be 0")
+            raise invalid_argument("batch_size must not be 0")
 
 
 # --- CTCGreedyDecoder --------------------------------------------------------------------------
@@ -259,8 +256,8 @@ class CTCGreedyDecoderKernel:
         steps, batch, classes = inputs.shape
         blank = self.blank + classes if self.blank < 0 else self.blank
         if not 0 <= blank < classes:
-            raise _invalid(f"blank_index expected to be between {-classes} and "
-                           f"{classes - 1} but was {self.blank}")
+            raise invalid_argument(f"blank_index expected to be between {-classes} and "
+                                   f"{classes - 1} but was {self.blank}")
         best = inputs.argmax(axis=2).T                         # [B, T]
         in_seq = np.arange(steps) < seq_len[:, None]
         log_prob = 0.0 - np.where(in_seq, inputs.max(axis=2).T, 0).sum(axis=1, keepdims=True)
@@ -374,7 +371,7 @@ class CTCBeamSearchDecoderKernel:
         _decoder_inputs(inputs, seq_len)
         batch = inputs.shape[1]
         if self.paths > self.width:
-            raise _invalid("requested more paths than the beam width.")
+            raise invalid_argument("requested more paths than the beam width.")
         logp = log_softmax(inputs)
         paths, log_probs = [], np.zeros((batch, self.paths), inputs.dtype)
         for b in range(batch):
@@ -384,7 +381,7 @@ class CTCBeamSearchDecoderKernel:
             for t in range(int(seq_len[b])):
                 beam = _beam_step(beam, logp[t, b], self.width)
             if self.paths > len(beam):
-                raise _invalid("Less leaves in the beam search than requested.")
+                raise invalid_argument("Less leaves in the beam search than requested.")
             best = sorted(beam, key=lambda e: -e.new[2])[:self.paths]
             paths.append([e.labels(self.merge) for e in best])
             log_probs[b] = [e.new[2] for e in best]

@@ -14,15 +14,12 @@ import io
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.kernels import dataset_files, dataset_runtime
 from tensorweave.kernels.dataset_runtime import Node
 
 _NUMPY = {"int32": np.int32, "int64": np.int64, "float32": np.float32,
           "float64": np.float64}
-
-
-def _invalid(message: str):
-    return errors.InvalidArgumentError(None, None, message)
 
 
 class _Csv(Node):
@@ -36,9 +33,9 @@ class _Csv(Node):
         select = spec["select_cols"]
         if select is not None:
             if any(b <= a for a, b in zip(select, select[1:])) or (select and select[0] < 0):
-                raise _invalid("select_cols should be strictly increasing indices")
+                raise invalid_argument("select_cols should be strictly increasing indices")
             if len(select) != len(self.defaults):
-                raise _invalid("select_cols should match output size")
+                raise invalid_argument("select_cols should match output size")
         self.select = select if select is not None else list(range(len(self.defaults)))
 
     def _files(self):
@@ -92,8 +89,8 @@ class _Csv(Node):
             if len(row) != n_fields and (self.spec["select_cols"] is None or
                                          len(row) < n_fields):
                 have = "more" if len(row) > n_fields else len(row)
-                stop, error = r, _invalid(f"Expect {n_fields} fields but have {have} in "
-                                          "record")
+                stop, error = r, invalid_argument(f"Expect {n_fields} fields but have {have} in "
+                                                  "record")
                 break
         while True:   # converted again over fewer records each time a column has a bad one
             columns, bad = [], stop
@@ -101,7 +98,7 @@ class _Csv(Node):
                 fields = np.array([row[col] for row in rows[:stop]], dtype=object)
                 values, first_bad, message = self._column(k, fields, default)
                 if first_bad < bad:
-                    bad, error = first_bad, _invalid(message)
+                    bad, error = first_bad, invalid_argument(message)
                 columns.append(values)
             if bad == stop:
                 return columns, error
@@ -148,7 +145,7 @@ class _FixedLength(Node):
         spec = self.spec
         size, header, footer = spec["record_bytes"], spec["header_bytes"], spec["footer_bytes"]
         if size <= 0:
-            raise _invalid("`record_bytes` must be > 0")
+            raise invalid_argument("`record_bytes` must be > 0")
         for name in self.files:
             data = dataset_files.file_bytes(name, spec["compression"])
             body = data[header:max(header, len(data) - footer)]
@@ -158,7 +155,7 @@ class _FixedLength(Node):
                        f"{len(body)} bytes, which is not an exact multiple of the record "
                        f"length ({size} bytes).")
             if extra and not spec["compression"]:
-                raise _invalid(message)
+                raise invalid_argument(message)
             for i in range(0, n * size, size):
                 yield (np.array(body[i:i + size], dtype=object),)
             if extra:

@@ -9,7 +9,7 @@ import re
 import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.kernels.registry import kernel
 
 # TF's DataTypeString spelling where it differs from the dtype's Python name.
@@ -18,10 +18,6 @@ _INT = re.compile(rb"\s*[+-]?\d+\s*\Z")
 _HEX_FLOAT = re.compile(rb"\s*[+-]?0[xX][0-9a-fA-F.]+([pP][+-]?\d+)?\s*\Z")
 _INT_RANGES = {_dtypes.int32: (-2**31, 2**31 - 1), _dtypes.int64: (-2**63, 2**63 - 1),
                _dtypes.uint32: (0, 2**32 - 1), _dtypes.uint64: (0, 2**64 - 1)}
-
-
-def _bad(msg: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, msg)
 
 
 def data_type_string(dtype) -> str:
@@ -74,11 +70,11 @@ class DecodeRawKernel:
         width = len(strings[0]) if len(strings) else 0
         if len(lengths) > 1:
             i = next(k for k, s in enumerate(strings) if len(s) != width)
-            raise _bad(f"DecodeRaw requires input strings to all be the same size, but "
-                       f"element {i} has size {width} != {len(strings[i])}")
+            raise invalid_argument(f"DecodeRaw requires input strings to all be the same size, but "
+                                   f"element {i} has size {width} != {len(strings[i])}")
         if width % self.size:
-            raise _bad(f"Input to DecodeRaw has length {width} that is not a multiple of "
-                       f"{self.size}, the size of {data_type_string(self.dtype)}")
+            raise invalid_argument(f"Input to DecodeRaw has length {width} that is not a multiple "
+                                   f"of {self.size}, the size of {data_type_string(self.dtype)}")
         values = np.frombuffer(b"".join(strings), dtype=self.raw)
         if self.dtype == _dtypes.bfloat16:
             values = (values.astype(np.uint32) << 16).view(np.float32)
@@ -100,7 +96,8 @@ class StringToNumberKernel:
         for s in flat:
             value = parse_number(s, self.dtype)
             if value is None:
-                raise _bad(f"StringToNumberOp could not correctly convert string: {_text(s)}")
+                raise invalid_argument("StringToNumberOp could not correctly convert string: "
+                                       f"{_text(s)}")
             values.append(value)
         with np.errstate(over="ignore"):   # like strtof, a huge float becomes inf
             return np.array(values, dtype=self.np_dtype).reshape(np.shape(strings))
@@ -115,7 +112,7 @@ class DecodeCSVKernel:
         delim = ctx.attrs["field_delim"]
         delim = delim.encode() if isinstance(delim, str) else delim
         if len(delim) != 1:
-            raise _bad("field_delim should be only 1 char")
+            raise invalid_argument("field_delim should be only 1 char")
         self.delim = delim
         self.quoting = ctx.attrs["use_quote_delim"]
         na = ctx.attrs["na_value"]
@@ -128,15 +125,16 @@ class DecodeCSVKernel:
         defaults = [np.ravel(d) for d in defaults]
         for i, d in enumerate(defaults):
             if len(d) > 1:
-                raise _bad(f"There should only be 1 default per field but field {i} has "
-                           f"{len(d)}")
+                raise invalid_argument(f"There should only be 1 default per field but field {i} "
+                                       f"has {len(d)}")
         columns = [[] for _ in range(n_cols)]
         for r, record in enumerate(np.ravel(records)):
             fields = self._fields(record, r)
             if self.select is not None:
                 fields = [fields[c] for c in self.select if c < len(fields)]
             if len(fields) != n_cols:
-                raise _bad(f"Expect {n_cols} fields but have {len(fields)} in record {r}")
+                raise invalid_argument(f"Expect {n_cols} fields but have {len(fields)} in record "
+                                       f"{r}")
             for f, (field, dtype) in enumerate(zip(fields, self.dtypes)):
                 columns[f].append(self._value(field, dtype, defaults[f], f, r))
         shape = np.shape(records)
@@ -154,14 +152,14 @@ class DecodeCSVKernel:
     def _value(self, field: bytes, dtype, default, f: int, r: int):
         if field == b"" or field == self.na:
             if not len(default):
-                raise _bad(f"Field {f} is required but missing in record {r}!")
+                raise invalid_argument(f"Field {f} is required but missing in record {r}!")
             return default[0]
         if dtype == _dtypes.string:
             return field
         value = parse_number(field, dtype)
         if value is None:
-            raise _bad(f"Field {f} in record {r} is not a valid {data_type_string(dtype)}: "
-                       f"{_text(field)}")
+            raise invalid_argument(f"Field {f} in record {r} is not a valid "
+                                   f"{data_type_string(dtype)}: {_text(field)}")
         return value
 
     def _fields(self, record: bytes, r: int) -> list:
@@ -178,8 +176,8 @@ class DecodeCSVKernel:
                 while True:
                     j = record.find(b'"', i)
                     if j < 0:
-                        raise _bad(f"Quoted field has to end with quote followed by delim or "
-                                   f"end in record {r}")
+                        raise invalid_argument("Quoted field has to end with quote followed by "
+                                               f"delim or end in record {r}")
                     parts.append(record[i:j])
                     if record[j + 1:j + 2] == b'"':
                         parts.append(b'"')
@@ -188,13 +186,14 @@ class DecodeCSVKernel:
                     i = j + 1
                     break
                 if i < n and record[i:i + 1] != self.delim:
-                    raise _bad("Quote inside a string has to be escaped by another quote")
+                    raise invalid_argument("Quote inside a string has to be escaped by another "
+                                           "quote")
                 fields.append(b"".join(parts))
             else:
                 j = record.find(self.delim, i)
                 field = record[i:] if j < 0 else record[i:j]
                 if b'"' in field or b"\n" in field or b"\r" in field:
-                    raise _bad("Unquoted fields cannot have quotes/CRLFs inside")
+                    raise invalid_argument("Unquoted fields cannot have quotes/CRLFs inside")
                 fields.append(field)
                 i = n if j < 0 else j
             if i >= n:
@@ -225,15 +224,16 @@ class ParseTensorKernel:
         from tensorweave.framework.tensor_util import make_ndarray
         from tensorweave.protos.tensor_pb2 import TensorProto
         if np.ndim(serialized) != 0:
-            raise _bad(f"Expected `serialized` to be a scalar, got shape: "
-                       f"{list(np.shape(serialized))}")
+            raise invalid_argument(f"Expected `serialized` to be a scalar, got shape: "
+                                   f"{list(np.shape(serialized))}")
         proto = TensorProto()
         try:
             proto.ParseFromString(np.asarray(serialized, dtype=object).item())
         except Exception:   # protobuf's DecodeError, or not bytes
-            raise _bad("Could not parse `serialized` as TensorProto") from None
+            raise invalid_argument("Could not parse `serialized` as TensorProto") from None
         dtype = _dtypes.as_dtype(proto.dtype)
         if dtype != self.dtype:
-            raise _bad(f"Type mismatch between parsed tensor ({data_type_string(dtype)}) and dtype "
-                       f"({data_type_string(self.dtype)})")
+            raise invalid_argument("Type mismatch between parsed tensor "
+                                   f"({data_type_string(dtype)}) and dtype "
+                                   f"({data_type_string(self.dtype)})")
         return np.array(make_ndarray(proto), copy=True)

@@ -11,12 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
-
-
-def _invalid(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
 
 
 def _validate(h_idx, h_val, h_shape, t_idx, t_val, t_shape) -> None:
@@ -26,22 +23,25 @@ def _validate(h_idx, h_val, h_shape, t_idx, t_val, t_shape) -> None:
                           ("hypothesis_shape", h_shape, 1), ("truth_shape", t_shape, 1)):
         if a.ndim != rank:
             kind = "matrix" if rank == 2 else "vector"
-            raise _invalid(f"{name} should be a {kind}, but got shape: {dims_text(a.shape)}")
+            raise invalid_argument(f"{name} should be a {kind}, but got shape: "
+                                   f"{dims_text(a.shape)}")
     for name, idx, val, shape in (("hypothesis", h_idx, h_val, h_shape),
                                   ("truth", t_idx, t_val, t_shape)):
         if val.size != idx.shape[0]:
-            raise _invalid(f"Expected {name}_values.NumElements == #rows({name}_indices), "
-                           f"their shapes are: {dims_text(val.shape)} and {dims_text(idx.shape)}")
+            raise invalid_argument(f"Expected {name}_values.NumElements == #rows({name}_indices), "
+                                   f"their shapes are: {dims_text(val.shape)} and "
+                                   f"{dims_text(idx.shape)}")
         if shape.size != idx.shape[1]:
-            raise _invalid(f"Expected {name}_shape.NumElements == #cols({name}_indices), "
-                           f"their shapes are: {dims_text(shape.shape)} and {dims_text(idx.shape)}")
+            raise invalid_argument(f"Expected {name}_shape.NumElements == #cols({name}_indices), "
+                                   f"their shapes are: {dims_text(shape.shape)} and "
+                                   f"{dims_text(idx.shape)}")
     if t_shape.size < 2:
-        raise _invalid("Input SparseTensors must have rank at least 2, but truth_shape rank "
-                       f"is: {t_shape.size}")
+        raise invalid_argument("Input SparseTensors must have rank at least 2, but truth_shape "
+                               f"rank is: {t_shape.size}")
     if h_shape.size != t_shape.size:
-        raise _invalid("Expected hypothesis_shape.NumElements == truth_shape.NumElements(), "
-                       f"their shapes are: {dims_text(h_shape.shape)} and "
-                       f"{dims_text(t_shape.shape)}")
+        raise invalid_argument("Expected hypothesis_shape.NumElements == "
+                               "truth_shape.NumElements(), their shapes are: "
+                               f"{dims_text(h_shape.shape)} and {dims_text(t_shape.shape)}")
 
 
 def _groups(indices, codes, out_shape, total: int):
@@ -90,8 +90,8 @@ class EditDistanceKernel:
         out_shape = tuple(int(d) for d in np.maximum(h_shape, t_shape)[:-1])
         total = int(np.prod(out_shape))
         if total == 0:
-            raise _invalid(f"Got output shape [{','.join(map(str, out_shape))}] which has 0 "
-                           "elements")
+            raise invalid_argument(f"Got output shape [{','.join(map(str, out_shape))}] which has "
+                                   "0 elements")
         _, codes = np.unique(np.concatenate([h_val, t_val]), return_inverse=True)
         h_keys, hyp, h_len = _groups(h_idx, codes[:len(h_val)], out_shape, total)
         t_keys, truth, t_len = _groups(t_idx, codes[len(h_val):], out_shape, total)

@@ -9,13 +9,8 @@ from __future__ import annotations
 import numpy as np
 import scipy  # scipy.fft loads on first use (SciPy imports submodules lazily)
 
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.kernels.registry import kernel
-
-
-def _invalid(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
-
 
 _RANKS = {"": 1, "2D": 2, "3D": 3}
 
@@ -27,7 +22,7 @@ def _rank_of(op_type: str) -> int:
 def _check_rank(x, rank: int) -> None:
     if x.ndim < rank:
         shape = ",".join(str(d) for d in x.shape)
-        raise _invalid(f"Input must have rank of at least {rank} but got: [{shape}]")
+        raise invalid_argument(f"Input must have rank of at least {rank} but got: [{shape}]")
 
 
 @kernel(["FFT", "IFFT", "FFT2D", "IFFT2D", "FFT3D", "IFFT3D"], expensive=True)
@@ -59,18 +54,18 @@ class RealFFTKernel:
         rank = self.rank
         _check_rank(x, rank)
         if fft_length.shape != (rank,):
-            raise _invalid(f"fft_length must be length {rank} vector")
+            raise invalid_argument(f"fft_length must be length {rank} vector")
         lengths = [int(n) for n in fft_length]
         out_shape = list(x.shape)
         for i, n in enumerate(lengths):
             if n < 0:
-                raise _invalid(f"fft_length[{i}] must >= 0, but got: {n}")
+                raise invalid_argument(f"fft_length[{i}] must >= 0, but got: {n}")
             inner = i == rank - 1
             need = n // 2 + 1 if inner and self.inverse else n
             index = x.ndim - rank + i
             if x.shape[index] != 0 and x.shape[index] < need:
-                raise _invalid(f"Input dimension {index} must have length of at least {need} "
-                               f"but got: {x.shape[index]}")
+                raise invalid_argument(f"Input dimension {index} must have length of at least "
+                                       f"{need} but got: {x.shape[index]}")
             out_shape[index] = n // 2 + 1 if inner and not self.inverse and n else n
         if x.size == 0 or 0 in out_shape:
             return np.zeros(out_shape, self.out_dtype)

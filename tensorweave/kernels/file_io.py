@@ -17,16 +17,13 @@ import zlib
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.kernels.registry import kernel
 
 # TF's compression_type -> zlib's wbits (GZIP: +16 selects the gzip wrapper).
 _WBITS = {"ZLIB": zlib.MAX_WBITS, "GZIP": zlib.MAX_WBITS + 16}
 _BASE64 = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 _ZLIB_ERROR = re.compile(r"Error (-?\d+) while decompressing data: (.*)")
-
-
-def _bad(msg: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, msg)
 
 
 def _as_bytes(value) -> bytes:
@@ -102,9 +99,9 @@ def _decode_base64(s: bytes) -> bytes:
     tail = len(s) % 4
     body = s[:len(s) - tail] if tail == 1 else s
     if not _BASE64.issuperset(body):
-        raise _bad("Invalid character found in base64.")
+        raise invalid_argument("Invalid character found in base64.")
     if tail == 1:
-        raise _bad("Base64 string length cannot be 1 modulo 4.")
+        raise invalid_argument("Base64 string length cannot be 1 modulo 4.")
     return binascii.a2b_base64(s.translate(bytes.maketrans(b"-_", b"+/")) + b"=" * (-tail % 4))
 
 
@@ -123,7 +120,7 @@ class DecodeCompressedKernel:
             raise errors.UnimplementedError(None, None, "DecodeCompressed: ZSTD is not "
                                             "supported")
         if self.kind not in ("", "ZLIB", "GZIP"):
-            raise _bad("Only ZLIB, ZSTD, GZIP or NONE are supported compressions")
+            raise invalid_argument("Only ZLIB, ZSTD, GZIP or NONE are supported compressions")
 
     def compute(self, ctx, data):
         if not self.kind:

@@ -20,7 +20,7 @@ import threading
 import numpy as np
 
 from tensorweave.framework import errors
-from tensorweave.kernels.conv import invalid
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.kernels.random import seeded_generator
 from tensorweave.kernels.registry import kernel
 from tensorweave.ops.nn_fractional_pool_ops import check_pooling_ratio
@@ -80,7 +80,7 @@ class _PoolKernel:
         try:
             check_pooling_ratio(self.ratio)
         except ValueError as e:
-            self.error = invalid(str(e))
+            self.error = invalid_argument(str(e))
         if self.error is None and (self.ratio[0] != 1 or self.ratio[3] != 1):
             self.error = errors.UnimplementedError(
                 None, None, "Fractional max pooling is not yet supported on the batch nor "
@@ -92,8 +92,8 @@ class _PoolKernel:
             self.seeds = (seed, seed2)
         else:
             if seed != 0 or seed2 != 0:
-                self.error = invalid("Both seed and seed2 should be 0 if deterministic is "
-                                     "false.")
+                self.error = invalid_argument("Both seed and seed2 should be 0 if deterministic is "
+                                              "false.")
             self.seeds = None
             self.rng = seeded_generator(0, 0)
         self.lock = threading.Lock()
@@ -102,11 +102,12 @@ class _PoolKernel:
         if self.error is not None:
             raise self.error
         if x.ndim != 4:
-            raise invalid(f"tensor_in must be 4-dimensional, got shape {list(x.shape)}")
+            raise invalid_argument(f"tensor_in must be 4-dimensional, got shape {list(x.shape)}")
         for i, (size, r) in enumerate(zip(x.shape, self.ratio)):
             if size < r:
-                raise invalid(f"Pooling ratio is higher than input dimension size for "
-                              f"dimension {i}. Input dim size: {size} pooling ratio: {r:g}")
+                raise invalid_argument("Pooling ratio is higher than input dimension size for "
+                                       f"dimension {i}. Input dim size: {size} pooling ratio: "
+                                       f"{r:g}")
         out = [math.floor(size / r) for size, r in zip(x.shape, self.ratio)]
         if self.seeds is not None:
             rng = seeded_generator(*self.seeds)
@@ -141,8 +142,8 @@ def _grad_windows(ctx, out_shape, in_shape, row_seq, col_seq):
     """The windows the forward op used, from its sequences; TF's length check."""
     for seq, n, what in ((row_seq, out_shape[1], "row"), (col_seq, out_shape[2], "col")):
         if np.size(seq) <= n:
-            raise invalid(f"Given out_backprop shape {list(out_shape)}, {what}_seq_tensor must "
-                          f"have at least {n + 1} elements, but got {np.size(seq)}")
+            raise invalid_argument(f"Given out_backprop shape {list(out_shape)}, {what}_seq_tensor "
+                                   f"must have at least {n + 1} elements, but got {np.size(seq)}")
     overlapping = ctx.attrs["overlapping"]
     return (_Windows(np.asarray(row_seq, np.int64), out_shape[1], in_shape[1], overlapping),
             _Windows(np.asarray(col_seq, np.int64), out_shape[2], in_shape[2], overlapping))
@@ -152,9 +153,9 @@ def _grad_windows(ctx, out_shape, in_shape, row_seq, col_seq):
 def _fractional_max_pool_grad(ctx, x, y, dy, row_seq, col_seq):
     """dy scattered to each window's first maximum (recomputed from the input)."""
     if x.ndim != 4 or y.ndim != 4 or dy.shape != y.shape:
-        raise invalid(f"orig_input and orig_output must be 4-dimensional and out_backprop "
-                      f"shaped like orig_output, got {list(x.shape)}, {list(y.shape)}, "
-                      f"{list(dy.shape)}")
+        raise invalid_argument(f"orig_input and orig_output must be 4-dimensional and out_backprop "
+                               f"shaped like orig_output, got {list(x.shape)}, {list(y.shape)}, "
+                               f"{list(dy.shape)}")
     rows, cols = _grad_windows(ctx, y.shape, x.shape, row_seq, col_seq)
     n_r, w_r = rows.index.shape
     n_c, w_c = cols.index.shape
@@ -162,7 +163,7 @@ def _fractional_max_pool_grad(ctx, x, y, dy, row_seq, col_seq):
     patches = patches.transpose(0, 1, 3, 5, 2, 4).reshape(*x.shape[:1], n_r, n_c, -1, w_r * w_c)
     first = patches.argmax(axis=-1)
     if not np.array_equal(np.take_along_axis(patches, first[..., None], -1)[..., 0], y):
-        raise invalid("tensor_out_dup is not the same as tensor_out")
+        raise invalid_argument("tensor_out_dup is not the same as tensor_out")
     b, i, j, c = np.indices(first.shape, sparse=True)
     r = rows.index[i, first // w_c]
     col = cols.index[j, first % w_c]
@@ -176,9 +177,9 @@ def _fractional_avg_pool_grad(ctx, orig_shape, dy, row_seq, col_seq):
     """dy / window size spread over each window (a transposed window sum)."""
     shape = [int(d) for d in np.ravel(orig_shape)]
     if np.ndim(orig_shape) != 1 or len(shape) != 4:
-        raise invalid("original input tensor shape must be1-dimensional and 4 elements")
+        raise invalid_argument("original input tensor shape must be1-dimensional and 4 elements")
     if dy.ndim != 4:
-        raise invalid(f"out_backprop must be 4-dimensional, got shape {list(dy.shape)}")
+        raise invalid_argument(f"out_backprop must be 4-dimensional, got shape {list(dy.shape)}")
     rows, cols = _grad_windows(ctx, dy.shape, shape, row_seq, col_seq)
     count = (rows.count[:, None] * cols.count[None, :])[None, :, :, None]
     share = _divide(dy, count)

@@ -19,7 +19,7 @@ import functools
 import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.kernels import bias_rows, pool
 from tensorweave.kernels.context import KernelContext
 from tensorweave.kernels.linalg import MatMulKernel
@@ -109,15 +109,11 @@ def in_place_activation(op: str, dtype, attrs=None):
     return _compile("_activation", "o", body, _constants(dtype, attrs))
 
 
-def _invalid(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
-
-
 def _check_bias(bias, out_shape) -> None:
     """BiasAdd's check: a vector as long as the last dimension of a matrix or more."""
     if bias.ndim != 1 or len(out_shape) < 2 or out_shape[-1] != bias.shape[0]:
-        raise _invalid("Must provide as many biases as the last dimension of the input tensor: "
-                       f"{list(bias.shape)} vs. {list(out_shape)}")
+        raise invalid_argument("Must provide as many biases as the last dimension of the input "
+                               f"tensor: {list(bias.shape)} vs. {list(out_shape)}")
 
 
 class _Epilogue:
@@ -126,7 +122,7 @@ class _Epilogue:
     def __init__(self, ctx, lead: tuple):
         ops = list(ctx.attrs["fused_ops"])
         if not ops or ops[0] not in lead:
-            raise _invalid(f"{ctx.op_type}: unsupported fused_ops {ops}")
+            raise invalid_argument(f"{ctx.op_type}: unsupported fused_ops {ops}")
         self.lead = ops[0]
         self.activation = None
         self.activation_op = ops[1] if len(ops) > 1 else None
@@ -134,7 +130,7 @@ class _Epilogue:
             self.activation = in_place_activation(ops[1], ctx.attrs["T"].as_numpy_dtype,
                                                   ctx.attrs)
         if len(ops) > 2:
-            raise _invalid(f"{ctx.op_type}: unsupported fused_ops {ops}")
+            raise invalid_argument(f"{ctx.op_type}: unsupported fused_ops {ops}")
 
     def _apply(self, out, bias) -> None:
         """out = activation(out + bias) in place (the bias already checked): one compiled
@@ -194,7 +190,7 @@ class FusedConv2DKernel:
     def __init__(self, ctx):
         conv_def = find_kernel("Conv2D", ctx.device.device_type, ctx.attrs)
         if conv_def is None:
-            raise _invalid("_FusedConv2D: no Conv2D kernel for these attrs")
+            raise invalid_argument("_FusedConv2D: no Conv2D kernel for these attrs")
         self.inner_ctx = KernelContext(InnerNode(ctx, "Conv2D"), ctx.device, ctx.session)
         self.conv = conv_def.impl(self.inner_ctx)
         self.epilogue = _Epilogue(ctx, ("BiasAdd", "FusedBatchNorm"))
@@ -229,7 +225,8 @@ class FusedMaxPoolGradReluGradKernel:
     def __init__(self, ctx):
         pool_def = find_kernel("MaxPoolGrad", ctx.device.device_type, ctx.attrs)
         if pool_def is None:
-            raise _invalid("_FusedMaxPoolGradReluGrad: no MaxPoolGrad kernel for these attrs")
+            raise invalid_argument("_FusedMaxPoolGradReluGrad: no MaxPoolGrad kernel for these "
+                                   "attrs")
         self.pool = pool_def.impl(KernelContext(InnerNode(ctx, "MaxPoolGrad"), ctx.device,
                                                 ctx.session))
 
@@ -247,11 +244,11 @@ class FusedMaxPoolGradReluGradKernel:
 def _relu_grad_bias_add_grad(g, x):
     """ReluGrad and its bias gradient in one pass (kernels/nn.py)."""
     if g.shape != x.shape:
-        raise _invalid(f"_FusedReluGradBiasAddGrad: gradients and features must have the same "
-                       f"shape: {list(g.shape)} vs {list(x.shape)}")
+        raise invalid_argument("_FusedReluGradBiasAddGrad: gradients and features must have the "
+                               f"same shape: {list(g.shape)} vs {list(x.shape)}")
     if g.ndim < 2:
-        raise _invalid(f"_FusedReluGradBiasAddGrad: input must be at least 2-D: "
-                       f"{list(g.shape)}")
+        raise invalid_argument(f"_FusedReluGradBiasAddGrad: input must be at least 2-D: "
+                               f"{list(g.shape)}")
     return relu_grad_and_sums(g, x)
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.kernels import intra_op, linalg
 from tensorweave.kernels.blas import gemm_accumulate
 from tensorweave.kernels.context import KernelContext
@@ -34,16 +34,12 @@ from tensorweave.kernels.training import over_update_chunks, update_splits
 from tensorweave.runtime.executor.values import deref
 
 
-def _invalid(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
-
-
 def _inner_kernel(ctx, op: str):
     """The registration of `op`'s own kernel for this node's attrs: what a fused kernel falls
     back on."""
     kdef = find_kernel(op, ctx.device.device_type, ctx.attrs)
     if kdef is None:
-        raise _invalid(f"{ctx.op_type}: no {op} kernel")
+        raise invalid_argument(f"{ctx.op_type}: no {op} kernel")
     return kdef
 
 
@@ -143,7 +139,7 @@ class FusedAddNApplyGradientDescentKernel:
         self.scale = _SCALES.get(scale)
         self.factors = int(ctx.attrs.get("num_factors", 0))
         if self.scale is None or self.factors != (self.scale > 0):
-            raise _invalid(f"{ctx.op_type}: scale {scale!r} with {self.factors} factors")
+            raise invalid_argument(f"{ctx.op_type}: scale {scale!r} with {self.factors} factors")
         self.apply_ctx, self.apply = _inner_update(ctx)
         # AddN, Mul and RealDiv are plain functions of their inputs (register_pure).
         self.add_n = _inner_kernel(ctx, "AddN").impl

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
-from tensorweave.kernels.image_resize import invalid
 from tensorweave.kernels.registry import kernel
 
 _F32 = np.float32
@@ -63,11 +63,11 @@ def _hsv_to_rgb(ctx, images):
 # --- the adjust ops --------------------------------------------------------------------------
 def _check_adjusted(images, factor, factor_name: str, rgb: bool) -> None:
     if images.ndim < 3:
-        raise invalid(f"input must be at least 3-D, got shape{dims_text(images.shape)}")
+        raise invalid_argument(f"input must be at least 3-D, got shape{dims_text(images.shape)}")
     if factor.ndim:
-        raise invalid(f"{factor_name} must be scalar: {dims_text(factor.shape)}")
+        raise invalid_argument(f"{factor_name} must be scalar: {dims_text(factor.shape)}")
     if rgb and images.shape[-1] != 3:
-        raise invalid(f"input must have 3 channels but instead has {images.shape[-1]} "
+        raise invalid_argument(f"input must have 3 channels but instead has {images.shape[-1]} "
                        "channels.")
 
 

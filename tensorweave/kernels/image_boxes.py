@@ -16,8 +16,8 @@ import threading
 
 import numpy as np
 
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
-from tensorweave.kernels.image_resize import invalid
 from tensorweave.kernels.random import seeded_generator
 from tensorweave.kernels.registry import kernel
 
@@ -32,12 +32,12 @@ def _g(value) -> str:
 
 def _check_range(values, what: str, upper_one: bool = False) -> None:
     if len(values) != 2:
-        raise invalid(f"{what} field must specify 2 dimensions")
+        raise invalid_argument(f"{what} field must specify 2 dimensions")
     shown = f"[{_g(values[0])}, {_g(values[1])}]"
     if not (values[0] > 0 and values[1] > 0):
-        raise invalid(f"{what} must be non-negative: {shown}")
+        raise invalid_argument(f"{what} must be non-negative: {shown}")
     if upper_one and not (values[0] <= 1 and values[1] <= 1):
-        raise invalid(f"{what} must be less then or equal to 1.0: {shown}")
+        raise invalid_argument(f"{what} must be less then or equal to 1.0: {shown}")
 
 
 def _lrint(x):
@@ -118,7 +118,7 @@ class SampleDistortedBoundingBoxKernel:
         _check_range(self.aspect_range, "Aspect ratio range")
         _check_range(self.area_range, "Area range", upper_one=True)
         if self.max_attempts <= 0:
-            raise invalid(f"Max attempts must be non-negative: {self.max_attempts}")
+            raise invalid_argument(f"Max attempts must be non-negative: {self.max_attempts}")
 
     def compute(self, ctx, image_size, bounding_boxes, min_object_covered):
         self._check_attrs()
@@ -126,9 +126,9 @@ class SampleDistortedBoundingBoxKernel:
         boxes = _pixel_boxes(bounding_boxes, min_object_covered, height, width)
         if not len(boxes):
             if not self.use_image:
-                raise invalid("No bounding boxes provided as input. One must enable "
-                              "use_image_if_no_bounding_boxes if you wish to not provide any "
-                              "bounding boxes.")
+                raise invalid_argument("No bounding boxes provided as input. One must enable "
+                                       "use_image_if_no_bounding_boxes if you wish to not provide "
+                                       "any bounding boxes.")
             boxes = np.array([[0, 0, width, height]], np.int64)
         with self.lock:
             u = self.rng.random((self.max_attempts, 4))
@@ -146,36 +146,36 @@ class SampleDistortedBoundingBoxKernel:
 
 def _image_size(image_size) -> tuple[int, int]:
     if image_size.ndim != 1:
-        raise invalid(f"image_size must be 1-dimensional{dims_text(image_size.shape)}")
+        raise invalid_argument(f"image_size must be 1-dimensional{dims_text(image_size.shape)}")
     if image_size.shape[0] != 3:
-        raise invalid(f"image_size must contain 3 elements{dims_text(image_size.shape)}")
+        raise invalid_argument(f"image_size must contain 3 elements{dims_text(image_size.shape)}")
     height, width = int(image_size[0]), int(image_size[1])
     # TF reads them as uint64: a negative size is huge.
     if not 0 <= height < _INT32_MAX:
-        raise invalid("image height cannot be >= int32 max")
+        raise invalid_argument("image height cannot be >= int32 max")
     if not 0 <= width < _INT32_MAX:
-        raise invalid("image width cannot be >= int32 max")
+        raise invalid_argument("image width cannot be >= int32 max")
     return height, width
 
 
 def _pixel_boxes(bounding_boxes, min_object_covered, height: int, width: int) -> np.ndarray:
     """The boxes as integer (min_x, min_y, max_x, max_y) rows, after TF's checks."""
     if bounding_boxes.ndim != 3:
-        raise invalid("input boxes must be 3-dimensional [batch, num_boxes, coords]: "
-                      f"{dims_text(bounding_boxes.shape)}")
+        raise invalid_argument("input boxes must be 3-dimensional [batch, num_boxes, coords]: "
+                               f"{dims_text(bounding_boxes.shape)}")
     if bounding_boxes.shape[-1] != 4:
-        raise invalid("bounding boxes must have shape [4] or [*, 4], got "
-                      f"{dims_text(bounding_boxes.shape)}")
+        raise invalid_argument("bounding boxes must have shape [4] or [*, 4], got "
+                               f"{dims_text(bounding_boxes.shape)}")
     if np.ndim(min_object_covered):
-        raise invalid("min_object_covered must be 0-D, got shape "
-                      f"{dims_text(np.shape(min_object_covered))}")
+        raise invalid_argument("min_object_covered must be 0-D, got shape "
+                               f"{dims_text(np.shape(min_object_covered))}")
     if not min_object_covered >= 0:
-        raise invalid(f"Min object covered must be non-negative: {_g(min_object_covered)}")
+        raise invalid_argument(f"Min object covered must be non-negative: {_g(min_object_covered)}")
     boxes = bounding_boxes.reshape(-1, 4).astype(_F32)
     bad = ~((boxes >= 0) & (boxes <= 1))
     if bad.any():
-        raise invalid("All bounding box coordinates must be in [0.0, 1.0]: "
-                      f"{_g(boxes.ravel()[np.argmax(bad.ravel())])}")
+        raise invalid_argument("All bounding box coordinates must be in [0.0, 1.0]: "
+                               f"{_g(boxes.ravel()[np.argmax(bad.ravel())])}")
     scale = np.array([height, width, height, width], _F32)
     y0, x0, y1, x1 = (boxes * scale).astype(np.int64).T
     return np.stack([x0, y0, x1, y1], axis=1)
@@ -192,10 +192,10 @@ def _color_table(colors, depth: int) -> np.ndarray:
     """The colours given (when not empty), else TF's default table (all 1 for one channel)."""
     if colors is not None:
         if colors.ndim != 2:
-            raise invalid(f"colors must be a 2-D matrix{dims_text(colors.shape)}")
+            raise invalid_argument(f"colors must be a 2-D matrix{dims_text(colors.shape)}")
         if colors.shape[1] < depth:
-            raise invalid("colors must have equal or more channels than the image provided: "
-                          f"{dims_text(colors.shape)}")
+            raise invalid_argument("colors must have equal or more channels than the image "
+                                   f"provided: {dims_text(colors.shape)}")
         if colors.size:
             return colors.astype(_F32)
     table = _DEFAULT_COLORS.copy()
@@ -217,12 +217,12 @@ def _segments(fixed, start, stop, horizontal):
 
 def _draw(images, boxes, colors=None):
     if images.ndim != 4:
-        raise invalid("The rank of the images should be 4")
+        raise invalid_argument("The rank of the images should be 4")
     batch, height, width, depth = images.shape
     if depth not in (1, 3, 4):
-        raise invalid(_DEPTH_MESSAGE)
+        raise invalid_argument(_DEPTH_MESSAGE)
     if boxes.shape[0] != batch:
-        raise invalid("The batch sizes should be the same")
+        raise invalid_argument("The batch sizes should be the same")
     table = _color_table(colors, depth)
     out = images.copy()
     boxes = boxes.astype(_F32)
@@ -319,22 +319,23 @@ class ExtractGlimpseKernel:
 
     def compute(self, ctx, images, size, offsets):
         if self.error:
-            raise invalid(self.error)
+            raise invalid_argument(self.error)
         if images.ndim != 4:
-            raise invalid("input must be 4-dimensional (batch_size, height, width, depth)"
-                          f"{dims_text(images.shape)}")
+            raise invalid_argument("input must be 4-dimensional (batch_size, height, width, depth)"
+                                   f"{dims_text(images.shape)}")
         if size.shape != (2,):
-            raise invalid("input must be a vector of size 2 (height, width)"
-                          f"{dims_text(size.shape)}")
+            raise invalid_argument("input must be a vector of size 2 (height, width)"
+                                   f"{dims_text(size.shape)}")
         for d in size:
             if d < 0:
-                raise invalid(f"Expected a non-negative size, got {int(d)}")
+                raise invalid_argument(f"Expected a non-negative size, got {int(d)}")
         if offsets.ndim != 2:
-            raise invalid(f"input must be a matrix{dims_text(offsets.shape)}")
+            raise invalid_argument(f"input must be a matrix{dims_text(offsets.shape)}")
         if offsets.shape[0] != images.shape[0]:
-            raise invalid(f"first dimension should be batch{dims_text(offsets.shape)}")
+            raise invalid_argument(f"first dimension should be batch{dims_text(offsets.shape)}")
         if offsets.shape[1] != 2:
-            raise invalid(f"second dimension should be of size 2 (y,x){dims_text(offsets.shape)}")
+            raise invalid_argument("second dimension should be of size 2 "
+                                   f"(y,x){dims_text(offsets.shape)}")
         batch, height, width, depth = images.shape
         shape = (batch, int(size[0]), int(size[1]), depth)
         if not np.prod(shape):

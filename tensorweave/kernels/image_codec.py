@@ -16,9 +16,9 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels import image_png
-from tensorweave.kernels.image_resize import invalid
 from tensorweave.kernels.registry import kernel
 
 _FORMATS = ((b"\xff\xd8\xff", "jpeg"), (b"\x89PNG\r\n\x1a\n", "png"), (b"GIF8", "gif"),
@@ -50,26 +50,26 @@ class DecodeImageKernel:
     def _check_attrs(self) -> None:
         if self.op in ("DecodeJpeg", "DecodeAndCropJpeg"):
             if self.ratio not in (1, 2, 4, 8):
-                raise invalid(f"ratio must be 1, 2, 4, or 8, got {self.ratio}")
+                raise invalid_argument(f"ratio must be 1, 2, 4, or 8, got {self.ratio}")
             if self.dct_method not in ("", "INTEGER_FAST", "INTEGER_ACCURATE"):
-                raise invalid("dct_method must be one of {'', 'INTEGER_FAST', "
+                raise invalid_argument("dct_method must be one of {'', 'INTEGER_FAST', "
                                "'INTEGER_ACCURATE'}")
         if self.channels not in (0, 1, 3, 4):
-            raise invalid(f"`channels` must be 0, 1, 3 or 4 but got {self.channels}")
+            raise invalid_argument(f"`channels` must be 0, 1, 3 or 4 but got {self.channels}")
 
     def _sniff(self, contents) -> tuple[bytes, str]:
         """The encoded bytes and their format, after TF's checks of the contents."""
         self._check_attrs()
         if np.ndim(contents):
-            raise invalid(f"`contents` must be scalar but got shape"
+            raise invalid_argument(f"`contents` must be scalar but got shape"
                            f"{dims_text(np.shape(contents))}")
         data = contents.item() if isinstance(contents, np.ndarray) else contents
         if not data:
-            raise invalid("Input is empty.")
+            raise invalid_argument("Input is empty.")
         kind = classify(data)
         if kind is None:
-            raise invalid("Unknown image file format. One of JPEG, JPEG XL, PNG, GIF, BMP, "
-                           "WebP required.")
+            raise invalid_argument("Unknown image file format. One of JPEG, JPEG XL, PNG, GIF, "
+                                   "BMP, WebP required.")
         return data, kind
 
     def compute(self, ctx, contents):
@@ -84,16 +84,16 @@ class DecodeImageKernel:
     def _refuse_in_bmp_op(self, kind: str) -> None:
         """DecodeBmp decodes BMP only; TF says so where each format's checks reach it."""
         if self.op == "DecodeBmp":
-            raise invalid(f"Trying to decode {_NAMES[kind]} format using DecodeBmp op. Use "
-                           f"`decode_{kind}` or `decode_image` instead.")
+            raise invalid_argument(f"Trying to decode {_NAMES[kind]} format using DecodeBmp op. "
+                                   f"Use `decode_{kind}` or `decode_image` instead.")
 
     def _frames(self, frames: np.ndarray, animated: bool) -> np.ndarray:
         """4-D for DecodeGif (and DecodeImage expanding a GIF), else the single frame."""
         if self.op == "DecodeGif" or (self.op == "DecodeImage" and animated and self.expand):
             return frames
         if len(frames) != 1 and self.op != "DecodeImage":
-            raise invalid(f"Got {len(frames)} frames, but animated gifs can only be decoded "
-                           "by tf.io.decode_gif or tf.io.decode_image")
+            raise invalid_argument(f"Got {len(frames)} frames, but animated gifs can only be "
+                                   "decoded by tf.io.decode_gif or tf.io.decode_image")
         return frames[0]
 
     def _scaled(self, pixels: np.ndarray) -> np.ndarray:
@@ -106,12 +106,12 @@ class DecodeImageKernel:
 
     def _png(self, data: bytes) -> np.ndarray:
         """Header damage fails before DecodeBmp's refusal, image data damage after it."""
-        data_error = invalid(f"Invalid PNG data, size {len(data)}")
+        data_error = invalid_argument(f"Invalid PNG data, size {len(data)}")
         try:
             info = image_png.read_chunks(data)
         except image_png.PngError as e:
             if e.in_header:
-                raise invalid("Invalid PNG. Failed to initialize decoder.") from None
+                raise invalid_argument("Invalid PNG. Failed to initialize decoder.") from None
             info = None
         self._refuse_in_bmp_op("png")
         if info is None:
@@ -128,7 +128,7 @@ class DecodeImageKernel:
     def _jpeg(self, data: bytes) -> np.ndarray:
         """Pillow's libjpeg: 1 channel is the luma plane, `ratio` its DCT scaling."""
         if self.channels == 4:
-            raise invalid("JPEG does not support 4 channels")
+            raise invalid_argument("JPEG does not support 4 channels")
         self._refuse_in_bmp_op("jpeg")
         # Like TF's libjpeg-turbo when recovering, a truncated stream decodes to the end with
         # its missing blocks gray: an end-of-image marker makes libjpeg finish it.
@@ -140,7 +140,7 @@ class DecodeImageKernel:
             except (OSError, SyntaxError, ValueError):
                 continue
         else:
-            raise invalid("jpeg::Uncompress failed. Invalid JPEG data or crop window.")
+            raise invalid_argument("jpeg::Uncompress failed. Invalid JPEG data or crop window.")
         if pixels.ndim == 2:
             pixels = pixels[..., None]
         return np.repeat(pixels, 3, axis=-1) if self.channels == 3 and pixels.shape[-1] == 1 \
@@ -162,13 +162,13 @@ class DecodeImageKernel:
         methods 0 and 1 the same way, and a pixel no frame has painted yet is black."""
         from PIL import Image, ImageSequence
         if self.channels not in (0, 3):
-            raise invalid(f"channels must be 0 or 3 for GIF, got {self.channels}")
+            raise invalid_argument(f"channels must be 0 or 3 for GIF, got {self.channels}")
         self._refuse_in_bmp_op("gif")
         try:
             image = Image.open(io.BytesIO(data))
             frames = [np.asarray(f.convert("RGBA")) for f in ImageSequence.Iterator(image)]
         except (OSError, SyntaxError, ValueError, EOFError) as e:
-            raise invalid(f"Invalid GIF data (size {len(data)}), {e}") from None
+            raise invalid_argument(f"Invalid GIF data (size {len(data)}), {e}") from None
         if not self.expand and self.op == "DecodeImage":
             frames = frames[:1]
         rgba = np.stack(frames)
@@ -178,32 +178,32 @@ class DecodeImageKernel:
         """TF's BMP reader: 8/24/32 bits per pixel, rows bottom-up unless the height is
         negative, BGR(A) to RGB(A), gray replicated, opaque alpha added when asked."""
         if self.channels == 1:
-            raise invalid(f"`channels` must be 0, 3 or 4 for BMP, but got {self.channels}")
+            raise invalid_argument(f"`channels` must be 0, 3 or 4 for BMP, but got {self.channels}")
         if self.op not in ("DecodeBmp", "DecodeImage"):
-            raise invalid("Trying to decode BMP format using a wrong op. Use `decode_bmp` or "
-                           f"`decode_image` instead. Op used: {self.op}")
+            raise invalid_argument("Trying to decode BMP format using a wrong op. Use `decode_bmp` "
+                                   f"or `decode_image` instead. Op used: {self.op}")
         if len(data) < 32:
-            raise invalid("Incomplete bmp content, requires at least 32 bytes to find the "
+            raise invalid_argument("Incomplete bmp content, requires at least 32 bytes to find the "
                            f"header size, width, height, and bpp, got {len(data)} bytes")
         header_size, width, height = np.frombuffer(data, "<i4", 1, 10)[0], \
             *np.frombuffer(data, "<i4", 2, 18)
         stored = int(np.frombuffer(data, "<i2", 1, 28)[0]) // 8
         if stored not in (1, 3, 4):
-            raise invalid("Number of channels inherent in the image must be 1, 3 or 4, was "
-                           f"{stored}")
+            raise invalid_argument("Number of channels inherent in the image must be 1, 3 or 4, "
+                                   f"was {stored}")
         channels = self.channels or stored
         if width <= 0:
-            raise invalid("Width must be positive")
+            raise invalid_argument("Width must be positive")
         if height == 0:
-            raise invalid("Height must be nonzero")
+            raise invalid_argument("Height must be nonzero")
         if header_size < 0:
-            raise invalid("header size must be nonnegative")
+            raise invalid_argument("header size must be nonnegative")
         rows = abs(int(height))
         row_size = (stored * int(width) + 3) // 4 * 4
         size_diff = len(data) - int(header_size) - row_size * rows
         if size_diff:
-            raise invalid("Input size should match (header_size + row_size * abs_height) but "
-                           f"they differ by {size_diff}")
+            raise invalid_argument("Input size should match (header_size + row_size * abs_height) "
+                                   f"but they differ by {size_diff}")
         pixels = np.frombuffer(data, np.uint8, row_size * rows, int(header_size))
         pixels = pixels.reshape(rows, row_size)[:, :stored * width].reshape(rows, width, stored)
         if height > 0:
@@ -225,17 +225,19 @@ class DecodeAndCropJpegKernel(DecodeImageKernel):
     def compute(self, ctx, contents, crop_window):
         data, kind = self._sniff(contents)
         if kind != "jpeg":
-            raise invalid("DecodeAndCropJpeg operation can run on JPEG only, but detected "
-                          f"{_NAMES.get(kind, 'BMP')}.")
+            raise invalid_argument("DecodeAndCropJpeg operation can run on JPEG only, but detected "
+                                   f"{_NAMES.get(kind, 'BMP')}.")
         if crop_window.ndim != 1:
-            raise invalid(f"crop_window must be 1-D, got shape {dims_text(crop_window.shape)}")
+            raise invalid_argument("crop_window must be 1-D, got shape "
+                                   f"{dims_text(crop_window.shape)}")
         if crop_window.shape[0] != 4:
-            raise invalid(f"crop_size must have four elements {dims_text(crop_window.shape)}")
+            raise invalid_argument("crop_size must have four elements "
+                                   f"{dims_text(crop_window.shape)}")
         pixels = self._jpeg(data)
         y, x, height, width = (int(v) for v in crop_window)
         if y < 0 or x < 0 or height <= 0 or width <= 0 or y + height > pixels.shape[0] or \
                 x + width > pixels.shape[1]:
-            raise invalid("jpeg::Uncompress failed. Invalid JPEG data or crop window.")
+            raise invalid_argument("jpeg::Uncompress failed. Invalid JPEG data or crop window.")
         return np.ascontiguousarray(pixels[y:y + height, x:x + width])
 
 
@@ -244,12 +246,13 @@ def _extract_jpeg_shape(ctx, contents):
     """Height, width and components from the JPEG header (Pillow reads only the header)."""
     from PIL import Image
     if np.ndim(contents):
-        raise invalid(f"contents must be scalar, got shape {dims_text(np.shape(contents))}")
+        raise invalid_argument("contents must be scalar, got shape "
+                               f"{dims_text(np.shape(contents))}")
     data = contents.item() if isinstance(contents, np.ndarray) else contents
     try:
         image = Image.open(io.BytesIO(data), formats=["JPEG"])
     except (OSError, SyntaxError, ValueError):
-        raise invalid(f"Invalid JPEG data, size {len(data)}") from None
+        raise invalid_argument(f"Invalid JPEG data, size {len(data)}") from None
     width, height = image.size
     channels = {"L": 1, "CMYK": 4}.get(image.mode, 3)
     return np.array([height, width, channels], ctx.attrs["output_type"].as_numpy_dtype)
@@ -264,14 +267,14 @@ class EncodePngKernel:
 
     def compute(self, ctx, images):
         if images.ndim < 3:
-            raise invalid(f"images must be at least rank 3{dims_text(images.shape)}")
+            raise invalid_argument(f"images must be at least rank 3{dims_text(images.shape)}")
         channels = images.shape[-1]
         if channels not in (1, 2, 3, 4):
-            raise invalid(f"image must have 1, 2, 3, or 4 channels, got {channels}")
+            raise invalid_argument(f"image must have 1, 2, 3, or 4 channels, got {channels}")
         if not -1 <= self.compression <= 9:
-            raise invalid(f"compression should be in [-1,9], got {self.compression}")
+            raise invalid_argument(f"compression should be in [-1,9], got {self.compression}")
         if not images.shape[-3] or not images.shape[-2]:
-            raise invalid(f"Invalid image size {dims_text(images.shape)}: PNG encoding "
+            raise invalid_argument(f"Invalid image size {dims_text(images.shape)}: PNG encoding "
                            "needs a non-empty image")
         batch = images.reshape((-1,) + images.shape[-3:])
         out = np.empty(len(batch), dtype=object)
@@ -299,9 +302,9 @@ _DEFAULT_JPEG = {"format": "", "progressive": False, "optimize_size": False,
 @kernel("EncodeJpegVariableQuality")
 def _encode_jpeg_variable_quality(ctx, image, quality):
     if image.ndim != 3:
-        raise invalid(f"image must be 3-dimensional{dims_text(image.shape)}")
+        raise invalid_argument(f"image must be 3-dimensional{dims_text(image.shape)}")
     if np.ndim(quality):
-        raise invalid(f"quality must be scalar: {dims_text(np.shape(quality))}")
+        raise invalid_argument(f"quality must be scalar: {dims_text(np.shape(quality))}")
     return encode_jpeg(image, {**_DEFAULT_JPEG, "quality": int(quality)})
 
 
@@ -309,16 +312,16 @@ def encode_jpeg(image, a: dict) -> np.ndarray:
     """A scalar object array holding the JPEG of `image` with TF's encode attrs `a`."""
     from PIL import Image
     if image.ndim != 3:
-        raise invalid(f"image must be 3-dimensional{dims_text(image.shape)}")
+        raise invalid_argument(f"image must be 3-dimensional{dims_text(image.shape)}")
     channels = image.shape[-1]
     want = {"grayscale": 1, "rgb": 3}.get(a["format"])
     if not 0 <= a["quality"] <= 100:
-        raise invalid(f"quality must be in [0,100], got {a['quality']}")
+        raise invalid_argument(f"quality must be in [0,100], got {a['quality']}")
     if want is None and channels not in (1, 3):
-        raise invalid(f"image must have 1 or 3 channels, got {dims_text(image.shape)}")
+        raise invalid_argument(f"image must have 1 or 3 channels, got {dims_text(image.shape)}")
     if want is not None and channels != want:
-        raise invalid(f"format {a['format']} expects {want} channels, got "
-                      f"{dims_text(image.shape)}")
+        raise invalid_argument(f"format {a['format']} expects {want} channels, got "
+                               f"{dims_text(image.shape)}")
     if not image.size:
         raise errors.InternalError(None, None, "JPEG encoding failed")
     pil = Image.fromarray(np.ascontiguousarray(image[..., 0] if channels == 1 else image))

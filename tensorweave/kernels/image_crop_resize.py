@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
-from tensorweave.kernels.image_resize import invalid
 from tensorweave.kernels.registry import kernel
 
 _F32 = np.float32
@@ -23,13 +23,13 @@ def _check_boxes(boxes, box_ind) -> int:
     if not boxes.size and not box_ind.size:
         return 0
     if boxes.ndim != 2:
-        raise invalid(f"boxes must be 2-D{dims_text(boxes.shape)}")
+        raise invalid_argument(f"boxes must be 2-D{dims_text(boxes.shape)}")
     if boxes.shape[1] != 4:
-        raise invalid("boxes must have 4 columns")
+        raise invalid_argument("boxes must have 4 columns")
     if box_ind.ndim != 1:
-        raise invalid(f"box_index must be 1-D{dims_text(box_ind.shape)}")
+        raise invalid_argument(f"box_index must be 1-D{dims_text(box_ind.shape)}")
     if box_ind.shape[0] != boxes.shape[0]:
-        raise invalid("box_index has incompatible shape")
+        raise invalid_argument("box_index has incompatible shape")
     return boxes.shape[0]
 
 
@@ -40,7 +40,7 @@ def _check_indices(box_ind, batch: int) -> None:
 
 def _check_image(height: int, width: int) -> None:
     if height <= 0 or width <= 0:
-        raise invalid("image dimensions must be positive")
+        raise invalid_argument("image dimensions must be positive")
 
 
 def _coords(lo, hi, crop: int, size: int, ratio_first: bool = False):
@@ -79,24 +79,25 @@ class CropAndResizeKernel:
 
     def compute(self, ctx, image, boxes, box_ind, crop_size):
         if image.ndim != 4:
-            raise invalid(f"input image must be 4-D{dims_text(image.shape)}")
+            raise invalid_argument(f"input image must be 4-D{dims_text(image.shape)}")
         batch, height, width, depth = image.shape
         _check_image(height, width)
         if boxes.ndim != 2:
-            raise invalid(f"boxes must be 2-D, got: {dims_text(boxes.shape)}")
+            raise invalid_argument(f"boxes must be 2-D, got: {dims_text(boxes.shape)}")
         if box_ind.ndim != 1:
-            raise invalid(f"box_indices must be rank 1 but is shape {dims_text(box_ind.shape)}")
+            raise invalid_argument("box_indices must be rank 1 but is shape "
+                                   f"{dims_text(box_ind.shape)}")
         num_boxes = _check_boxes(boxes, box_ind)
         if crop_size.ndim != 1:
-            raise invalid(f"crop_size must be 1-D{dims_text(crop_size.shape)}")
+            raise invalid_argument(f"crop_size must be 1-D{dims_text(crop_size.shape)}")
         if crop_size.shape[0] != 2:
-            raise invalid(f"crop_size must have two elements{dims_text(crop_size.shape)}")
+            raise invalid_argument(f"crop_size must have two elements{dims_text(crop_size.shape)}")
         crop_h, crop_w = (int(v) for v in crop_size)
         if crop_h <= 0 or crop_w <= 0:
-            raise invalid("crop dimensions must be positive")
+            raise invalid_argument("crop dimensions must be positive")
         _check_indices(box_ind, batch)
         if not np.isfinite(boxes).all():
-            raise invalid("Boxes contains at least one element that is not finite")
+            raise invalid_argument("Boxes contains at least one element that is not finite")
         if not num_boxes:
             return np.zeros((0, crop_h, crop_w, depth), _F32)
         ys, y_in = _coords(boxes[:, 0], boxes[:, 2], crop_h, height)
@@ -131,20 +132,20 @@ class CropAndResizeGradImageKernel:
 
     def compute(self, ctx, grads, boxes, box_ind, image_size):
         if grads.ndim != 4:
-            raise invalid(f"grads image must be 4-D{dims_text(grads.shape)}")
+            raise invalid_argument(f"grads image must be 4-D{dims_text(grads.shape)}")
         num, crop_h, crop_w, depth = grads.shape
         if crop_h <= 0 or crop_w <= 0:
-            raise invalid("grads dimensions must be positive")
+            raise invalid_argument("grads dimensions must be positive")
         if num != _check_boxes(boxes, box_ind):
-            raise invalid("boxes and grads have incompatible shape")
+            raise invalid_argument("boxes and grads have incompatible shape")
         if image_size.ndim != 1:
-            raise invalid(f"image_size must be 1-D{dims_text(image_size.shape)}")
+            raise invalid_argument(f"image_size must be 1-D{dims_text(image_size.shape)}")
         if image_size.shape[0] != 4:
-            raise invalid(f"image_size must have 4 elements{dims_text(image_size.shape)}")
+            raise invalid_argument(f"image_size must have 4 elements{dims_text(image_size.shape)}")
         batch, height, width, image_depth = (int(v) for v in image_size)
         _check_image(height, width)
         if depth != image_depth:
-            raise invalid("image_size and grads are incompatible")
+            raise invalid_argument("image_size and grads are incompatible")
         _check_indices(box_ind, batch)
         ys, y_in = _coords(boxes[:, 0], boxes[:, 2], crop_h, height)
         xs, x_in = _coords(boxes[:, 1], boxes[:, 3], crop_w, width)
@@ -184,20 +185,20 @@ class CropAndResizeGradBoxesKernel:
 
     def compute(self, ctx, grads, image, boxes, box_ind):
         if self.method != "bilinear":
-            raise invalid(f"method must be 'bilinear'{self.method}")
+            raise invalid_argument(f"method must be 'bilinear'{self.method}")
         if grads.ndim != 4:
-            raise invalid(f"grads image must be 4-D{dims_text(grads.shape)}")
+            raise invalid_argument(f"grads image must be 4-D{dims_text(grads.shape)}")
         num, crop_h, crop_w, depth = grads.shape
         if crop_h <= 0 or crop_w <= 0:
-            raise invalid("grads dimensions must be positive")
+            raise invalid_argument("grads dimensions must be positive")
         if image.ndim != 4:
-            raise invalid(f"input image must be 4-D{dims_text(image.shape)}")
+            raise invalid_argument(f"input image must be 4-D{dims_text(image.shape)}")
         batch, height, width, image_depth = image.shape
         _check_image(height, width)
         if image_depth != depth:
-            raise invalid("image, grads depth differ")
+            raise invalid_argument("image, grads depth differ")
         if num != _check_boxes(boxes, box_ind):
-            raise invalid("boxes and grads have incompatible shape")
+            raise invalid_argument("boxes and grads have incompatible shape")
         _check_indices(box_ind, batch)
         ys, y_in = _coords(boxes[:, 0], boxes[:, 2], crop_h, height, ratio_first=True)
         xs, x_in = _coords(boxes[:, 1], boxes[:, 3], crop_w, width, ratio_first=True)

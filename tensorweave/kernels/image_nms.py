@@ -16,8 +16,8 @@ import math
 
 import numpy as np
 
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
-from tensorweave.kernels.image_resize import invalid
 from tensorweave.kernels.jit import compiled, loop_helper
 from tensorweave.kernels.registry import kernel
 
@@ -157,34 +157,34 @@ def _scalar(value, name: str, rank_note: bool = False):
     """A scalar input's value; TF's "must be 0-D" InvalidArgumentError otherwise."""
     if np.ndim(value):
         note = f" (Shape must be rank 0 but is rank {np.ndim(value)})" if rank_note else ""
-        raise invalid(f"{name} must be 0-D, got shape {dims_text(np.shape(value))}{note}")
+        raise invalid_argument(f"{name} must be 0-D, got shape {dims_text(np.shape(value))}{note}")
     return value[()] if isinstance(value, np.ndarray) else value
 
 
 def _check_boxes(boxes, scores) -> None:
     """TF's ParseAndCheckBoxSizes and CheckScoreSizes."""
     if boxes.ndim != 2:
-        raise invalid(f"boxes must be 2-D{dims_text(boxes.shape)} (Shape must be rank 2 but "
-                      f"is rank {boxes.ndim})")
+        raise invalid_argument(f"boxes must be 2-D{dims_text(boxes.shape)} (Shape must be rank 2 "
+                               f"but is rank {boxes.ndim})")
     if boxes.shape[1] != 4:
-        raise invalid(f"boxes must have 4 columns (Dimension must be 4 but is "
-                      f"{boxes.shape[1]})")
+        raise invalid_argument(f"boxes must have 4 columns (Dimension must be 4 but is "
+                               f"{boxes.shape[1]})")
     _check_scores(scores, boxes.shape[0])
 
 
 def _check_scores(scores, num_boxes: int) -> None:
     if scores.ndim != 1:
-        raise invalid(f"scores must be 1-D{dims_text(scores.shape)} (Shape must be rank 1 but "
-                      f"is rank {scores.ndim})")
+        raise invalid_argument(f"scores must be 1-D{dims_text(scores.shape)} (Shape must be rank 1 "
+                               f"but is rank {scores.ndim})")
     if scores.shape[0] != num_boxes:
-        raise invalid(f"scores has incompatible shape (Dimensions must be equal, but are "
-                      f"{num_boxes} and {scores.shape[0]})")
+        raise invalid_argument(f"scores has incompatible shape (Dimensions must be equal, but are "
+                               f"{num_boxes} and {scores.shape[0]})")
 
 
 def _iou_threshold(value, dtype):
     threshold = dtype.type(value)
     if not (threshold >= 0 and threshold <= 1):
-        raise invalid("iou_threshold must be in [0, 1]")
+        raise invalid_argument("iou_threshold must be in [0, 1]")
     return threshold
 
 
@@ -194,7 +194,7 @@ def select(boxes, overlaps, scores, max_output_size, iou_threshold, score_thresh
     and sigma are already in the kernel's dtype T (float32 or float16)."""
     max_out = int(max_output_size)
     if max_out < 0:
-        raise invalid("output size must be non-negative")
+        raise invalid_argument("output size must be non-negative")
     t = scores.dtype.type
     half = scores.dtype == np.float16
     soft = bool(soft_nms_sigma > 0)
@@ -249,7 +249,7 @@ def _nms_v5(ctx, boxes, scores, max_output_size, iou_threshold, score_threshold,
     iou, score = _thresholds(scores.dtype, iou_threshold, score_threshold)
     sigma = scores.dtype.type(_scalar(sigma, "soft_nms_sigma"))
     if not sigma >= 0:
-        raise invalid("soft_nms_sigma_val must be >= 0")
+        raise invalid_argument("soft_nms_sigma_val must be >= 0")
     _check_boxes(boxes, scores)
     indices, kept = select(boxes, _NO_OVERLAPS, scores, max_out, iou, score, sigma)
     pad = ctx.attrs["pad_to_max_output_size"]
@@ -263,9 +263,9 @@ def _nms_overlaps(ctx, overlaps, scores, max_output_size, overlap_threshold, sco
     threshold = _F32(_scalar(overlap_threshold, "overlap_threshold"))
     score = _F32(_scalar(score_threshold, "score_threshold"))
     if overlaps.ndim != 2:
-        raise invalid(f"overlaps must be 2-D{dims_text(overlaps.shape)}")
+        raise invalid_argument(f"overlaps must be 2-D{dims_text(overlaps.shape)}")
     if overlaps.shape[1] != overlaps.shape[0]:
-        raise invalid(f"overlaps must be square{dims_text(overlaps.shape)}")
+        raise invalid_argument(f"overlaps must be square{dims_text(overlaps.shape)}")
     _check_scores(scores, overlaps.shape[0])
     empty = np.zeros((0, 4), np.float32)
     return select(empty, overlaps, scores, max_out, threshold, score)[0]
@@ -274,19 +274,19 @@ def _nms_overlaps(ctx, overlaps, scores, max_output_size, overlap_threshold, sco
 def _check_combined(boxes, scores) -> None:
     """TF's shape checks of CombinedNonMaxSuppression, in its order."""
     if boxes.ndim != 4:
-        raise invalid(f"boxes must be 4-D [batch, num_boxes, q, 4], got shape "
-                      f"{dims_text(boxes.shape)}")
+        raise invalid_argument(f"boxes must be 4-D [batch, num_boxes, q, 4], got shape "
+                               f"{dims_text(boxes.shape)}")
     if scores.ndim != 3:
-        raise invalid(f"scores must be 3-D [batch, num_boxes, num_classes], got shape "
-                      f"{dims_text(scores.shape)}")
+        raise invalid_argument(f"scores must be 3-D [batch, num_boxes, num_classes], got shape "
+                               f"{dims_text(scores.shape)}")
     if boxes.shape[2] not in (1, scores.shape[2]):
-        raise invalid("third dimension of boxes must be either 1 or num classes")
+        raise invalid_argument("third dimension of boxes must be either 1 or num classes")
     if boxes.shape[3] != 4:
-        raise invalid("boxes must have 4 columns")
+        raise invalid_argument("boxes must have 4 columns")
     if scores.shape[1] != boxes.shape[1]:
-        raise invalid("scores has incompatible shape")
+        raise invalid_argument("scores has incompatible shape")
     if boxes.shape[0] != scores.shape[0]:
-        raise invalid("boxes and scores must have same batch size")
+        raise invalid_argument("boxes and scores must have same batch size")
 
 
 @kernel("CombinedNonMaxSuppression")
@@ -297,14 +297,14 @@ def _combined_nms(ctx, boxes, scores, max_per_class, max_total, iou_threshold,
     _check_combined(boxes, scores)
     per_class = int(_scalar(max_per_class, "max_size_per_class"))
     if per_class <= 0:
-        raise invalid("max_size_per_class must be positive")
+        raise invalid_argument("max_size_per_class must be positive")
     total = int(_scalar(max_total, "max_total_size"))
     if total <= 0:
-        raise invalid("max_total_size must be > 0")
+        raise invalid_argument("max_total_size must be > 0")
     iou = _F32(_scalar(iou_threshold, "iou_threshold"))
     score = _F32(_scalar(score_threshold, "score_threshold"))
     if not (iou >= 0 and iou <= 1):
-        raise invalid("iou_threshold must be in [0, 1]")
+        raise invalid_argument("iou_threshold must be in [0, 1]")
     batch, num_boxes, q = boxes.shape[:3]
     classes = scores.shape[2]
     size_per_class = min(per_class, num_boxes)

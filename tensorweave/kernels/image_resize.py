@@ -12,17 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 
 _F32 = np.float32
 _HALF = _F32(0.5)
-
-
-def invalid(message: str) -> errors.InvalidArgumentError:
-    """TF's InvalidArgumentError with `message` (the kernels of image ops raise it)."""
-    return errors.InvalidArgumentError(None, None, message)
 
 
 def resize_scale(in_size: int, out_size: int, align_corners: bool) -> np.float32:
@@ -44,14 +39,14 @@ def source_coords(out_size: int, scale, half_pixel: bool, nearest: bool = False)
 
 def _check_attrs(align_corners: bool, half_pixel: bool) -> None:
     if half_pixel and align_corners:
-        raise invalid("If half_pixel_centers is True, align_corners must be False.")
+        raise invalid_argument("If half_pixel_centers is True, align_corners must be False.")
 
 
 def _check_size(size) -> tuple[int, int]:
     if size.ndim != 1:
-        raise invalid(f"shape_t must be 1-dimensional{dims_text(size.shape)}")
+        raise invalid_argument(f"shape_t must be 1-dimensional{dims_text(size.shape)}")
     if size.size != 2:
-        raise invalid(f"shape_t must have two elements{dims_text(size.shape)}")
+        raise invalid_argument(f"shape_t must have two elements{dims_text(size.shape)}")
     return int(size[0]), int(size[1])
 
 
@@ -65,15 +60,15 @@ class _ResizeKernel:
     def compute(self, ctx, images, size):
         _check_attrs(self.align, self.half)
         if images.ndim != 4:
-            raise invalid(f"input must be 4-dimensional{dims_text(images.shape)}")
+            raise invalid_argument(f"input must be 4-dimensional{dims_text(images.shape)}")
         _, in_h, in_w, channels = images.shape
         if channels <= 0:
-            raise invalid("image must have at least one channel")
+            raise invalid_argument("image must have at least one channel")
         if in_h <= 0 or in_w <= 0:
-            raise invalid("input image must be of non-zero size")
+            raise invalid_argument("input image must be of non-zero size")
         out_h, out_w = _check_size(size)
         if out_h <= 0 or out_w <= 0:
-            raise invalid("output dimensions must be positive")
+            raise invalid_argument("output dimensions must be positive")
         scales = (resize_scale(in_h, out_h, self.align), resize_scale(in_w, out_w, self.align))
         return self.resize(images, out_h, out_w, scales)
 
@@ -262,13 +257,14 @@ class _ResizeGradKernel:
     def compute(self, ctx, grads, original):
         _check_attrs(self.align, self.half)
         if grads.ndim != 4:
-            raise invalid(f"input_grad must be 4-dimensional{dims_text(grads.shape)}")
+            raise invalid_argument(f"input_grad must be 4-dimensional{dims_text(grads.shape)}")
         if grads.shape[1] <= 0 or grads.shape[2] <= 0:
-            raise invalid("resized dimensions must be positive")
+            raise invalid_argument("resized dimensions must be positive")
         if original.ndim != 4:
-            raise invalid(f"original_image must be 4-dimensional{dims_text(original.shape)}")
+            raise invalid_argument("original_image must be "
+                                   f"4-dimensional{dims_text(original.shape)}")
         if original.shape[1] <= 0 or original.shape[2] <= 0:
-            raise invalid("original dimensions must be positive")
+            raise invalid_argument("original dimensions must be positive")
         out_hw = original.shape[1:3]
         scales = [resize_scale(o, r, self.align) for o, r in zip(out_hw, grads.shape[1:3])]
         return self.backprop(grads.astype(_F32, copy=False), out_hw, scales)
@@ -321,10 +317,10 @@ class ResizeNearestNeighborGradKernel:
 
     def compute(self, ctx, grads, size):
         if grads.ndim != 4:
-            raise invalid(f"input must be 4-dimensional{dims_text(grads.shape)}")
+            raise invalid_argument(f"input must be 4-dimensional{dims_text(grads.shape)}")
         out_h, out_w = _check_size(size)
         if out_h <= 0 or out_w <= 0:
-            raise invalid("shape_t's elements must be positive")
+            raise invalid_argument("shape_t's elements must be positive")
         batch, in_h, in_w, channels = grads.shape
         if not grads.size:
             return np.zeros((batch, out_h, out_w, channels), grads.dtype)

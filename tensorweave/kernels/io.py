@@ -18,6 +18,7 @@ import re
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel, register_pure
 
@@ -47,10 +48,6 @@ def _texts(value, what: str) -> list:
     return [_text(v) for v in array]
 
 
-def _invalid(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
-
-
 _PAIR = re.compile(r"(-?\d+),(-?\d+)")
 
 
@@ -60,7 +57,7 @@ def _parse_slice_spec(spec: str):
         return None
     words = spec.split(" ")
     if len(words) < 2:
-        raise _invalid(f"Need least two elements in shape_and_slice specification: {spec}")
+        raise invalid_argument(f"Need least two elements in shape_and_slice specification: {spec}")
     text = words[-1]
     start, shape = [], []
     for dim in filter(None, text.split(":")):    # TensorFlow skips empty dimensions
@@ -70,15 +67,16 @@ def _parse_slice_spec(spec: str):
             continue
         match = _PAIR.fullmatch(dim)
         if match is None:
-            raise _invalid(f"Expected a pair of numbers or '-' but got '{dim}': string = {text}")
+            raise invalid_argument(f"Expected a pair of numbers or '-' but got '{dim}': string = "
+                                   f"{text}")
         lo, n = int(match[1]), int(match[2])
         if lo < 0 or n <= 0:
-            raise _invalid(f"Expected non-negative start and positive length but got start = "
-                           f"{lo}, length = {n}: string = {text}")
+            raise invalid_argument("Expected non-negative start and positive length but got start "
+                                   f"= {lo}, length = {n}: string = {text}")
         start.append(lo)
         shape.append(n)
     if not all(re.fullmatch(r"\d+", word) for word in words[:-1]):
-        raise _invalid(f"Non numerical dimension in shape_and_slice: {spec}")
+        raise invalid_argument(f"Non numerical dimension in shape_and_slice: {spec}")
     full = [int(word) for word in words[:-1]]
     # A "-" beyond the full rank stays 0: check_slice_bounds reports the rank mismatch.
     shape = [(full[i] if i < len(full) else 0) if n is None else n for i, n in enumerate(shape)]
@@ -90,7 +88,7 @@ def _slice_specs(shape_and_slices, count: int) -> list:
     """(spec text, parsed spec or None) per tensor."""
     texts = _texts(shape_and_slices, "shape_and_slices")
     if len(texts) != count:
-        raise _invalid(f"shape_and_slices has {len(texts)} entries for {count} tensors")
+        raise invalid_argument(f"shape_and_slices has {len(texts)} entries for {count} tensors")
     return [(text, _parse_slice_spec(text)) for text in texts]
 
 
@@ -109,9 +107,9 @@ class SaveV2Kernel:
         slices = []
         for (text, spec), tensor in zip(_slice_specs(shape_and_slices, len(names)), tensors):
             if spec is not None and tuple(np.shape(tensor)) != spec[2]:
-                raise _invalid(f"Slice in shape_and_slice specification does not match the "
-                               f"shape of the tensor to  save: {text}, tensor: "
-                               f"{dims_text(np.shape(tensor))}")
+                raise invalid_argument(f"Slice in shape_and_slice specification does not match the "
+                                       f"shape of the tensor to  save: {text}, tensor: "
+                                       f"{dims_text(np.shape(tensor))}")
             slices.append(None if spec is None else spec[:2])
         path = _text(prefix)
         # As TensorFlow's bundle writer, the prefix's directory is created if missing.
@@ -140,9 +138,9 @@ class RestoreV2Kernel:
         for name, spec in zip(names, specs):
             stored = index.entries[name].shape
             if spec is not None and spec[0] != stored:
-                raise _invalid(f"tensor_name = {name}; shape in shape_and_slice spec "
-                               f"{dims_text(spec[0])} does not match the shape stored "
-                               f"in checkpoint: {dims_text(stored)}")
+                raise invalid_argument(f"tensor_name = {name}; shape in shape_and_slice spec "
+                                       f"{dims_text(spec[0])} does not match the shape stored "
+                                       f"in checkpoint: {dims_text(stored)}")
         values = fmt.read_tensors(index, names, [None if s is None else s[1:] for s in specs])
         return values[0] if len(values) == 1 else tuple(values)
 

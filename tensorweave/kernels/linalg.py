@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels import intra_op, mkl_gemm
 from tensorweave.kernels.registry import kernel
@@ -28,10 +28,6 @@ BLOCK = 256
 SINGLE_MACS = 1 << 18
 
 
-def _bad(message: str):
-    return errors.InvalidArgumentError(None, None, message)
-
-
 @kernel("MatMul", expensive=True)
 class MatMulKernel:
     """a @ b on matrices, with the transposes as views."""
@@ -43,15 +39,15 @@ class MatMulKernel:
     def compute(self, ctx, a, b):
         for i, m in enumerate((a, b)):
             if m.ndim != 2:
-                raise _bad(f"In[{i}] is not a matrix. Instead it has shape "
-                           f"{dims_text(m.shape)}")
+                raise invalid_argument(f"In[{i}] is not a matrix. Instead it has shape "
+                                       f"{dims_text(m.shape)}")
         if self.transpose_a:
             a = a.T
         if self.transpose_b:
             b = b.T
         if a.shape[1] != b.shape[0]:
-            raise _bad(f"Matrix size-incompatible: In[0]: {dims_text(a.shape)}, In[1]: "
-                       f"{dims_text(b.shape)}")
+            raise invalid_argument(f"Matrix size-incompatible: In[0]: {dims_text(a.shape)}, In[1]: "
+                                   f"{dims_text(b.shape)}")
         if self.transpose_b and not self.transpose_a and _few_rows_long_sums(a, b):
             return np.ascontiguousarray(matmul(b.T, a.T).T)
         return matmul(a, b)
@@ -118,19 +114,19 @@ class BatchMatMulKernel:
     def compute(self, ctx, x, y):
         for i, m in enumerate((x, y)):
             if m.ndim < 2:
-                raise _bad(f"In[{i}] ndims must be >= 2: {m.ndim}")
+                raise invalid_argument(f"In[{i}] ndims must be >= 2: {m.ndim}")
         if self.adj_x:
             x = self._adjoint(x)
         if self.adj_y:
             y = self._adjoint(y)
         if x.shape[-1] != y.shape[-2]:
-            raise _bad(f"Matrix size-incompatible: In[0]: {dims_text(x.shape)}, In[1]: "
-                       f"{dims_text(y.shape)}")
+            raise invalid_argument(f"Matrix size-incompatible: In[0]: {dims_text(x.shape)}, In[1]: "
+                                   f"{dims_text(y.shape)}")
         try:
             return self.xp.matmul(x, y)
         except ValueError:
-            raise _bad(f"In[0] and In[1] must have compatible batch dimensions: "
-                       f"{dims_text(x.shape)} vs. {dims_text(y.shape)}") from None
+            raise invalid_argument(f"In[0] and In[1] must have compatible batch dimensions: "
+                                   f"{dims_text(x.shape)} vs. {dims_text(y.shape)}") from None
 
 
 @kernel("Einsum", expensive=True)
@@ -155,7 +151,7 @@ class EinsumKernel:
             out = self.xp.einsum(self.equation, *inputs, optimize=plan)
         except ValueError as e:
             shapes = ", ".join(dims_text(s) for s in key)
-            raise _bad(f"Einsum {self.equation!r} cannot combine inputs of shapes "
-                       f"{shapes}: {e}") from None
+            raise invalid_argument(f"Einsum {self.equation!r} cannot combine inputs of shapes "
+                                   f"{shapes}: {e}") from None
         dtype = inputs[0].dtype
         return out if out.dtype == dtype else out.astype(dtype)

@@ -12,18 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 
 _REAL = ("float32", "float64")
 _TYPES = _REAL + ("complex64", "complex128")
 _TYPES_HALF = _TYPES + ("float16",)
-
-
-def invalid(message: str) -> errors.InvalidArgumentError:
-    """An InvalidArgumentError with no node or op, as a kernel raises it."""
-    return errors.InvalidArgumentError(None, None, message)
 
 
 def _adjoint(x):
@@ -35,27 +30,27 @@ def _adjoint(x):
 def check_matrices(x) -> None:
     """TF's LinearAlgebraOp check of its first input (the others must match its rank)."""
     if x.ndim < 2:
-        raise invalid(f"Input tensor 0 must have rank >= 2, got {x.ndim}")
+        raise invalid_argument(f"Input tensor 0 must have rank >= 2, got {x.ndim}")
 
 
 def check_square(x) -> None:
     """TF's check that the first input is a batch of square matrices."""
     check_matrices(x)
     if x.shape[-1] != x.shape[-2]:
-        raise invalid("Input matrix must be square.")
+        raise invalid_argument("Input matrix must be square.")
 
 
 def _solver_inputs(matrix, rhs, square: bool) -> None:
     """TF's checks of (matrix, rhs) pairs, in its order and words."""
     check_matrices(matrix)
     if rhs.ndim != matrix.ndim:
-        raise invalid("All input tensors must have the same rank.")
+        raise invalid_argument("All input tensors must have the same rank.")
     if rhs.shape[:-2] != matrix.shape[:-2]:
-        raise invalid("All input tensors must have the same outer dimensions.")
+        raise invalid_argument("All input tensors must have the same outer dimensions.")
     if square and matrix.shape[-1] != matrix.shape[-2]:
-        raise invalid("First input (lhs) must be a square matrix.")
+        raise invalid_argument("First input (lhs) must be a square matrix.")
     if matrix.shape[-2] != rhs.shape[-2]:
-        raise invalid("Input matrix and rhs are incompatible.")
+        raise invalid_argument("Input matrix and rhs are incompatible.")
 
 
 def _in_float32(fn):
@@ -76,11 +71,11 @@ def _lu_solve(a, b, message: str):
     reports it too), and so does a NaN first pivot, which partial pivoting picks only when
     a[0, 0] is NaN."""
     if np.isnan(a[..., 0, 0]).any():
-        raise invalid(message)
+        raise invalid_argument(message)
     try:
         return np.linalg.inv(a) if b is None else np.linalg.solve(a, b)
     except np.linalg.LinAlgError:
-        raise invalid(message) from None
+        raise invalid_argument(message) from None
 
 
 # --- MatrixInverse, MatrixDeterminant, LogMatrixDeterminant ------------------------------------
@@ -147,8 +142,8 @@ class SelfAdjointEigKernel:
     def compute(self, ctx, x):
         check_square(x)
         if not np.isfinite(np.tril(x)).all():
-            raise invalid("Self-adjoint eigen decomposition was not successful. The input "
-                          "might not be valid.")
+            raise invalid_argument("Self-adjoint eigen decomposition was not successful. The input "
+                                   "might not be valid.")
         if not self.compute_v:
             return np.linalg.eigvalsh(x).astype(x.dtype), np.zeros(0, x.dtype)
         e, v = np.linalg.eigh(x)
@@ -223,18 +218,20 @@ class MatrixTriangularSolveKernel:
     def compute(self, ctx, matrix, rhs):
         for i, t in enumerate((matrix, rhs)):
             if t.ndim < 2:
-                raise invalid(f"In[{i}] ndims must be >= 2: {t.ndim}")
+                raise invalid_argument(f"In[{i}] ndims must be >= 2: {t.ndim}")
         m, n = matrix.shape[-2:]
         if m != n:
-            raise invalid(f"In[0] matrices in the last dimensions must be square ({n} =/= {m})")
+            raise invalid_argument(f"In[0] matrices in the last dimensions must be square ({n} =/= "
+                                   f"{m})")
         if n != rhs.shape[-2]:
-            raise invalid(f"In[0] mismatch In[1] shape: {n} vs. {rhs.shape[-2]}: "
-                          f"{dims_text(matrix.shape)} {dims_text(rhs.shape)} 1 0")
+            raise invalid_argument(f"In[0] mismatch In[1] shape: {n} vs. {rhs.shape[-2]}: "
+                                   f"{dims_text(matrix.shape)} {dims_text(rhs.shape)} 1 0")
         try:
             batch = np.broadcast_shapes(matrix.shape[:-2], rhs.shape[:-2])
         except ValueError:
-            raise invalid(f"In[0] and In[1] must have compatible batch dimensions: "
-                          f"{dims_text(matrix.shape)} vs. {dims_text(rhs.shape)}") from None
+            raise invalid_argument("In[0] and In[1] must have compatible batch dimensions: "
+                                   f"{dims_text(matrix.shape)} vs. "
+                                   f"{dims_text(rhs.shape)}") from None
         if matrix.size == 0 or rhs.size == 0:
             return np.zeros(batch + rhs.shape[-2:], rhs.dtype)
         a = np.tril(matrix) if self.lower else np.triu(matrix)
@@ -272,8 +269,8 @@ class MatrixSolveLsKernel:
 
     def compute(self, ctx, matrix, rhs, l2_regularizer):
         if np.ndim(l2_regularizer) != 0:
-            raise invalid(f"l2_regularizer must be scalar, got shape "
-                          f"{dims_text(np.shape(l2_regularizer))}")
+            raise invalid_argument(f"l2_regularizer must be scalar, got shape "
+                                   f"{dims_text(np.shape(l2_regularizer))}")
         _solver_inputs(matrix, rhs, square=False)
         m, n = matrix.shape[-2:]
         if matrix.size == 0 or rhs.size == 0:
@@ -289,8 +286,8 @@ class MatrixSolveLsKernel:
         try:
             chol = np.linalg.cholesky(gramian)
         except np.linalg.LinAlgError:
-            raise invalid("Input matrix was rank deficient or ill-conditioned. Try setting "
-                          "fast=False or provide an l2_regularizer > 0.") from None
+            raise invalid_argument("Input matrix was rank deficient or ill-conditioned. Try "
+                                   "setting fast=False or provide an l2_regularizer > 0.") from None
         # The factor proved the Gramian positive definite; solve with it (one batched call).
         y = np.linalg.solve(chol, a_h @ rhs if m >= n else rhs)
         x = np.linalg.solve(_adjoint(chol), y)

@@ -23,7 +23,8 @@ import warnings
 import numpy as np
 import scipy  # scipy.linalg loads on first use (SciPy imports submodules lazily)
 
-from tensorweave.kernels.linalg_decomp import check_matrices, check_square, invalid
+from tensorweave.framework.errors import invalid_argument
+from tensorweave.kernels.linalg_decomp import check_matrices, check_square
 from tensorweave.kernels.registry import kernel
 
 _REAL = ("float32", "float64")
@@ -81,10 +82,10 @@ class LuKernel:
                                               x.shape[:-1]).copy()
         # Eigen's pivot test keeps a leading NaN (see kernels/linalg_decomp._lu_solve).
         if np.isnan(x[..., 0, 0]).any():
-            raise invalid("Input is not invertible.")
+            raise invalid_argument("Input is not invertible.")
         rows, lower, upper = scipy.linalg.lu(x, p_indices=True, check_finite=False)
         if (np.diagonal(upper, axis1=-2, axis2=-1) == 0).any():
-            raise invalid("Input is not invertible.")
+            raise invalid_argument("Input is not invertible.")
         # SciPy's x = L[rows] U, so L U = x[argsort(rows)].
         perm = np.argsort(rows, axis=-1).astype(self.index_dtype)
         return (np.tril(lower, -1) + upper).astype(x.dtype), perm
@@ -96,9 +97,9 @@ def _same_batches(tensors) -> None:
     check_matrices(tensors[0])
     for t in tensors[1:]:
         if t.ndim != tensors[0].ndim:
-            raise invalid("All input tensors must have the same rank.")
+            raise invalid_argument("All input tensors must have the same rank.")
         if t.shape[:-2] != tensors[0].shape[:-2]:
-            raise invalid("All input tensors must have the same outer dimensions.")
+            raise invalid_argument("All input tensors must have the same outer dimensions.")
 
 
 @kernel("TridiagonalMatMul", dtypes=_REAL + _COMPLEX)
@@ -109,7 +110,7 @@ def _tridiagonal_matmul(ctx, superdiag, maindiag, subdiag, rhs):
     for diag, label in ((superdiag, "superdiagonal"), (maindiag, "main diagonal"),
                         (subdiag, "subdiagonal")):
         if diag.shape[-2:] != (1, m):
-            raise invalid(f"Invalid {label} shape.")
+            raise invalid_argument(f"Invalid {label} shape.")
     out = maindiag[..., 0, :, None] * rhs
     out[..., 1:, :] += subdiag[..., 0, 1:, None] * rhs[..., :-1, :]
     out[..., :-1, :] += superdiag[..., 0, :-1, None] * rhs[..., 1:, :]
@@ -124,17 +125,18 @@ class TridiagonalSolveKernel:
         self.pivoting = ctx.attrs["partial_pivoting"]
         self.perturb = ctx.attrs["perturb_singular"]
         if self.perturb and not self.pivoting:
-            raise invalid("Setting perturb_singular requires also setting partial_pivoting.")
+            raise invalid_argument("Setting perturb_singular requires also setting "
+                                   "partial_pivoting.")
 
     def compute(self, ctx, diagonals, rhs):
         _same_batches([diagonals, rhs])
         if diagonals.shape[-2] != 3:
-            raise invalid(f"Expected diagonals to be provided as a matrix with 3 rows, got "
-                          f"{diagonals.shape[-2]} rows.")
+            raise invalid_argument("Expected diagonals to be provided as a matrix with 3 rows, got "
+                                   f"{diagonals.shape[-2]} rows.")
         m = diagonals.shape[-1]
         if m != rhs.shape[-2]:
-            raise invalid(f"Expected the same number of left-hand sides and right-hand "
-                          f"sides, got {m} and {rhs.shape[-2]}.")
+            raise invalid_argument(f"Expected the same number of left-hand sides and right-hand "
+                                   f"sides, got {m} and {rhs.shape[-2]}.")
         if m == 0 or rhs.size == 0:
             return np.zeros(rhs.shape, rhs.dtype)
         flat = diagonals.reshape((-1, 3, m))

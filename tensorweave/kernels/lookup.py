@@ -19,13 +19,10 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.queues import resource_handle, resource_of
 from tensorweave.kernels.registry import kernel
-
-
-def _invalid(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
 
 
 def _text(value) -> str:
@@ -65,8 +62,8 @@ class TableResource:
             return
         have = _tf_name(key_dtype), _tf_name(value_dtype)
         want = _tf_name(self.key_dtype), _tf_name(self.value_dtype)
-        raise _invalid(f"Signature mismatch, have: {arity.format(*have)} expected: "
-                       f"{arity.format(*want)}")
+        raise invalid_argument(f"Signature mismatch, have: {arity.format(*have)} expected: "
+                               f"{arity.format(*want)}")
 
     def size(self) -> int:
         return len(self._keys)
@@ -74,8 +71,8 @@ class TableResource:
     def find(self, keys: np.ndarray, default: np.ndarray) -> np.ndarray:
         """The value of each key; `default` (one scalar or one per key) where it is missing."""
         if default.size != 1 and default.shape != keys.shape:
-            raise _invalid(f"Expected shape [] or [1] for default value, got "
-                           f"{dims_text(default.shape)}")
+            raise invalid_argument(f"Expected shape [] or [1] for default value, got "
+                                   f"{dims_text(default.shape)}")
         with self._lock:
             table_keys, table_values = self._keys, self._values
         flat = keys.reshape(-1)
@@ -95,8 +92,8 @@ class TableResource:
     @staticmethod
     def _check_values(keys: np.ndarray, values: np.ndarray) -> None:
         if keys.shape != values.shape:
-            raise _invalid(f"Expected shape {dims_text(keys.shape)} for value, got "
-                           f"{dims_text(values.shape)}")
+            raise invalid_argument(f"Expected shape {dims_text(keys.shape)} for value, got "
+                                   f"{dims_text(values.shape)}")
 
     def insert(self, keys: np.ndarray, values: np.ndarray) -> None:
         """Sets each key's value; of repeated keys the last one counts."""
@@ -113,7 +110,7 @@ class TableResource:
             self._keys, self._values = _unique_last_wins(keys.reshape(-1), values.reshape(-1))
 
     def initialize(self, keys: np.ndarray, values: np.ndarray) -> None:
-        raise _invalid(f"Table {self.container} {self.name} is not initializable")
+        raise invalid_argument(f"Table {self.container} {self.name} is not initializable")
 
 
 class InitializableTableResource(TableResource):
@@ -197,8 +194,8 @@ def _convert(tokens: np.ndarray, dtype) -> np.ndarray:
             try:
                 np.array([token]).astype(dtype.as_numpy_dtype)
             except ValueError:
-                raise _invalid(f"Field {_text(token)} in line {n} is not a valid "
-                               f"{_tf_name(dtype)}.") from None
+                raise invalid_argument(f"Field {_text(token)} in line {n} is not a valid "
+                                       f"{_tf_name(dtype)}.") from None
         raise
 
 
@@ -210,7 +207,7 @@ def read_text_table(filename: str, key_index: int, value_index: int, vocab_size:
     a field that does not parse), so of several problems the earliest line's is reported.
     """
     if len(delimiter) != 1:
-        raise _invalid("delimiter should be only 1 char")
+        raise invalid_argument("delimiter should be only 1 char")
     try:
         with open(filename, "rb") as f:
             raw = f.read().split(b"\n")
@@ -236,15 +233,15 @@ def read_text_table(filename: str, key_index: int, value_index: int, vocab_size:
     keys, values = field(key_index, key_dtype), field(value_index, value_dtype)
     if n_empty < len(lines) and n_empty == good:
         position = sum(len(line) + 1 for line in raw[:n_empty + 1])
-        raise _invalid(f"Invalid content in {filename}: empty line found at position "
-                       f"{position}.")
+        raise invalid_argument(f"Invalid content in {filename}: empty line found at position "
+                               f"{position}.")
     if n_short < len(lines):
-        raise _invalid(f"Invalid number of columns in {filename} line {n_short} "
-                       f"({_text(lines[n_short])}) : expected at least {columns} got "
-                       f"{len(rows[n_short])}")
+        raise invalid_argument(f"Invalid number of columns in {filename} line {n_short} "
+                               f"({_text(lines[n_short])}) : expected at least {columns} got "
+                               f"{len(rows[n_short])}")
     if vocab_size != -1 and len(lines) < vocab_size:
-        raise _invalid(f"Invalid vocab_size in {filename}: expected {vocab_size} but got "
-                       f"{len(lines)}")
+        raise invalid_argument(f"Invalid vocab_size in {filename}: expected {vocab_size} but got "
+                               f"{len(lines)}")
     if value_index == LINE_NUMBER:
         values = values + offset
     return keys, values

@@ -12,33 +12,29 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.kernels import linalg
 from tensorweave.kernels.jit import LOOP_DTYPES, compiled
 from tensorweave.kernels.registry import kernel
 
 
-def _bad(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
-
-
 def _check_shapes(x, cs_prev, h_prev, w, wci, wcf, wco, b) -> int:
     """The cell size, after TensorFlow's shape checks of LSTMBlockCell's inputs."""
     if x.ndim != 2 or cs_prev.ndim != 2 or h_prev.ndim != 2:
-        raise _bad("x, cs_prev and h_prev must be matrices")
+        raise invalid_argument("x, cs_prev and h_prev must be matrices")
     batch, cell = cs_prev.shape
     if x.shape[0] != batch or h_prev.shape != (batch, cell):
-        raise _bad(f"x, cs_prev and h_prev must have the same batch size and cs_prev, h_prev "
-                   f"the same cell size: {list(x.shape)}, {list(cs_prev.shape)}, "
-                   f"{list(h_prev.shape)}")
+        raise invalid_argument("x, cs_prev and h_prev must have the same batch size and cs_prev, "
+                               f"h_prev the same cell size: {list(x.shape)}, "
+                               f"{list(cs_prev.shape)}, {list(h_prev.shape)}")
     if w.shape != (x.shape[1] + cell, 4 * cell):
-        raise _bad(f"w must be [input_size + cell_size, 4 * cell_size] = "
-                   f"[{x.shape[1] + cell}, {4 * cell}], got {list(w.shape)}")
+        raise invalid_argument(f"w must be [input_size + cell_size, 4 * cell_size] = "
+                               f"[{x.shape[1] + cell}, {4 * cell}], got {list(w.shape)}")
     if b.shape != (4 * cell,):
-        raise _bad(f"b must be [{4 * cell}], got {list(b.shape)}")
+        raise invalid_argument(f"b must be [{4 * cell}], got {list(b.shape)}")
     for name, p in (("wci", wci), ("wcf", wcf), ("wco", wco)):
         if p.shape != (cell,):
-            raise _bad(f"{name} must be [{cell}], got {list(p.shape)}")
+            raise invalid_argument(f"{name} must be [{cell}], got {list(p.shape)}")
     return cell
 
 
@@ -125,7 +121,7 @@ class LSTMBlockCellGradKernel:
         for name, a in (("i", i), ("cs", cs), ("f", f), ("o", o), ("ci", ci), ("co", co),
                         ("cs_grad", cs_grad), ("h_grad", h_grad)):
             if a.shape != cs_prev.shape:
-                raise _bad(f"{name} must be {list(cs_prev.shape)}, got {list(a.shape)}")
+                raise invalid_argument(f"{name} must be {list(cs_prev.shape)}, got {list(a.shape)}")
         dtype = cs_prev.dtype
         work = dtype if dtype in LOOP_DTYPES else np.dtype(np.float32)
         args = [np.ascontiguousarray(a, dtype=work) for a in

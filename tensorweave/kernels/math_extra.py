@@ -11,10 +11,10 @@ import numpy as np
 import scipy  # scipy.special loads on first use (SciPy imports submodules lazily)
 
 from tensorweave.framework import dtypes as _dtypes
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.math_special import in_input_dtype
 from tensorweave.kernels.reduction import axis_in_range, normalize_axes
-from tensorweave.kernels.reduction import invalid as _invalid
 from tensorweave.kernels.registry import kernel, register_pure
 
 
@@ -72,7 +72,8 @@ class CumulativeLogsumexpKernel:
 
     def compute(self, ctx, x, axis):
         if np.ndim(axis) != 0:
-            raise _invalid(f"ScanOp: axis must be a scalar, not {dims_text(np.shape(axis))}")
+            raise invalid_argument("ScanOp: axis must be a scalar, not "
+                                   f"{dims_text(np.shape(axis))}")
         a = axis_in_range(axis, x.ndim, "ScanOp: ", "scan axis")
         if self.reverse:
             x = np.flip(x, a)

@@ -13,29 +13,26 @@ import contextlib
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 from tensorweave.kernels.segment import SegmentKernel, UnsortedSegmentKernel
 from tensorweave.runtime.executor.values import deref
 
 
-def _invalid(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
-
-
 @kernel("InvertPermutation")
 def _invert_permutation(ctx, x):
     if x.ndim != 1:
-        raise _invalid("invert_permutation expects a 1D vector.")
+        raise invalid_argument("invert_permutation expects a 1D vector.")
     n = x.size
     bad = (x < 0) | (x >= n)
     if bad.any():
-        raise _invalid(f"{x[int(np.argmax(bad))]} is not between 0 and {n}")
+        raise invalid_argument(f"{x[int(np.argmax(bad))]} is not between 0 and {n}")
     _, first = np.unique(x, return_index=True)
     if first.size < n:  # the first position holding a value seen before
         repeated = np.ones(n, dtype=bool)
         repeated[first] = False
-        raise _invalid(f"{x[int(np.argmax(repeated))]} is duplicated in the input.")
+        raise invalid_argument(f"{x[int(np.argmax(repeated))]} is duplicated in the input.")
     out = np.empty(n, dtype=x.dtype)
     out[x] = np.arange(n, dtype=x.dtype)
     return out
@@ -52,8 +49,8 @@ class BitcastKernel:
     def compute(self, ctx, x):
         in_size, out_size = self.src.size, self.dst.size
         if in_size < out_size and (x.ndim == 0 or x.shape[-1] * in_size != out_size):
-            raise _invalid(f"Cannot bitcast from {self.src.as_datatype_enum} to "
-                           f"{self.dst.as_datatype_enum}")
+            raise invalid_argument(f"Cannot bitcast from {self.src.as_datatype_enum} to "
+                                   f"{self.dst.as_datatype_enum}")
         flat = np.ascontiguousarray(x).view(self.out) if x.ndim else \
             np.ascontiguousarray(x.reshape(1)).view(self.out)
         if in_size > out_size:
@@ -66,8 +63,8 @@ class BitcastKernel:
 @kernel("Cross")
 def _cross(ctx, a, b):
     if a.shape != b.shape:
-        raise _invalid(f"Both inputs must be of same shape: {dims_text(a.shape)} vs. "
-                       f"{dims_text(b.shape)}")
+        raise invalid_argument(f"Both inputs must be of same shape: {dims_text(a.shape)} vs. "
+                               f"{dims_text(b.shape)}")
     if a.ndim == 0 or a.shape[-1] != 3:
         raise errors.FailedPreconditionError(
             None, None, "Cross-products are only defined for 3-element vectors.")
@@ -119,7 +116,7 @@ class _ScatterNdKernel:
         depth = indices.shape[-1]
         slice_shape = params.shape[depth:]
         if depth > params.ndim or updates.shape != indices.shape[:-1] + slice_shape:
-            raise _invalid(
+            raise invalid_argument(
                 f"Must have updates.shape = indices.shape[:batch_dim] + params_shape[slice_dim:]"
                 f", got updates.shape: {dims_text(updates.shape)}, indices.shape: "
                 f"{dims_text(indices.shape)}, params_shape: {dims_text(params.shape)}")
@@ -127,8 +124,8 @@ class _ScatterNdKernel:
         outside = ((flat < 0) | (flat >= params.shape[:depth])).any(axis=1)
         if outside.any():  # TensorFlow names the whole variable shape here
             row = int(np.argmax(outside))
-            raise _invalid(f"indices[{row}] = [{', '.join(map(str, flat[row]))}] does not "
-                           f"index into shape {dims_text(params.shape)}")
+            raise invalid_argument(f"indices[{row}] = [{', '.join(map(str, flat[row]))}] does not "
+                                   f"index into shape {dims_text(params.shape)}")
         where = tuple(flat.T)
         rows = updates.reshape((len(flat),) + slice_shape)
         with ref.lock if self.locking else contextlib.nullcontext():

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import errors
-from tensorweave.kernels.conv import invalid
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.kernels.registry import kernel
 from tensorweave.ops.nn_morphology_ops import morphology_geometry, output_size
 
@@ -33,7 +33,7 @@ class _MorphologyKernel:
             self.strides, self.rates, self.padding = morphology_geometry(ctx.op_type,
                                                                          ctx.attrs)
         except ValueError as e:
-            self.error = invalid(str(e))
+            self.error = invalid_argument(str(e))
         else:
             strides, rates = list(ctx.attrs["strides"]), list(ctx.attrs["rates"])
             if strides[0] != 1 or strides[3] != 1:
@@ -51,18 +51,18 @@ class _MorphologyKernel:
     def scan(self, x, w, track: bool):
         """(maxima, tap index of each first maximum or -1, output sizes, window corners)."""
         if x.ndim != 4:
-            raise invalid(f"input must be 4-dimensional{list(x.shape)}")
+            raise invalid_argument(f"input must be 4-dimensional{list(x.shape)}")
         if w.ndim != 3:
-            raise invalid(f"filter must be 3-dimensional: {list(w.shape)}")
+            raise invalid_argument(f"filter must be 3-dimensional: {list(w.shape)}")
         if x.shape[3] != w.shape[2]:
-            raise invalid(f"input and filter must have the same depth: {x.shape[3]} vs "
-                          f"{w.shape[2]}")
+            raise invalid_argument(f"input and filter must have the same depth: {x.shape[3]} vs "
+                                   f"{w.shape[2]}")
         try:
             (oh, top), (ow, left) = (
                 output_size(x.shape[1 + a], w.shape[a], self.strides[a], self.rates[a],
                             self.padding) for a in (0, 1))
         except ValueError as e:
-            raise invalid(str(e)) from None
+            raise invalid_argument(str(e)) from None
         n, h, wd, c = x.shape
         rows0 = np.arange(oh) * self.strides[0] - top
         cols0 = np.arange(ow) * self.strides[1] - left
@@ -83,7 +83,7 @@ class _MorphologyKernel:
 
     def check_grad(self, dy, shape) -> None:
         if tuple(dy.shape) != tuple(shape):
-            raise invalid("out_backprop has incompatible size.")
+            raise invalid_argument("out_backprop has incompatible size.")
 
 
 @kernel("Dilation2D", expensive=True)

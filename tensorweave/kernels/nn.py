@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels import bias_rows
 from tensorweave.kernels.jit import LOOP_DTYPES, compiled
@@ -18,10 +18,6 @@ from tensorweave.kernels.registry import kernel, register_pure
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
-
-
-def _bad(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
 
 
 def _mask(condition, like):
@@ -243,10 +239,11 @@ class BiasAddKernel:
     def compute(self, ctx, value, bias):
         axis = 1 if self.nchw else value.ndim - 1
         if bias.ndim != 1:
-            raise _bad(f"Biases must be 1D: {dims_text(bias.shape)}")
+            raise invalid_argument(f"Biases must be 1D: {dims_text(bias.shape)}")
         if value.ndim < 2 or value.shape[axis] != bias.shape[0]:
-            raise _bad("Must provide as many biases as the channel dimension of the input "
-                       f"tensor: {dims_text(bias.shape)} vs. {dims_text(value.shape)}")
+            raise invalid_argument("Must provide as many biases as the channel dimension of the "
+                                   f"input tensor: {dims_text(bias.shape)} vs. "
+                                   f"{dims_text(value.shape)}")
         if self.nchw:
             return value + bias.reshape(bias.shape + (1,) * (value.ndim - 2))
         out = bias_rows.add_bias(value, bias)
@@ -262,7 +259,7 @@ class BiasAddGradKernel:
 
     def compute(self, ctx, g):
         if g.ndim < 2:
-            raise _bad(f"Input tensor must be at least 2D: {dims_text(g.shape)}")
+            raise invalid_argument(f"Input tensor must be at least 2D: {dims_text(g.shape)}")
         if self.nchw:
             axes = (0,) + tuple(range(2, g.ndim))
             return np.add.reduce(g, axis=axes, dtype=g.dtype)
@@ -279,13 +276,14 @@ def _in_top_k(predictions, targets, k):
     larger than the target's; out-of-range targets and rows with a non-finite prediction give
     False."""
     if predictions.ndim != 2:
-        raise _bad(f"predictions must be 2-dimensional, got {dims_text(predictions.shape)}")
+        raise invalid_argument("predictions must be 2-dimensional, got "
+                               f"{dims_text(predictions.shape)}")
     if targets.ndim != 1:
-        raise _bad(f"targets must be 1-dimensional, got {dims_text(targets.shape)}")
+        raise invalid_argument(f"targets must be 1-dimensional, got {dims_text(targets.shape)}")
     batch, classes = predictions.shape
     if targets.shape[0] != batch:
-        raise _bad(f"First dimension of predictions {batch} must match length of targets "
-                   f"{targets.shape[0]}")
+        raise invalid_argument(f"First dimension of predictions {batch} must match length of "
+                               f"targets {targets.shape[0]}")
     valid = (targets >= 0) & (targets < classes)
     safe = np.where(valid, targets, 0)
     rows = np.arange(batch)

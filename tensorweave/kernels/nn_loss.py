@@ -9,13 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import register_pure
-
-
-def _bad(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
 
 
 def _shifted(x):
@@ -42,10 +38,10 @@ def _log_softmax(x):
 
 def _check_matrix(features, what="logits") -> None:
     if features.ndim != 2:
-        raise _bad(f"{what} must be 2-dimensional, got {dims_text(features.shape)}")
+        raise invalid_argument(f"{what} must be 2-dimensional, got {dims_text(features.shape)}")
     if features.shape[1] == 0 and features.shape[0] > 0:
-        raise _bad(f"Must have at least one class, but got {what} shape "
-                   f"{dims_text(features.shape)}")
+        raise invalid_argument(f"Must have at least one class, but got {what} shape "
+                               f"{dims_text(features.shape)}")
 
 
 def _softmax_xent(features, labels):
@@ -53,14 +49,14 @@ def _softmax_xent(features, labels):
     labels may broadcast against features (TF 2.x)."""
     _check_matrix(features)
     if labels.ndim != 2:
-        raise _bad(f"labels must be 2-dimensional, got {dims_text(labels.shape)}")
+        raise invalid_argument(f"labels must be 2-dimensional, got {dims_text(labels.shape)}")
     if features.shape != labels.shape:
         try:
             shape = np.broadcast_shapes(features.shape, labels.shape)
         except ValueError:
-            raise _bad("logits and labels must be broadcastable: logits_size="
-                       f"{dims_text(features.shape)} labels_size="
-                       f"{dims_text(labels.shape)}") from None
+            raise invalid_argument("logits and labels must be broadcastable: logits_size="
+                                   f"{dims_text(features.shape)} labels_size="
+                                   f"{dims_text(labels.shape)}") from None
         features = np.broadcast_to(features, shape)
         labels = np.broadcast_to(labels, shape)
     if features.size == 0:
@@ -83,19 +79,20 @@ def _sparse_softmax_xent(features, labels):
     """loss = log(sum(e)) - shifted[label], backprop = softmax - onehot(label), per row."""
     _check_matrix(features)
     if labels.ndim != 1:
-        raise _bad(f"labels must be 1-D, but got shape {dims_text(labels.shape)}")
+        raise invalid_argument(f"labels must be 1-D, but got shape {dims_text(labels.shape)}")
     batch, classes = features.shape
     if labels.shape[0] != batch:
-        raise _bad("logits and labels must have the same first dimension, got logits shape "
-                   f"{dims_text(features.shape)} and labels shape "
-                   f"{dims_text(labels.shape)}")
+        raise invalid_argument("logits and labels must have the same first dimension, got logits "
+                               f"shape {dims_text(features.shape)} and labels shape "
+                               f"{dims_text(labels.shape)}")
     if batch == 0:
         return np.zeros(0, features.dtype), np.zeros(features.shape, features.dtype)
     bad = (labels < 0) | (labels >= classes)
     if bad.any():
         value = labels[np.argmax(bad)]
-        raise _bad(f"Received a label value of {value} which is outside the valid range of "
-                   f"[0, {classes}).  Label values: {' '.join(str(v) for v in labels)}")
+        raise invalid_argument(f"Received a label value of {value} which is outside the valid "
+                               f"range of [0, {classes}).  Label values: "
+                               f"{' '.join(str(v) for v in labels)}")
     rows = np.arange(batch)
     shifted = _shifted(features)
     picked = shifted[rows, labels]

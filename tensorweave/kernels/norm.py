@@ -9,13 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.kernels.registry import kernel
 from tensorweave.ops.nn_norm_ops import layout
-
-
-def _invalid(message: str):
-    return errors.InvalidArgumentError(None, None, message)
 
 
 class _Layout:
@@ -25,7 +21,7 @@ class _Layout:
         try:
             self.rank, axis = layout(ctx.op_type, ctx.attrs)
         except ValueError as e:
-            raise _invalid(str(e)) from None
+            raise invalid_argument(str(e)) from None
         self.channels_first = axis == 1
         self.epsilon = float(ctx.attrs["epsilon"])
         self.training = bool(ctx.attrs["is_training"])
@@ -33,7 +29,7 @@ class _Layout:
     def view(self, x: np.ndarray) -> np.ndarray:
         """[rows, C] (channels last) or [N, C, pixels] (channels first)."""
         if x.ndim != self.rank:
-            raise _invalid(f"input must be {self.rank}-dimensional{list(x.shape)}")
+            raise invalid_argument(f"input must be {self.rank}-dimensional{list(x.shape)}")
         if self.channels_first:
             return x.reshape(x.shape[0], x.shape[1], -1)
         return x.reshape(-1, x.shape[-1])
@@ -57,8 +53,9 @@ class _Layout:
 
 def _check_vector(v, channels: int, what: str) -> None:
     if v.shape != (channels,):
-        raise _invalid(f"{what} must have the same number of elements as the channels of x, "
-                       f"got {v.shape[0] if v.ndim == 1 else list(v.shape)} and {channels}")
+        raise invalid_argument(f"{what} must have the same number of elements as the channels of "
+                               f"x, got {v.shape[0] if v.ndim == 1 else list(v.shape)} and "
+                               f"{channels}")
 
 
 @kernel(("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3"))
@@ -125,8 +122,8 @@ class FusedBatchNormGradKernel:
         lay = self.lay
         xv, dyv = lay.view(x), lay.view(dy)
         if dy.shape != x.shape:
-            raise _invalid(f"x and y_backprop must have same shape, but x has shape "
-                           f"{list(x.shape)} and y_backprop has shape {list(dy.shape)}")
+            raise invalid_argument(f"x and y_backprop must have same shape, but x has shape "
+                                   f"{list(x.shape)} and y_backprop has shape {list(dy.shape)}")
         channels = xv.shape[1]
         u = self.stat_dtype
         work = np.dtype(u if x.dtype == np.float16 else x.dtype).type
@@ -175,7 +172,7 @@ class _LRNAttrs:
 
     def norm(self, x: np.ndarray) -> np.ndarray:
         if x.ndim != 4:
-            raise _invalid(f"input must be 4-dimensional, got shape {list(x.shape)}")
+            raise invalid_argument(f"input must be 4-dimensional, got shape {list(x.shape)}")
         n = self.window_sum(x * x)
         n *= self.alpha
         n += self.bias
@@ -202,8 +199,8 @@ class LRNGradKernel(_LRNAttrs):
 
     def compute(self, ctx, dy, x, y):
         if not dy.shape == x.shape == y.shape:
-            raise _invalid(f"LRNGrad inputs must have the same shape, got {list(dy.shape)}, "
-                           f"{list(x.shape)} and {list(y.shape)}")
+            raise invalid_argument("LRNGrad inputs must have the same shape, got "
+                                   f"{list(dy.shape)}, {list(x.shape)} and {list(y.shape)}")
         dyw, xw, yw = _work(dy), _work(x), _work(y)
         n = self.norm(xw)
         inner = self.window_sum(dyw * yw / n)

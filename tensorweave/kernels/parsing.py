@@ -12,6 +12,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 from tensorweave.protos import example_pb2
@@ -20,11 +21,6 @@ from tensorweave.protos import example_pb2
 LIST_KINDS = {_dtypes.float32: ("float_list", "float"), _dtypes.int64: ("int64_list", "int64"),
               _dtypes.string: ("bytes_list", "string")}
 _KIND_NAMES = {kind: name for kind, name in LIST_KINDS.values()}
-
-
-def invalid(msg: str) -> errors.InvalidArgumentError:
-    """An InvalidArgumentError with no node or op, as a kernel raises it."""
-    return errors.InvalidArgumentError(None, None, msg)
 
 
 def key_strings(value) -> list[str]:
@@ -48,7 +44,7 @@ class ExampleBatch:
             except Exception:   # protobuf's DecodeError, or a non-bytes value
                 text = record.decode("utf-8", "backslashreplace") \
                     if isinstance(record, bytes) else repr(record)
-                raise invalid(f"Could not parse example input, value: '{text}'") from None
+                raise invalid_argument(f"Could not parse example input, value: '{text}'") from None
             self.features.append(example.features.feature)
 
     def where(self, key: str, i: int) -> str:
@@ -70,18 +66,18 @@ class ExampleBatch:
                 continue
             if kind != want:
                 if sparse:
-                    raise invalid(f"{self.where(key, i)}Data types don't match. Expected type: "
-                                  f"{want_name}, Actual type: {_KIND_NAMES[kind]}")
-                raise invalid(f"{self.where(key, i)}Data types don't match. Data type: "
-                              f"{_KIND_NAMES[kind]} but expected type: {want_name}")
+                    raise invalid_argument(f"{self.where(key, i)}Data types don't match. Expected "
+                                           f"type: {want_name}, Actual type: {_KIND_NAMES[kind]}")
+                raise invalid_argument(f"{self.where(key, i)}Data types don't match. Data type: "
+                                       f"{_KIND_NAMES[kind]} but expected type: {want_name}")
             out.append(getattr(feature, kind).value)
         return out
 
     def missing(self, key: str, dtype, i: int) -> errors.InvalidArgumentError:
         prefix = "" if self.scalar else \
             f"Name: {self.names[i] if i < len(self.names) else '<unknown>'}, "
-        return invalid(f"{prefix}Feature: {key} (data type: {LIST_KINDS[dtype][1]}) is required "
-                       "but could not be found.")
+        return invalid_argument(f"{prefix}Feature: {key} (data type: {LIST_KINDS[dtype][1]}) is "
+                                "required but could not be found.")
 
 
 def concat_values(parts, np_dtype) -> np.ndarray:
@@ -114,8 +110,9 @@ class ParseExampleKernel:
                 *dense_defaults):
         sparse_keys, dense_keys = key_strings(sparse_keys), key_strings(dense_keys)
         if len(sparse_keys) != self.num_sparse or len(dense_keys) != len(self.dense_types):
-            raise invalid(f"Expected {self.num_sparse} sparse_keys and {len(self.dense_types)} "
-                          f"dense_keys, got {len(sparse_keys)} and {len(dense_keys)}")
+            raise invalid_argument(f"Expected {self.num_sparse} sparse_keys and "
+                                   f"{len(self.dense_types)} dense_keys, got {len(sparse_keys)} "
+                                   f"and {len(dense_keys)}")
         if np.size(ragged_keys):
             raise errors.UnimplementedError(None, None, "ParseExampleV2: ragged features are "
                                             "not supported")
@@ -152,9 +149,9 @@ class ParseExampleKernel:
         if is_sequence:   # pad every record to the longest with the scalar default
             for i, v in enumerate(lists):
                 if v is not None and stride and len(v) % stride:
-                    raise invalid(f"{batch.where(key, i)}Number of {name} values is not a "
-                                  f"multiple of stride length. Saw {len(v)} values but output "
-                                  f"shape is: {dims_text(shape)}")
+                    raise invalid_argument(f"{batch.where(key, i)}Number of {name} values is not a "
+                                           f"multiple of stride length. Saw {len(v)} values but "
+                                           f"output shape is: {dims_text(shape)}")
             sizes = [0 if v is None or not stride else len(v) for v in lists]
             width = max(sizes, default=0)
             pad = np.ravel(default)[0] if np.size(default) else \
@@ -168,8 +165,9 @@ class ParseExampleKernel:
                 if v is None and not fill and stride:
                     raise batch.missing(key, dtype, i)
                 if v is not None and len(v) != stride:
-                    raise invalid(f"{batch.where(key, i)}Number of {name} values != expected.  "
-                                  f"Values size: {len(v)} but output shape: {dims_text(item)}")
+                    raise invalid_argument(f"{batch.where(key, i)}Number of {name} values != "
+                                           f"expected.  Values size: {len(v)} but output shape: "
+                                           f"{dims_text(item)}")
             parts = [fill if v is None else v for v in lists]
             out_shape = [len(lists), *item]
         out = concat_values(parts, np_dtype).reshape(out_shape)

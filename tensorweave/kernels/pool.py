@@ -20,8 +20,8 @@ import itertools
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.kernels import intra_op
-from tensorweave.kernels.conv import invalid
 from tensorweave.kernels.jit import LOOP_DTYPES, compiled, loop_helper, loop_input
 from tensorweave.kernels.nn import relu_grad_into
 from tensorweave.kernels.registry import kernel
@@ -39,7 +39,7 @@ class PoolPlan:
         try:
             out_sizes, pads = spec.output_dims([in_shape[a] for a in axes], spec.ksize)
         except ValueError as e:
-            raise invalid(str(e)) from None
+            raise invalid_argument(str(e)) from None
         self.out_shape = list(in_shape)
         self.padded_shape = list(in_shape)
         self.pads_before = tuple(before for before, _ in pads)
@@ -84,7 +84,7 @@ class _PoolKernel:
         try:
             self.spec = pool_spec(ctx.op_type, ctx.attrs)
         except ValueError as e:
-            self.error = invalid(str(e))
+            self.error = invalid_argument(str(e))
         else:
             if self.spec.outer_ksize[0] != 1 or self.spec.outer_strides[0] != 1:
                 self.error = errors.UnimplementedError(
@@ -104,7 +104,8 @@ class _PoolKernel:
         plan = self._plans.get(shape)
         if plan is None:
             if len(shape) != self.spec.rank:
-                raise invalid(f"input must be {self.spec.rank}-dimensional, got shape {shape}")
+                raise invalid_argument(f"input must be {self.spec.rank}-dimensional, got shape "
+                                       f"{shape}")
             plan = PoolPlan(self.spec, shape)
             if len(self._plans) < 64:
                 self._plans[shape] = plan
@@ -318,7 +319,8 @@ class MaxPoolGradKernel(_PoolKernel):
         """d input; with `relu`, times (x > 0) as ReluGrad would make it."""
         plan = self.plan(x.shape)
         if tuple(dy.shape) != tuple(plan.out_shape):
-            raise invalid(f"Expected grad shape to be {plan.out_shape}, but got {dy.shape}")
+            raise invalid_argument(f"Expected grad shape to be {plan.out_shape}, but got "
+                                   f"{dy.shape}")
         if self.loop is not None and plan.disjoint and x.dtype in LOOP_DTYPES \
                 and dy.dtype == x.dtype:
             dx = (np.empty if plan.covered else np.zeros)(x.shape, x.dtype)
@@ -357,7 +359,7 @@ class MaxPoolGradGradKernel(_PoolKernel):
     def compute(self, ctx, x, y, g):
         plan = self.plan(x.shape)
         if g.shape != x.shape:
-            raise invalid(f"Expected grad shape to be {x.shape}, but got {g.shape}")
+            raise invalid_argument(f"Expected grad shape to be {x.shape}, but got {g.shape}")
         xp = _padded(x, plan, _lowest(x.dtype))
         gp = _padded(g, plan, 0)
         m = _window_max(xp, plan)
@@ -375,7 +377,8 @@ class AvgPoolGradKernel(_PoolKernel):
         shape = tuple(int(d) for d in np.asarray(orig_input_shape).reshape(-1))
         plan = self.plan(shape)
         if tuple(dy.shape) != tuple(plan.out_shape):
-            raise invalid(f"Expected grad shape to be {plan.out_shape}, but got {dy.shape}")
+            raise invalid_argument(f"Expected grad shape to be {plan.out_shape}, but got "
+                                   f"{dy.shape}")
         work = np.float32 if dy.dtype == np.float16 else dy.dtype
         share = (dy * plan.scale).astype(work, copy=False)
         dxp = np.zeros(plan.padded_shape, work)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
-from tensorweave.kernels.conv import invalid
 from tensorweave.kernels.pool import PoolPlan
 from tensorweave.kernels.registry import kernel
 from tensorweave.ops.nn_pool_argmax_ops import argmax_pool_spec
@@ -27,7 +27,7 @@ class _ArgmaxKernel:
         try:
             self.spec = argmax_pool_spec(ctx.op_type, ctx.attrs)
         except ValueError as e:
-            self.error = invalid(str(e))
+            self.error = invalid_argument(str(e))
         else:
             if self.spec.outer_ksize != (1, 1) or self.spec.outer_strides != (1, 1):
                 self.error = errors.UnimplementedError(
@@ -44,7 +44,7 @@ class _ArgmaxKernel:
     def plan(self, shape) -> PoolPlan:
         shape = tuple(shape)
         if len(shape) != 4:
-            raise invalid(f"tensor_in must be 4-dimensional, got shape {list(shape)}")
+            raise invalid_argument(f"tensor_in must be 4-dimensional, got shape {list(shape)}")
         plan = self._plans.get(shape)
         if plan is None:
             plan = PoolPlan(self.spec, shape)
@@ -92,11 +92,11 @@ class MaxPoolGradWithArgmaxKernel(_ArgmaxKernel):
         plan = self.plan(x.shape)
         want = list(plan.out_shape)
         if list(dy.shape) != want:
-            raise invalid(f"Expected grad shape to be {dims_text(want)}, but got "
-                          f"{dims_text(dy.shape)}")
+            raise invalid_argument(f"Expected grad shape to be {dims_text(want)}, but got "
+                                   f"{dims_text(dy.shape)}")
         if list(argmax.shape) != want:
-            raise invalid(f"Expected argmax shape to be {dims_text(want)}, but got "
-                          f"{dims_text(argmax.shape)}")
+            raise invalid_argument(f"Expected argmax shape to be {dims_text(want)}, but got "
+                                   f"{dims_text(argmax.shape)}")
         n = x.shape[0]
         per_image = x.size // n if n else 0
         flat = argmax.reshape(n, -1).astype(np.int64)
@@ -104,7 +104,8 @@ class MaxPoolGradWithArgmaxKernel(_ArgmaxKernel):
             flat = flat + (np.arange(n) * per_image)[:, None]
         bad = (flat < 0) | (flat >= x.size)
         if bad.any():
-            raise invalid(f"Invalid output gradient index: {int(flat[bad][0])}, 0, {x.size}")
+            raise invalid_argument(f"Invalid output gradient index: {int(flat[bad][0])}, 0, "
+                                   f"{x.size}")
         dx = np.zeros(x.size, dy.dtype)
         np.add.at(dx, flat.ravel(), dy.ravel())
         return dx.reshape(x.shape)

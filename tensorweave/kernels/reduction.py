@@ -8,15 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.jit import LOOP_DTYPES, compiled
 from tensorweave.kernels.registry import kernel
-
-
-def invalid(message: str):
-    """An InvalidArgumentError with no node or op, as a kernel raises it."""
-    return errors.InvalidArgumentError(None, None, message)
 
 
 def _accumulator(dtype: np.dtype) -> np.dtype:
@@ -102,15 +97,17 @@ REDUCERS = {"Sum": _sum, "Mean": _mean, "Prod": _prod, "Max": _max, "Min": _min,
 def normalize_axes(axes, ndim: int) -> tuple[int, ...]:
     """The reduction indices as distinct non-negative axes; InvalidArgumentError otherwise."""
     if np.ndim(axes) > 1:
-        raise invalid(f"reduction_indices must be a scalar or vector, got shape "
-                      f"{dims_text(np.shape(axes))}")
+        raise invalid_argument(f"reduction_indices must be a scalar or vector, got shape "
+                               f"{dims_text(np.shape(axes))}")
     out = []
     for a in np.ravel(axes).tolist():
         if not -ndim <= a < ndim:
-            raise invalid(f"Invalid reduction dimension ({a} for input with {ndim} dimension(s)")
+            raise invalid_argument(f"Invalid reduction dimension ({a} for input with {ndim} "
+                                   "dimension(s)")
         a %= ndim
         if a in out:
-            raise invalid(f"Invalid reduction arguments: Axes contains duplicate dimension: {a}")
+            raise invalid_argument("Invalid reduction arguments: Axes contains duplicate "
+                                   f"dimension: {a}")
         out.append(a)
     return tuple(out)
 
@@ -170,10 +167,11 @@ class ReductionKernel:
 def axis_in_range(axis, ndim: int, prefix: str, what: str) -> int:
     """A scalar axis in [-ndim, ndim) made non-negative; InvalidArgumentError otherwise."""
     if np.ndim(axis) != 0:
-        raise invalid(f"{prefix}{what} must be a scalar, not {dims_text(np.shape(axis))}")
+        raise invalid_argument(f"{prefix}{what} must be a scalar, not {dims_text(np.shape(axis))}")
     a = int(axis)
     if not -ndim <= a < ndim:
-        raise invalid(f"{prefix}Expected {what} in the range [{-ndim}, {ndim}), but got {a}")
+        raise invalid_argument(f"{prefix}Expected {what} in the range [{-ndim}, {ndim}), but got "
+                               f"{a}")
     return a % ndim
 
 
@@ -194,7 +192,7 @@ class ArgReductionKernel:
     def compute(self, ctx, x, dimension):
         axis = axis_in_range(dimension, x.ndim, "", "dimension")
         if x.shape[axis] == 0:
-            raise invalid(f"Reduction axis {axis} is empty in shape {dims_text(x.shape)}")
+            raise invalid_argument(f"Reduction axis {axis} is empty in shape {dims_text(x.shape)}")
         if _has_nan(x):
             # TensorFlow compares with `>` / `<` from the first element: a NaN never wins
             # (an all-NaN row gives index 0), unlike NumPy, which returns the first NaN.
@@ -244,11 +242,12 @@ class TopKKernel:
         xp = self.xp
         k = int(k)
         if k < 0:
-            raise invalid(f"Need k >= 0, got {k}")
+            raise invalid_argument(f"Need k >= 0, got {k}")
         if x.ndim < 1:
-            raise invalid(f"input must be >= 1-D, got shape {dims_text(x.shape)}")
+            raise invalid_argument(f"input must be >= 1-D, got shape {dims_text(x.shape)}")
         if x.shape[-1] < k:
-            raise invalid(f"input must have at least k columns. Had {x.shape[-1]}, needed {k}")
+            raise invalid_argument(f"input must have at least k columns. Had {x.shape[-1]}, needed "
+                                   f"{k}")
         # A stable ascending sort of an order-reversing key: -x for floats, with NaN first
         # (TensorFlow ranks NaN above every number), ~x for integers (no overflow at the
         # minimum, unlike -x).

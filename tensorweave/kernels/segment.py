@@ -10,13 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
-
-
-def _invalid(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
 
 
 def _extreme(dtype, ufunc):
@@ -51,14 +47,14 @@ class UnsortedSegmentKernel:
     def compute(self, ctx, data, segment_ids, num_segments):
         data, ids = np.asarray(data), np.asarray(segment_ids)
         if np.ndim(num_segments) != 0:
-            raise _invalid(f"num_segments should be a scalar, not shape "
-                           f"{dims_text(np.shape(num_segments))}")
+            raise invalid_argument(f"num_segments should be a scalar, not shape "
+                                   f"{dims_text(np.shape(num_segments))}")
         num = int(num_segments)
         if data.shape[:ids.ndim] != ids.shape:
-            raise _invalid(f"data.shape = {dims_text(data.shape)} does not start with "
-                           f"segment_ids.shape = {dims_text(ids.shape)}")
+            raise invalid_argument(f"data.shape = {dims_text(data.shape)} does not start with "
+                                   f"segment_ids.shape = {dims_text(ids.shape)}")
         if num < 0:
-            raise _invalid(f"Input num_segments == {num} must not be negative.")
+            raise invalid_argument(f"Input num_segments == {num} must not be negative.")
         out = np.full((num,) + data.shape[ids.ndim:], self.init, dtype=self.dtype)
         if ids.size == 0:
             return out
@@ -67,7 +63,7 @@ class UnsortedSegmentKernel:
         too_big = ids >= num
         if too_big.any():
             j = int(np.argmax(too_big))
-            raise _invalid(f"segment_ids[{j}] = {ids[j]} is out of range [0, {num})")
+            raise invalid_argument(f"segment_ids[{j}] = {ids[j]} is out of range [0, {num})")
         if out.size == 0:
             return out
         keep = ids >= 0
@@ -104,17 +100,17 @@ class SegmentKernel:
     def compute(self, ctx, data, segment_ids):
         data, ids = np.asarray(data), np.asarray(segment_ids)
         if ids.ndim != 1:
-            raise _invalid("segment_ids should be a vector.")
+            raise invalid_argument("segment_ids should be a vector.")
         if data.ndim < 1 or ids.shape[0] != data.shape[0]:
-            raise _invalid("segment_ids should be the same size as dimension 0 of input.")
+            raise invalid_argument("segment_ids should be the same size as dimension 0 of input.")
         if ids.size == 0:
             return np.zeros((0,) + data.shape[1:], dtype=self.dtype)
         num = int(ids[-1]) + 1
         if ids[0] < 0:
-            raise _invalid(f"Segment id {ids[0]} out of range [0, {num}), possibly because "
-                           "'segment_ids' input is not sorted.")
+            raise invalid_argument(f"Segment id {ids[0]} out of range [0, {num}), possibly because "
+                                   "'segment_ids' input is not sorted.")
         if (ids[1:] < ids[:-1]).any():
-            raise _invalid("segment ids are not increasing")
+            raise invalid_argument("segment ids are not increasing")
         starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
         reduced = self.ufunc.reduceat(data, starts, axis=0)
         if self.mean:

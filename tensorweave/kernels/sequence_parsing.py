@@ -12,12 +12,12 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.kernels.parsing import (
     LIST_KINDS,
     ExampleBatch,
     ParseExampleKernel,
     concat_values,
-    invalid,
     key_strings,
 )
 from tensorweave.kernels.registry import kernel
@@ -39,7 +39,8 @@ class _SequenceBatch(ExampleBatch):
             try:
                 example.ParseFromString(record)
             except Exception:   # protobuf's DecodeError, or a non-bytes value
-                raise invalid(f"Invalid protocol message input, example id: {self.name(i)}") \
+                raise invalid_argument("Invalid protocol message input, example id: "
+                                       f"{self.name(i)}") \
                     from None
             self.features.append(example.context.feature)
             self.lists.append(example.feature_lists.feature_list)
@@ -51,8 +52,8 @@ class _SequenceBatch(ExampleBatch):
             feature = feature_map.get(key)
             kind = feature.WhichOneof("kind") if feature is not None else None
             if kind not in (None, want):
-                raise invalid(f"Name: {self.name(i)}, Context feature: {key}.  Data types don't "
-                              f"match. Expected type: {want_name}")
+                raise invalid_argument(f"Name: {self.name(i)}, Context feature: {key}.  Data types "
+                                       f"don't match. Expected type: {want_name}")
         return super().values(key, dtype, sparse)
 
     def name(self, i: int) -> str:
@@ -68,8 +69,8 @@ class _SequenceBatch(ExampleBatch):
         for t, feature in enumerate(feature_list.feature):
             kind = feature.WhichOneof("kind")
             if kind != want:
-                raise invalid(f"Name: {self.name(i)}, Feature list: {key}, Index: {t}.  Data types "
-                              f"don't match. Expected type: {want_name}")
+                raise invalid_argument(f"Name: {self.name(i)}, Feature list: {key}, Index: {t}.  "
+                                       f"Data types don't match. Expected type: {want_name}")
             out.append(getattr(feature, kind).value)
         return out
 
@@ -81,8 +82,8 @@ def _check_context_dense(batch: _SequenceBatch, key: str, dtype, shape, default)
     for values in batch.values(key, dtype, sparse=False):
         found = np.size(default) if values is None else len(values)
         if found != stride:
-            raise invalid(f"Inconsistent max number of elements for feature {key}: expected "
-                          f"{stride}, but found {found}")
+            raise invalid_argument(f"Inconsistent max number of elements for feature {key}: "
+                                   f"expected {stride}, but found {found}")
 
 
 def _np_dtype(dtype):
@@ -96,15 +97,15 @@ def _list_dense(batch: _SequenceBatch, key: str, dtype, shape, missing_ok: bool)
     for i in range(len(batch.lists)):
         steps = batch.steps(key, dtype, i)
         if steps is None and not missing_ok:
-            raise invalid(f"Name: {batch.name(i)}, Feature list '{key}' is required but could not "
-                          "be found.  Did you mean to include it in "
-                          "feature_list_dense_missing_assumed_empty or "
-                          "feature_list_dense_defaults?")
+            raise invalid_argument(f"Name: {batch.name(i)}, Feature list '{key}' is required but "
+                                   "could not be found.  Did you mean to include it in "
+                                   "feature_list_dense_missing_assumed_empty or "
+                                   "feature_list_dense_defaults?")
         for t, values in enumerate(steps or ()):
             if len(values) != stride:
-                raise invalid(f"Name: {batch.name(i)}, Key: {key}, Index: {t}.  Number of values "
-                              f"!= expected.  values size: {len(values)} but output shape: "
-                              f"[{','.join(map(str, shape))}]")
+                raise invalid_argument(f"Name: {batch.name(i)}, Key: {key}, Index: {t}.  Number of "
+                                       f"values != expected.  values size: {len(values)} but "
+                                       f"output shape: [{','.join(map(str, shape))}]")
         per_record.append(steps or [])
     lengths = np.array([len(s) for s in per_record], dtype=np.int64)
     width = int(lengths.max()) if len(lengths) else 0
@@ -156,7 +157,7 @@ class ParseSequenceExampleKernel:
     def compute(self, ctx, serialized, names, c_sparse, c_dense, c_ragged, l_sparse, l_dense,
                 l_ragged, missing_ok, *c_defaults):
         if np.size(c_ragged) or np.size(l_ragged):
-            raise invalid("ParseSequenceExampleV2: ragged features are not supported")
+            raise invalid_argument("ParseSequenceExampleV2: ragged features are not supported")
         batch = _SequenceBatch(serialized, names)
         context_sparse = [ParseExampleKernel._sparse(batch, k, t)
                           for k, t in zip(key_strings(c_sparse), self.context_sparse_types)]

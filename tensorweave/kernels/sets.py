@@ -11,13 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
-
-
-def _invalid(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
 
 
 def _validate_sparse(indices, shape) -> None:
@@ -40,11 +36,11 @@ def _validate_sparse(indices, shape) -> None:
     i = int(np.argmax(bad))
     where = f"indices[{i}] = {dims_text(indices[i])}"
     if out_of_bounds[i]:
-        raise _invalid(f"{where} is out of bounds: need 0 <= index < {dims_text(shape)}")
+        raise invalid_argument(f"{where} is out of bounds: need 0 <= index < {dims_text(shape)}")
     if order[i] == 0:
-        raise _invalid(f"{where} is repeated")
-    raise _invalid(f"{where} is out of order. Many sparse ops require sorted indices.\n"
-                   "    Use `tf.sparse.reorder` to create a correctly ordered copy.\n\n")
+        raise invalid_argument(f"{where} is repeated")
+    raise invalid_argument(f"{where} is out of order. Many sparse ops require sorted indices.\n"
+                           "    Use `tf.sparse.reorder` to create a correctly ordered copy.\n\n")
 
 
 class _Set:
@@ -58,14 +54,14 @@ class _Set:
     @classmethod
     def dense(cls, x):
         if x.ndim < 2:
-            raise _invalid(f"Invalid rank {x.ndim}.")
+            raise invalid_argument(f"Invalid rank {x.ndim}.")
         n_groups = int(np.prod(x.shape[:-1]))
         return cls(x.shape[:-1], np.repeat(np.arange(n_groups), x.shape[-1]), x.ravel())
 
     @classmethod
     def sparse(cls, indices, values, shape, validate: bool):
         if shape.size < 2:
-            raise _invalid(f"Invalid rank {shape.size}.")
+            raise invalid_argument(f"Invalid rank {shape.size}.")
         if validate:
             _validate_sparse(indices, shape)
         group_shape = shape[:-1]
@@ -126,8 +122,8 @@ class SetOperationKernel:
             a, rest = _Set.sparse(*inputs[:3], self.validate), inputs[3:]
         b = _Set.dense(rest[0]) if self.second_dense else _Set.sparse(*rest, self.validate)
         if a.group_shape != b.group_shape:
-            raise _invalid(f"Mismatched shapes {dims_text(a.group_shape)} vs "
-                           f"{dims_text(b.group_shape)}")
+            raise invalid_argument(f"Mismatched shapes {dims_text(a.group_shape)} vs "
+                                   f"{dims_text(b.group_shape)}")
         (ka, kb), distinct, n_codes = _keys([a, b])
         return _result(self.operation(ka, kb), distinct, n_codes, a.group_shape, self.dtype)
 

@@ -3,13 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
-
-
-def _bad(msg: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, msg)
 
 
 def check_sorted_in_bounds(indices: np.ndarray, shape: np.ndarray) -> None:
@@ -24,15 +20,15 @@ def check_sorted_in_bounds(indices: np.ndarray, shape: np.ndarray) -> None:
     disorder = steps <= 0
     first_order = int(np.argmax(disorder)) + 1 if disorder.any() else len(indices)
     if first_oob <= first_order and first_oob < len(indices):
-        raise _bad(f"indices[{first_oob}] = {dims_text(indices[first_oob])} is out of bounds: "
-                   f"need 0 <= index < {dims_text(shape)}")
+        raise invalid_argument(f"indices[{first_oob}] = {dims_text(indices[first_oob])} is out of "
+                               f"bounds: need 0 <= index < {dims_text(shape)}")
     if first_order < len(indices):
         i = first_order
         if steps[i - 1] == 0:
-            raise _bad(f"indices[{i}] = {dims_text(indices[i])} is repeated")
-        raise _bad(f"indices[{i}] = {dims_text(indices[i])} is out of order. Many sparse ops "
-                   "require sorted indices.\n    Use `tf.sparse.reorder` to create a correctly "
-                   "ordered copy.\n\n")
+            raise invalid_argument(f"indices[{i}] = {dims_text(indices[i])} is repeated")
+        raise invalid_argument(f"indices[{i}] = {dims_text(indices[i])} is out of order. Many "
+                               "sparse ops require sorted indices.\n    Use `tf.sparse.reorder` to "
+                               "create a correctly ordered copy.\n\n")
 
 
 @kernel("SparseToDense")
@@ -50,18 +46,18 @@ class SparseToDenseKernel:
             indices = indices.reshape(-1, 1)
         n = indices.shape[0]
         if indices.shape[1] != len(shape):
-            raise _bad(f"sparse_indices should be a scalar, vector, or matrix, with "
-                       f"{len(shape)} columns to index output_shape, got shape "
-                       f"{list(np.shape(sparse_indices))}")
+            raise invalid_argument(f"sparse_indices should be a scalar, vector, or matrix, with "
+                                   f"{len(shape)} columns to index output_shape, got shape "
+                                   f"{list(np.shape(sparse_indices))}")
         if np.ndim(sparse_values) not in (0, 1) or \
                 (np.ndim(sparse_values) == 1 and len(sparse_values) != n):
-            raise _bad(f"sparse_values has incorrect shape {list(np.shape(sparse_values))}, "
-                       f"should be [] or [{n}]")
+            raise invalid_argument("sparse_values has incorrect shape "
+                                   f"{list(np.shape(sparse_values))}, should be [] or [{n}]")
         if np.ndim(default_value) != 0:
-            raise _bad(f"default_value should be a scalar, got shape "
-                       f"{list(np.shape(default_value))}")
+            raise invalid_argument(f"default_value should be a scalar, got shape "
+                                   f"{list(np.shape(default_value))}")
         if np.any(shape < 0):
-            raise _bad(f"output_shape has a negative dimension: {dims_text(shape)}")
+            raise invalid_argument(f"output_shape has a negative dimension: {dims_text(shape)}")
         if self.validate:
             check_sorted_in_bounds(indices, shape)
         dense = ctx.xp.full(tuple(int(d) for d in shape), default_value, dtype=self.np_dtype)
@@ -69,6 +65,7 @@ class SparseToDenseKernel:
             try:
                 dense[tuple(indices.T)] = sparse_values
             except IndexError:   # only reachable with validate_indices=False
-                raise _bad(f"sparse_indices out of bounds of output_shape {dims_text(shape)}") \
+                raise invalid_argument("sparse_indices out of bounds of output_shape "
+                                       f"{dims_text(shape)}") \
                     from None
         return dense

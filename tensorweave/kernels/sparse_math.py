@@ -8,14 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 from tensorweave.kernels.segment import scatter_rows
-
-
-def _invalid(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
 
 
 def linear_positions(indices: np.ndarray, dims) -> np.ndarray:
@@ -35,11 +31,11 @@ def _bounding_dims(*index_sets: np.ndarray) -> list[int]:
 @kernel("SparseAdd")
 def _sparse_add(ctx, a_indices, a_values, a_shape, b_indices, b_values, b_shape, thresh):
     if len(a_shape) != len(b_shape) or np.any(a_shape != b_shape):
-        raise _invalid(f"Operands' shapes do not match: got {dims_text(a_shape)} and "
-                       f"{dims_text(b_shape)}")
+        raise invalid_argument(f"Operands' shapes do not match: got {dims_text(a_shape)} and "
+                               f"{dims_text(b_shape)}")
     if np.ndim(thresh) != 0:
-        raise _invalid(f"The magnitude threshold must be a scalar: got shape "
-                       f"{dims_text(np.shape(thresh))}")
+        raise invalid_argument(f"The magnitude threshold must be a scalar: got shape "
+                               f"{dims_text(np.shape(thresh))}")
     positions = np.concatenate([linear_positions(a_indices, a_shape),
                                 linear_positions(b_indices, b_shape)])
     indices = np.concatenate([a_indices, b_indices]).reshape(-1, len(a_shape))
@@ -89,19 +85,19 @@ def _sparse_add_grad(ctx, backprop_val_grad, a_indices, b_indices, sum_indices):
 @kernel("SparseTensorDenseAdd")
 def _sparse_tensor_dense_add(ctx, a_indices, a_values, a_shape, b):
     if len(a_shape) != b.ndim:
-        raise _invalid(f"Dimension mismatch: a_shape has {len(a_shape)} dims but b has "
-                       f"{b.ndim} dims")
+        raise invalid_argument(f"Dimension mismatch: a_shape has {len(a_shape)} dims but b has "
+                               f"{b.ndim} dims")
     for d, (sparse_dim, dense_dim) in enumerate(zip(np.asarray(a_shape).tolist(), b.shape)):
         if sparse_dim != dense_dim:
-            raise _invalid(f"Dimension {d} does not equal (no broadcasting is supported): "
-                           f"sparse side {sparse_dim} vs dense side {dense_dim}")
+            raise invalid_argument(f"Dimension {d} does not equal (no broadcasting is supported): "
+                                   f"sparse side {sparse_dim} vs dense side {dense_dim}")
     out = np.array(b, copy=True)
     if len(a_indices):
         bad = np.any((a_indices < 0) | (a_indices >= np.asarray(a_shape)), axis=1)
         if bad.any():
             i = int(np.argmax(bad))
-            raise _invalid(f"Index {i} is out of bounds: {dims_text(a_indices[i])} not in "
-                           f"{dims_text(a_shape)}")
+            raise invalid_argument(f"Index {i} is out of bounds: {dims_text(a_indices[i])} not in "
+                                   f"{dims_text(a_shape)}")
         np.add.at(out, tuple(np.asarray(a_indices).T), a_values)
     return out
 
@@ -116,27 +112,27 @@ class SparseTensorDenseMatMulKernel:
 
     def compute(self, ctx, a_indices, a_values, a_shape, b):
         if b.ndim != 2:
-            raise _invalid(f"Tensor 'b' is not a matrix: {dims_text(b.shape)}")
+            raise invalid_argument(f"Tensor 'b' is not a matrix: {dims_text(b.shape)}")
         if len(a_shape) != 2:
-            raise _invalid(f"Tensor 'a_shape' is not a vector of 2 elements: "
-                           f"{dims_text(np.shape(a_shape))}")
+            raise invalid_argument(f"Tensor 'a_shape' is not a vector of 2 elements: "
+                                   f"{dims_text(np.shape(a_shape))}")
         if self.adjoint_b:
             b = b.conj().T
         m_col, k_col = (1, 0) if self.adjoint_a else (0, 1)
         out_rows, inner = int(a_shape[m_col]), int(a_shape[k_col])
         if inner != b.shape[0]:
-            raise _invalid(f"Cannot multiply A and B because inner dimension does not match: "
-                           f"{inner} vs. {b.shape[0]}.  Did you forget a transpose?  "
-                           f"Dimensions of A: {dims_text(a_shape)}).  Dimensions of B: "
-                           f"{dims_text(b.shape)}")
+            raise invalid_argument("Cannot multiply A and B because inner dimension does not "
+                                   f"match: {inner} vs. {b.shape[0]}.  Did you forget a "
+                                   f"transpose?  Dimensions of A: {dims_text(a_shape)}).  "
+                                   f"Dimensions of B: {dims_text(b.shape)}")
         indices = np.asarray(a_indices, np.int64)
         rows, cols = indices[:, m_col], indices[:, k_col]
         for name, idx, col, limit in (("k", cols, k_col, inner), ("m", rows, m_col, out_rows)):
             bad = (idx < 0) | (idx >= limit)
             if bad.any():
                 i = int(np.argmax(bad))
-                raise _invalid(f"{name} ({idx[i]}) from index[{i},{col}] out of bounds "
-                               f"(>={limit})")
+                raise invalid_argument(f"{name} ({idx[i]}) from index[{i},{col}] out of bounds "
+                                       f"(>={limit})")
         values = a_values.conj() if self.adjoint_a else a_values
         out = np.zeros((out_rows, b.shape[1]), dtype=np.result_type(a_values, b))
         if len(rows) and out.size:
@@ -158,6 +154,6 @@ class SparseMatMulKernel:
         a = a.T if self.transpose_a else a
         b = b.T if self.transpose_b else b
         if a.shape[1] != b.shape[0]:
-            raise _invalid(f"Matrix size-incompatible: In[0]: {dims_text(a.shape)}, In[1]: "
-                           f"{dims_text(b.shape)}")
+            raise invalid_argument(f"Matrix size-incompatible: In[0]: {dims_text(a.shape)}, In[1]: "
+                                   f"{dims_text(b.shape)}")
         return a @ b

@@ -9,23 +9,19 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 from tensorweave.kernels.sparse_math import linear_positions
 from tensorweave.kernels.sparse_reshape import row_major_order
 
 
-def _invalid(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
-
-
 def _reduced_axes(axes, rank: int) -> np.ndarray:
     axes = np.asarray(axes, np.int64).reshape(-1)
     bad = (axes < -rank) | (axes >= rank)
     if bad.any():
-        raise _invalid(f"Invalid reduction dimension {axes[np.argmax(bad)]}, for input with "
-                       f"{rank} dimensions.")
+        raise invalid_argument(f"Invalid reduction dimension {axes[np.argmax(bad)]}, for input "
+                               f"with {rank} dimensions.")
     return np.unique(axes % rank)
 
 
@@ -47,8 +43,8 @@ class _SparseReduceKernel:
         bad = np.any((grouped < 0) | (grouped >= kept), axis=1)
         if bad.any():
             i = int(np.argmax(bad))
-            raise _invalid(f"Invalid index: {dims_text(input_indices[i])} out of bounds of "
-                           f"{dims_text(shape)}")
+            raise invalid_argument(f"Invalid index: {dims_text(input_indices[i])} out of bounds of "
+                                   f"{dims_text(shape)}")
         pos = linear_positions(grouped, kept)
         out_shape = kept if self.keep_dims else np.delete(shape, axes)
         if self.sparse_output:
@@ -101,8 +97,8 @@ def _sparse_softmax(ctx, sp_indices, sp_values, sp_shape):
     """exp(x - row max) / row sum over each innermost row's stored entries."""
     shape = np.asarray(sp_shape, np.int64)
     if len(shape) < 2:
-        raise _invalid("Input should have rank >= 2, but received shape: "
-                       + ",".join(str(int(d)) for d in shape))
+        raise invalid_argument("Input should have rank >= 2, but received shape: "
+                               + ",".join(str(int(d)) for d in shape))
     if len(sp_values) == 0:
         return sp_values.copy()
     rows = linear_positions(np.asarray(sp_indices)[:, :-1], shape[:-1])
@@ -128,10 +124,10 @@ class _SparseSparseKernel:
             for d, (x, y) in enumerate(zip(np.asarray(a_shape).tolist(),
                                            np.asarray(b_shape).tolist())):
                 if x != y:
-                    raise _invalid(f"Operands' shapes do not match: got {x} and {y} for "
-                                   f"dimension {d}")
-            raise _invalid(f"Operands do not have the same ranks; got shapes: "
-                           f"{dims_text(a_shape)} and {dims_text(b_shape)}")
+                    raise invalid_argument(f"Operands' shapes do not match: got {x} and {y} for "
+                                           f"dimension {d}")
+            raise invalid_argument(f"Operands do not have the same ranks; got shapes: "
+                                   f"{dims_text(a_shape)} and {dims_text(b_shape)}")
         pos = np.concatenate([linear_positions(a_indices, a_shape),
                               linear_positions(b_indices, b_shape)])
         values = np.concatenate([a_values, b_values])
@@ -161,9 +157,9 @@ class _SparseDenseCwiseKernel:
         try:
             full = np.broadcast_to(dense, shape)
         except ValueError:
-            raise _invalid(f"SparseDenseBinaryOpShared broadcasts dense to sparse only; got "
-                           f"incompatible shapes: {dims_text(shape)} vs. "
-                           f"{dims_text(dense.shape)}") from None
+            raise invalid_argument("SparseDenseBinaryOpShared broadcasts dense to sparse only; got "
+                                   f"incompatible shapes: {dims_text(shape)} vs. "
+                                   f"{dims_text(dense.shape)}") from None
         if len(sp_values) == 0:
             return sp_values.copy()
         gathered = full[tuple(np.asarray(sp_indices).T)]

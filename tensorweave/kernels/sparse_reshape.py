@@ -9,13 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
-
-
-def _invalid(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
 
 
 def row_major_order(indices: np.ndarray) -> np.ndarray:
@@ -38,28 +34,29 @@ def _resolve_shape(old: np.ndarray, new: np.ndarray) -> np.ndarray:
     for d, size in enumerate(new.tolist()):   # a shape vector: a handful of entries
         if size == -1:
             if unknown != -1:
-                raise _invalid(f"only one output dimension may be -1, not both {unknown} "
-                               f"and {d}")
+                raise invalid_argument(f"only one output dimension may be -1, not both {unknown} "
+                                       f"and {d}")
             unknown = d
             out[d] = 1
         elif size < 0:
-            raise _invalid(f"size {d} must be non-negative, not {size}")
+            raise invalid_argument(f"size {d} must be non-negative, not {size}")
     dense_size = int(np.prod(old))
     product = int(np.prod(out))
     if unknown != -1:
         if product <= 0:
-            raise _invalid("reshape cannot infer the missing input size for an empty tensor "
-                           "unless all specified input sizes are non-zero")
+            raise invalid_argument("reshape cannot infer the missing input size for an empty "
+                                   "tensor unless all specified input sizes are non-zero")
         missing = dense_size // product
         if missing * product != dense_size:
-            raise _invalid(f"Input to reshape is a SparseTensor with {dense_size} dense values, "
-                           f"but the requested shape requires a multiple of {product}. "
-                           f"input_shape={dims_text(old)} output_shape={dims_text(out)}")
+            raise invalid_argument(f"Input to reshape is a SparseTensor with {dense_size} dense "
+                                   "values, but the requested shape requires a multiple of "
+                                   f"{product}. input_shape={dims_text(old)} "
+                                   f"output_shape={dims_text(out)}")
         out[unknown] = missing
     if int(np.prod(out)) != dense_size:
-        raise _invalid(f"Input to reshape is a tensor with {dense_size} dense values, but the "
-                       f"requested shape has {int(np.prod(out))}. input_shape="
-                       f"{dims_text(old)} output_shape={dims_text(out)}")
+        raise invalid_argument(f"Input to reshape is a tensor with {dense_size} dense values, but "
+                               f"the requested shape has {int(np.prod(out))}. input_shape="
+                               f"{dims_text(old)} output_shape={dims_text(out)}")
     return out
 
 
@@ -69,8 +66,8 @@ def _sparse_reshape(ctx, input_indices, input_shape, new_shape):
     new = _resolve_shape(old, np.asarray(new_shape, np.int64))
     indices = np.asarray(input_indices, np.int64)
     if indices.shape[1] != len(old):
-        raise _invalid(f"Input tensor rank must match input indices shape: rank {len(old)} vs "
-                       f"indices {dims_text(indices.shape)}")
+        raise invalid_argument(f"Input tensor rank must match input indices shape: rank {len(old)} "
+                               f"vs indices {dims_text(indices.shape)}")
     if len(indices) == 0:
         return np.zeros((0, len(new)), np.int64), new
     linear = np.ravel_multi_index(tuple(indices.T), tuple(old)) if len(old) else \
@@ -84,16 +81,17 @@ def _sparse_reshape(ctx, input_indices, input_shape, new_shape):
 def _sparse_fill_empty_rows(ctx, indices, values, dense_shape, default_value):
     indices = np.asarray(indices, np.int64)
     if np.ndim(default_value) != 0:
-        raise _invalid(f"default_value must be a scalar, saw: {list(np.shape(default_value))}")
+        raise invalid_argument("default_value must be a scalar, saw: "
+                               f"{list(np.shape(default_value))}")
     if len(dense_shape) == 0:
-        raise _invalid("dense_shape must be a vector of rank >= 1")
+        raise invalid_argument("dense_shape must be a vector of rank >= 1")
     rows_total = int(dense_shape[0])
     n = len(indices)
     rows = indices[:, 0] if n else np.zeros(0, np.int64)
     bad = (rows < 0) | (rows >= rows_total)
     if bad.any():
         i = int(np.argmax(bad))
-        raise _invalid(f"indices({i}, 0) is invalid: {rows[i]} >= {rows_total}")
+        raise invalid_argument(f"indices({i}, 0) is invalid: {rows[i]} >= {rows_total}")
     counts = np.bincount(rows, minlength=rows_total)
     empty = counts == 0
     row_start = np.concatenate([[0], np.cumsum(np.maximum(counts, 1))])[:rows_total]
@@ -120,8 +118,8 @@ def _sparse_fill_empty_rows_grad(ctx, reverse_index_map, grad_values):
     bad = (reverse < 0) | (reverse >= len(grad_values))
     if bad.any():
         i = int(np.argmax(bad))
-        raise _invalid(f"Elements in reverse index must be in [0, {len(grad_values)}) but got "
-                       f"{reverse[i]}")
+        raise invalid_argument(f"Elements in reverse index must be in [0, {len(grad_values)}) but "
+                               f"got {reverse[i]}")
     d_values = grad_values[reverse]
     d_default = grad_values.sum(dtype=grad_values.dtype) - d_values.sum(dtype=grad_values.dtype)
     return d_values, np.asarray(d_default, dtype=grad_values.dtype)

@@ -9,15 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.kernels.registry import kernel
 from tensorweave.kernels.segment import scatter_rows
 
 _NORMS = {"Sum": None, "Mean": np.asarray, "SqrtN": np.sqrt}
-
-
-def _invalid(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
 
 
 def _first(mask: np.ndarray) -> int | None:
@@ -27,7 +23,7 @@ def _first(mask: np.ndarray) -> int | None:
 def _check_indices(indices: np.ndarray, limit: int, template: str) -> None:
     bad = _first((indices < 0) | (indices >= limit))
     if bad is not None:
-        raise _invalid(template.format(i=bad, v=indices[bad], n=limit))
+        raise invalid_argument(template.format(i=bad, v=indices[bad], n=limit))
 
 
 def _segment_weights(ids: np.ndarray, rows: int, kind: str, dtype) -> np.ndarray | None:
@@ -54,20 +50,20 @@ class _SparseSegmentKernel:
     def compute(self, ctx, data, indices, segment_ids, num_segments=None):
         data, indices, ids = np.asarray(data), np.asarray(indices), np.asarray(segment_ids)
         if len(indices) != len(ids):
-            raise _invalid(f"segment_ids and indices should have same size. segment_ids "
-                           f"shape: [{len(ids)}] indices shape: [{len(indices)}]")
+            raise invalid_argument(f"segment_ids and indices should have same size. segment_ids "
+                                   f"shape: [{len(ids)}] indices shape: [{len(indices)}]")
         rows = int(ids[-1]) + 1 if len(ids) else 0
         if num_segments is not None:
             if len(ids) and int(num_segments) < rows:
-                raise _invalid("segment ids must be < num_segments")
+                raise invalid_argument("segment ids must be < num_segments")
             rows = int(num_segments)
         if rows < 0:
-            raise _invalid("segment ids must be >= 0")
+            raise invalid_argument("segment ids must be >= 0")
         if _first(np.diff(ids) < 0) is not None:
-            raise _invalid("segment ids are not increasing")
+            raise invalid_argument("segment ids are not increasing")
         if len(ids) and ids[0] < 0:
-            raise _invalid(f"Segment id {ids[0]} out of range [0, {rows}), possibly because "
-                           "'segment_ids' input is not sorted.")
+            raise invalid_argument(f"Segment id {ids[0]} out of range [0, {rows}), possibly "
+                                   "because 'segment_ids' input is not sorted.")
         _check_indices(indices, data.shape[0], "Bad: indices[{i}] == {v} out of range [0, {n})")
         out = np.zeros((rows,) + data.shape[1:], dtype=self.dtype)
         if len(ids) and out.size:
@@ -88,7 +84,7 @@ class _SparseSegmentGradKernel:
     def compute(self, ctx, grad, indices, segment_ids, output_dim0):
         grad, indices, ids = np.asarray(grad), np.asarray(indices), np.asarray(segment_ids)
         if len(indices) != len(ids):
-            raise _invalid("segment_ids and indices should have same size.")
+            raise invalid_argument("segment_ids and indices should have same size.")
         rows = int(output_dim0)
         _check_indices(ids, grad.shape[0], "Segment id {v} out of range [0, {n}).")
         _check_indices(indices, rows, "Index {v} out of range [0, {n}).")

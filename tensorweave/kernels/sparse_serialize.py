@@ -8,13 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.kernels.decode import data_type_string
 from tensorweave.kernels.registry import kernel
-
-
-def _invalid(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
 
 
 def _proto_bytes(array: np.ndarray, dtype) -> bytes:
@@ -43,16 +39,17 @@ def _serialize_sparse(ctx, sparse_indices, sparse_values, sparse_shape):
 def _serialize_many_sparse(ctx, sparse_indices, sparse_values, sparse_shape):
     """Row r gets the entries whose first index is r, without that index."""
     if len(sparse_shape) < 2:
-        raise _invalid(f"Rank of input SparseTensor should be > 1, but saw rank: "
-                       f"{len(sparse_shape)}")
+        raise invalid_argument(f"Rank of input SparseTensor should be > 1, but saw rank: "
+                               f"{len(sparse_shape)}")
     rows = int(sparse_shape[0])
     first = sparse_indices[:, 0]
     if np.any(np.diff(first) < 0):
-        raise _invalid("SparseTensor is not sorted by the minibatch dimension (dimension 0)")
+        raise invalid_argument("SparseTensor is not sorted by the minibatch dimension (dimension "
+                               "0)")
     bad = (first < 0) | (first >= rows)
     if bad.any():
-        raise _invalid(f"Index {first[np.argmax(bad)]} out of range [0, {rows}) in the "
-                       "minibatch dimension")
+        raise invalid_argument(f"Index {first[np.argmax(bad)]} out of range [0, {rows}) in the "
+                               "minibatch dimension")
     bounds = np.searchsorted(first, np.arange(rows + 1))
     dtype = ctx.input_dtypes[1].base_dtype
     rest = sparse_indices[:, 1:]
@@ -73,24 +70,26 @@ class DeserializeManySparseKernel:
         from tensorweave.protos.tensor_pb2 import TensorProto
         serialized = np.asarray(serialized_sparse, dtype=object)
         if serialized.ndim != 2 or serialized.shape[1] != 3:
-            raise _invalid(f"Serialized sparse should be a matrix with 3 columns, got shape "
-                           f"{list(serialized.shape)}")
+            raise invalid_argument("Serialized sparse should be a matrix with 3 columns, got shape "
+                                   f"{list(serialized.shape)}")
         if len(serialized) == 0:
-            raise _invalid("Serialized sparse should have non-empty first dimension.")
+            raise invalid_argument("Serialized sparse should have non-empty first dimension.")
         parts = []
         for i, row in enumerate(serialized):   # one proto triple per minibatch row
             protos = [TensorProto.FromString(s) for s in row]
             got = _dtypes.as_dtype(protos[1].dtype)
             if got != self.dtype:
-                raise _invalid(f"Requested SparseTensor of type {data_type_string(self.dtype)} but "
-                               f"SparseTensor[{i}].values.dtype() == {data_type_string(got)}")
+                raise invalid_argument("Requested SparseTensor of type "
+                                       f"{data_type_string(self.dtype)} but "
+                                       f"SparseTensor[{i}].values.dtype() == "
+                                       f"{data_type_string(got)}")
             parts.append([make_ndarray(p) for p in protos])
         rank = len(parts[0][2])
         for i, (_, _, shape) in enumerate(parts):
             if len(shape) != rank:
-                raise _invalid(f"Inconsistent shape across SparseTensors: rank prior to "
-                               f"SparseTensor[{i}] was: {rank} but rank of SparseTensor[{i}] "
-                               f"is: {len(shape)}")
+                raise invalid_argument("Inconsistent shape across SparseTensors: rank prior to "
+                                       f"SparseTensor[{i}] was: {rank} but rank of "
+                                       f"SparseTensor[{i}] is: {len(shape)}")
         counts = [len(p[0]) for p in parts]
         batch = np.repeat(np.arange(len(parts), dtype=np.int64), counts)[:, None]
         stored = np.concatenate([p[0].reshape(-1, rank) for p in parts]).astype(np.int64)

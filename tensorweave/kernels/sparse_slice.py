@@ -8,14 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.kernels.registry import kernel
 from tensorweave.kernels.sparse_math import gather_found
 from tensorweave.kernels.sparse_reshape import row_major_order
-
-
-def _invalid(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
 
 
 def _in_box(indices: np.ndarray, start: np.ndarray, stop: np.ndarray) -> np.ndarray:
@@ -27,10 +23,10 @@ def _sparse_slice(ctx, indices, values, shape, start, size):
     rank = len(shape)
     for what, vec in (("start", start), ("size", size)):
         if np.ndim(vec) != 1 or len(vec) != rank:
-            raise _invalid(f"Expected {what} to be a vector of length {rank} but got length "
-                           f"{np.size(vec)}")
+            raise invalid_argument(f"Expected {what} to be a vector of length {rank} but got "
+                                   f"length {np.size(vec)}")
     if np.any(size < 0):
-        raise _invalid(f"Expected a non-negative size, got {size[np.argmax(size < 0)]}")
+        raise invalid_argument(f"Expected a non-negative size, got {size[np.argmax(size < 0)]}")
     stop = np.minimum(start + size, shape)
     keep = _in_box(indices, start, stop)
     out_shape = np.maximum(stop - start, 0).astype(np.int64)
@@ -41,8 +37,8 @@ def _sparse_slice(ctx, indices, values, shape, start, size):
 def _sparse_slice_grad(ctx, backprop_val_grad, input_indices, input_start, output_indices):
     """Input entry i gets the gradient of the output entry at input_indices[i] - start."""
     if len(output_indices) != len(backprop_val_grad):
-        raise _invalid(f"backprop_val_grad and output_indices should have the same length: "
-                       f"{len(backprop_val_grad)} vs. {len(output_indices)}")
+        raise invalid_argument(f"backprop_val_grad and output_indices should have the same length: "
+                               f"{len(backprop_val_grad)} vs. {len(output_indices)}")
     return gather_found(backprop_val_grad, input_indices - input_start, output_indices)
 
 
@@ -57,12 +53,12 @@ class SparseSplitKernel:
         rank, n = len(shape), self.num_split
         axis = int(split_dim)
         if not -rank <= axis < rank:
-            raise _invalid(f"Input axis should be in range [{-rank}, {rank}), got {axis}")
+            raise invalid_argument(f"Input axis should be in range [{-rank}, {rank}), got {axis}")
         axis %= rank
         dim = int(shape[axis])
         if not 1 <= n <= dim:
-            raise _invalid(f"Input num_split should be between 1 and the splitting dimension "
-                           f"size ({dim}), got {n}")
+            raise invalid_argument("Input num_split should be between 1 and the splitting "
+                                   f"dimension size ({dim}), got {n}")
         base, residual = divmod(dim, n)
         starts = np.arange(n) * base + np.minimum(np.arange(n), residual)
         sizes = base + (np.arange(n) < residual)
@@ -94,16 +90,17 @@ class SparseConcatKernel:
         rank = len(shapes[0])
         axis = self.concat_dim
         if not -rank <= axis < rank:
-            raise _invalid(f"Concat dimension must be in range [{-rank}, {rank}), got {axis}")
+            raise invalid_argument(f"Concat dimension must be in range [{-rank}, {rank}), got "
+                                   f"{axis}")
         axis %= rank
         for k, shape in enumerate(shapes[1:], start=1):
             if len(shape) != rank:
-                raise _invalid(f"Ranks of all input tensors must match: expected {rank} but "
-                               f"got {len(shape)} at position {k}")
+                raise invalid_argument(f"Ranks of all input tensors must match: expected {rank} "
+                                       f"but got {len(shape)} at position {k}")
             for d in range(rank):   # a rank-sized check per input
                 if d != axis and shape[d] != shapes[0][d]:
-                    raise _invalid(f"Input shapes must match: expected {shapes[0][d]} for "
-                                   f"dimension {d} but got {shape[d]} at position {k}")
+                    raise invalid_argument(f"Input shapes must match: expected {shapes[0][d]} for "
+                                           f"dimension {d} but got {shape[d]} at position {k}")
         offsets = np.concatenate([[0], np.cumsum([int(s[axis]) for s in shapes])])
         shifted = []
         for k, ind in enumerate(indices):

@@ -21,13 +21,9 @@ import re
 
 import numpy as np
 
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
-
-
-def _invalid(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
 
 
 def _as_bytes(value) -> bytes:
@@ -37,10 +33,10 @@ def _as_bytes(value) -> bytes:
 def _check_vector_and_scalar(strings, separator, separator_name: str) -> None:
     """TensorFlow's run-time checks: a vector of strings and a scalar separator."""
     if np.ndim(strings) != 1:
-        raise _invalid(f"input must be a vector, got shape: {dims_text(np.shape(strings))}")
+        raise invalid_argument(f"input must be a vector, got shape: {dims_text(np.shape(strings))}")
     if np.ndim(separator) != 0:
-        raise _invalid(f"{separator_name} must be a scalar, got shape: "
-                       f"{dims_text(np.shape(separator))}")
+        raise invalid_argument(f"{separator_name} must be a scalar, got shape: "
+                               f"{dims_text(np.shape(separator))}")
 
 
 def _sparse_parts(token_lists):

@@ -16,15 +16,12 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 
 _FLOATS = _dtypes.FLOATING
 _FILL_FLAGS = " +-0#"
-
-
-def _bad(msg: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, msg)
 
 
 def _flat(strings) -> np.ndarray:
@@ -55,14 +52,14 @@ class AsStringKernel:
         a = ctx.attrs
         dtype = a["T"]
         if a["scientific"] and a["shortest"]:
-            raise _bad("Cannot select both scientific and shortest notation")
+            raise invalid_argument("Cannot select both scientific and shortest notation")
         fill = a["fill"]
         if len(fill) > 1:
-            raise _bad("Fill string must be one or fewer characters")
+            raise invalid_argument("Fill string must be one or fewer characters")
         if fill and fill not in _FILL_FLAGS:
-            raise _bad(f'Fill argument not supported: "{fill}"')
+            raise invalid_argument(f'Fill argument not supported: "{fill}"')
         if a["precision"] > -1 and dtype not in _FLOATS | _dtypes.COMPLEX:
-            raise _bad(f"precision not supported for datatype {dtype.name}")
+            raise invalid_argument(f"precision not supported for datatype {dtype.name}")
         spec = fill + (str(a["width"]) if a["width"] > -1 else "") + \
             (f".{a['precision']}" if a["precision"] > -1 else "")
         self.dtype = dtype
@@ -110,8 +107,8 @@ class StringJoinKernel:
             if s == ():
                 continue
             if shape and s != shape:
-                raise _bad(f"Input shapes do not match: {dims_text(shape)} vs. "
-                           f"{dims_text(s)}")
+                raise invalid_argument(f"Input shapes do not match: {dims_text(shape)} vs. "
+                                       f"{dims_text(s)}")
             shape = s
         columns = [_flat(np.broadcast_to(np.asarray(v, dtype=object), shape)) for v in inputs]
         size = int(np.prod(shape, dtype=np.int64))
@@ -138,7 +135,7 @@ class ReduceJoinKernel:
                     None, None, f"Invalid reduction dimension {axis} for input with {rank} "
                     "dimension(s)")
             if axis % rank in axes:
-                raise _bad(f"Duplicate reduction dimension {axis}")
+                raise invalid_argument(f"Duplicate reduction dimension {axis}")
             axes.append(axis % rank)
         kept = [i for i in range(rank) if i not in axes]
         out_shape = tuple(array.shape[i] for i in kept)
@@ -177,7 +174,8 @@ class _CaseKernel:
     def __init__(self, ctx):
         encoding = ctx.attrs["encoding"]
         if encoding not in ("", "utf-8"):
-            raise _bad(f"only utf-8 or '' (no encoding) is supported, received {encoding}")
+            raise invalid_argument("only utf-8 or '' (no encoding) is supported, received "
+                                   f"{encoding}")
         self.utf8 = encoding == "utf-8"
 
     def compute(self, ctx, strings):
@@ -217,13 +215,13 @@ class SubstrKernel:
 
     def compute(self, ctx, strings, pos, length):
         if np.shape(pos) != np.shape(length):
-            raise _bad(f"pos and len should have same shape: {dims_text(np.shape(pos))} vs. "
-                       f"{dims_text(np.shape(length))}")
+            raise invalid_argument("pos and len should have same shape: "
+                                   f"{dims_text(np.shape(pos))} vs. {dims_text(np.shape(length))}")
         try:
             shape = np.broadcast_shapes(np.shape(strings), np.shape(pos))
         except ValueError:
-            raise _bad(f"Incompatible shapes: {dims_text(np.shape(strings))} vs. "
-                       f"{dims_text(np.shape(pos))}") from None
+            raise invalid_argument(f"Incompatible shapes: {dims_text(np.shape(strings))} vs. "
+                                   f"{dims_text(np.shape(pos))}") from None
         flat_s = _flat(np.broadcast_to(np.asarray(strings, dtype=object), shape))
         flat_p = np.broadcast_to(pos, shape).reshape(-1).tolist()
         flat_n = np.broadcast_to(length, shape).reshape(-1).tolist()
@@ -233,7 +231,8 @@ class SubstrKernel:
             size = len(starts) - 1 if self.utf8 else len(s)
             start = p + size if p < 0 else p
             if not 0 <= start <= size:
-                raise _bad(f"pos {p} out of range for string b'{_shown(s)}' at index {i}")
+                raise invalid_argument(f"pos {p} out of range for string b'{_shown(s)}' at index "
+                                       f"{i}")
             end = size if n < 0 else min(size, start + n)
             out.append(s[starts[start]:starts[end]] if self.utf8 else s[start:end])
         return _strings(out, shape)
@@ -245,7 +244,7 @@ def _compile(pattern: str):
     try:
         return re.compile(pattern)
     except re.error as e:
-        raise _bad(f"Invalid pattern: {pattern}, error: {e}") from None
+        raise invalid_argument(f"Invalid pattern: {pattern}, error: {e}") from None
 
 
 def _scalar_text(value) -> str:

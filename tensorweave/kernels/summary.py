@@ -18,17 +18,13 @@ import zlib
 
 import numpy as np
 
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.graph_io import ndarray_to_tensor_proto
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 from tensorweave.protos import summary_pb2
 
 _DBL_MAX = sys.float_info.max
-
-
-def _invalid(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
 
 
 def _as_summary_output(summary: summary_pb2.Summary) -> np.ndarray:
@@ -42,7 +38,7 @@ def _text(value) -> str:
 def _scalar_tag(tag, message: str) -> str:
     tag = np.asarray(tag)
     if tag.ndim != 0:
-        raise _invalid(message)
+        raise invalid_argument(message)
     return _text(tag[()])
 
 
@@ -57,8 +53,8 @@ def _scalar_summary(ctx, tags, values):
     tags, values = np.asarray(tags), np.asarray(values)
     if tags.shape != values.shape:
         single = f" (tag '{_text(tags[()])}')" if tags.ndim == 0 else ""
-        raise _invalid(f"tags and values are not the same shape: {dims_text(tags.shape)} "
-                       f"!= {dims_text(values.shape)}{single}")
+        raise invalid_argument(f"tags and values are not the same shape: {dims_text(tags.shape)} "
+                               f"!= {dims_text(values.shape)}{single}")
     summary = summary_pb2.Summary()
     for tag, value in zip(tags.reshape(-1), values.reshape(-1).astype(np.float64)):
         summary.value.add(tag=_text(tag), simple_value=float(value))
@@ -135,8 +131,8 @@ def _histogram_summary(ctx, tag, values):
     if finite is not None and not finite.all():
         first = values.reshape(-1)[np.argmin(finite.reshape(-1))]
         if np.isnan(first):
-            raise _invalid(f"Nan in summary histogram for: {ctx.node_name}")
-        raise _invalid(f"Infinity in Histogram for: {ctx.node_name}")
+            raise invalid_argument(f"Nan in summary histogram for: {ctx.node_name}")
+        raise invalid_argument(f"Infinity in Histogram for: {ctx.node_name}")
     summary = summary_pb2.Summary()
     summary.value.add(tag=tag).histo.CopyFrom(histogram_proto(values))
     return _as_summary_output(summary)
@@ -197,12 +193,12 @@ class ImageSummaryKernel:
         tag = _scalar_tag(tag, "Tags must be a scalar")
         images = np.asarray(images)
         if images.ndim != 4 or images.shape[-1] not in _PNG_COLOR_TYPES:
-            raise _invalid(f"Tensor must be 4-D with last dim 1, 3, or 4, not "
-                           f"{dims_text(images.shape)}")
+            raise invalid_argument(f"Tensor must be 4-D with last dim 1, 3, or 4, not "
+                                   f"{dims_text(images.shape)}")
         channels = images.shape[-1]
         if images.dtype != np.uint8 and self.bad_color.size < channels:
-            raise _invalid(f"bad_color must have at least {channels} values, got "
-                           f"{self.bad_color.size}")
+            raise invalid_argument(f"bad_color must have at least {channels} values, got "
+                                   f"{self.bad_color.size}")
         summary = summary_pb2.Summary()
         for i in range(min(self.max_images, images.shape[0])):
             img = images[i]
@@ -239,13 +235,13 @@ class AudioSummaryKernel:
         tag = _scalar_tag(tag, "Tag must be a scalar")
         rate = np.asarray(sample_rate)
         if rate.size != 1:
-            raise _invalid("sample_rate must be rank-0 or contain a single value")
+            raise invalid_argument("sample_rate must be rank-0 or contain a single value")
         rate = float(rate.reshape(-1)[0])
         if not rate > 0:
-            raise _invalid("sample_rate must be > 0")
+            raise invalid_argument("sample_rate must be > 0")
         clips = np.asarray(clips, np.float32)
         if clips.ndim not in (2, 3):
-            raise _invalid(f"Tensor must be 3-D or 2-D, got: {dims_text(clips.shape)}")
+            raise invalid_argument(f"Tensor must be 3-D or 2-D, got: {dims_text(clips.shape)}")
         if clips.ndim == 2:
             clips = clips[:, :, None]
         summary = summary_pb2.Summary()
@@ -286,11 +282,12 @@ def _merge_summary(ctx, *inputs):
             try:
                 part.ParseFromString(item)
             except Exception:  # noqa: BLE001 - protobuf's DecodeError, or not bytes at all
-                raise _invalid("Could not parse one of the summary inputs") from None
+                raise invalid_argument("Could not parse one of the summary inputs") from None
             for value in part.value:
                 if value.tag:  # untagged values (old TensorSummary ops) may repeat
                     if value.tag in seen:
-                        raise _invalid(f"Duplicate tag {value.tag} found in summary inputs ")
+                        raise invalid_argument(f"Duplicate tag {value.tag} found in summary "
+                                               "inputs ")
                     seen.add(value.tag)
             parts.append(item)
     return np.array(b"".join(parts), dtype=object)

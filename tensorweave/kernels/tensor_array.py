@@ -14,6 +14,7 @@ import threading
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 
@@ -38,10 +39,6 @@ def _defined(shape) -> bool:
     return shape is not None and None not in shape
 
 
-def _invalid(msg):
-    return errors.InvalidArgumentError(None, None, msg)
-
-
 class TensorArrayState:
     """One array's elements and flags; `lock` serializes ops of parallel loop iterations."""
 
@@ -61,62 +58,62 @@ class TensorArrayState:
 
     def check_open(self):
         if self.closed:
-            raise _invalid(f"TensorArray {self.name} has already been closed.")
+            raise invalid_argument(f"TensorArray {self.name} has already been closed.")
 
     def grow_to(self, size: int):
         """Resizes a dynamic array so that `size` elements fit."""
         if size > len(self.values):
             if self.size_fixed:
-                raise _invalid(f"TensorArray {self.name}: Could not resize to size {size} "
-                               "because its size has been marked fixed (a gradient of it was "
-                               "requested).")
+                raise invalid_argument(f"TensorArray {self.name}: Could not resize to size {size} "
+                                       "because its size has been marked fixed (a gradient of it "
+                                       "was requested).")
             self.values.extend([None] * (size - len(self.values)))
 
     def write(self, index: int, value) -> None:
         name = self.name
         if index < 0 or index >= len(self.values):
             if index < 0 or not self.dynamic_size:
-                raise _invalid(f"TensorArray {name}: Tried to write to index {index} but array "
-                               f"is not resizeable and size is: {len(self.values)}")
+                raise invalid_argument(f"TensorArray {name}: Tried to write to index {index} but "
+                                       f"array is not resizeable and size is: {len(self.values)}")
             self.grow_to(index + 1)
         shape = value.shape
         if not _compatible(shape, self.element_shape):
-            raise _invalid(f"TensorArray {name}: Could not write to TensorArray index {index} "
-                           f"because the value shape is {dims_text(shape)} which is incompatible "
-                           f"with the TensorArray's inferred element shape: "
-                           f"{dims_text(self.element_shape, '<unknown>')} (consider setting "
-                           "infer_shape=False).")
+            raise invalid_argument(f"TensorArray {name}: Could not write to TensorArray index "
+                                   f"{index} because the value shape is {dims_text(shape)} which "
+                                   "is incompatible with the TensorArray's inferred element shape: "
+                                   f"{dims_text(self.element_shape, '<unknown>')} (consider "
+                                   "setting infer_shape=False).")
         if self.identical_shapes:
             self.element_shape = shape
         old = self.values[index]
         if old is None:
             self.values[index] = value
         elif not self.aggregate:
-            raise _invalid(f"TensorArray {name}: Could not write to TensorArray index {index} "
-                           "because it has already been written to.")
+            raise invalid_argument(f"TensorArray {name}: Could not write to TensorArray index "
+                                   f"{index} because it has already been written to.")
         elif old is _CLEARED:
-            raise _invalid(f"TensorArray {name}: Could not aggregate to TensorArray index "
-                           f"{index} because it has already been read.")
+            raise invalid_argument(f"TensorArray {name}: Could not aggregate to TensorArray index "
+                                   f"{index} because it has already been read.")
         elif old.shape != shape:
-            raise _invalid(f"TensorArray {name}: Could not aggregate to TensorArray index "
-                           f"{index} because the existing shape is {dims_text(old.shape)} but the "
-                           f"new input shape is {dims_text(shape)}.")
+            raise invalid_argument(f"TensorArray {name}: Could not aggregate to TensorArray index "
+                                   f"{index} because the existing shape is {dims_text(old.shape)} "
+                                   f"but the new input shape is {dims_text(shape)}.")
         else:
             self.values[index] = old + value
 
     def read(self, index: int, xp):
         """Element `index`; zeros if it was never written but its shape is known."""
         if index < 0 or index >= len(self.values):
-            raise _invalid(f"Tried to read from index {index} but array size is: "
-                           f"{len(self.values)}")
+            raise invalid_argument(f"Tried to read from index {index} but array size is: "
+                                   f"{len(self.values)}")
         value = self.values[index]
         if value is _CLEARED:
-            raise _invalid(f"TensorArray {self.name}: Could not read index {index} twice "
-                           "because it was cleared after a previous read (perhaps try setting "
-                           "clear_after_read = false?).")
+            raise invalid_argument(f"TensorArray {self.name}: Could not read index {index} twice "
+                                   "because it was cleared after a previous read (perhaps try "
+                                   "setting clear_after_read = false?).")
         if value is None:
             if not _defined(self.element_shape):
-                raise _invalid(
+                raise invalid_argument(
                     f"TensorArray {self.name}: Could not read from TensorArray index {index}."
                     f"  Furthermore, the element shape is not fully defined: "
                     f"{dims_text(self.element_shape, '<unknown>')}.  It is possible you are "
@@ -139,8 +136,8 @@ def _lookup(step, handle, dtype=None) -> TensorArrayState:
                                    f"{handle[1].decode()})") from None
     ta.check_open()
     if dtype is not None and dtype != ta.dtype:
-        raise _invalid(f"TensorArray dtype is {np.dtype(ta.dtype).name} but Op requested "
-                       f"dtype {np.dtype(dtype).name}.")
+        raise invalid_argument(f"TensorArray dtype is {np.dtype(ta.dtype).name} but Op requested "
+                               f"dtype {np.dtype(dtype).name}.")
     return ta
 
 
@@ -167,7 +164,7 @@ class TensorArrayKernel:
     def compute(self, ctx, step, size):
         size = int(size)
         if size < 0:
-            raise _invalid(f"Size should be >= 0, got: {size}")
+            raise invalid_argument(f"Size should be >= 0, got: {size}")
         ta = TensorArrayState(f"{self.prefix}_{next(_ids)}", self.args[0], size, *self.args[1:])
         return _new_handle(step, ta), _FLOW
 
@@ -231,8 +228,9 @@ def _stack(ta, values, element_shape, xp, what):
     first = values[0].shape
     for i, v in enumerate(values):
         if v.shape != first:
-            raise _invalid(f"TensorArray has inconsistent shapes.  Index 0 has shape: "
-                           f"{dims_text(first)} but index {i} has shape: {dims_text(v.shape)}")
+            raise invalid_argument("TensorArray has inconsistent shapes.  Index 0 has shape: "
+                                   f"{dims_text(first)} but index {i} has shape: "
+                                   f"{dims_text(v.shape)}")
     return xp.stack(values)
 
 
@@ -256,16 +254,16 @@ class TensorArrayScatterKernel(_TypedKernel):
         indices = np.ravel(indices)
         value = ctx.xp.asarray(value)
         if value.ndim == 0 or value.shape[0] != indices.size:
-            raise _invalid(f"Expected len(indices) == values.shape[0], but saw: "
-                           f"{indices.size} vs. {value.shape[0] if value.ndim else 0}")
+            raise invalid_argument(f"Expected len(indices) == values.shape[0], but saw: "
+                                   f"{indices.size} vs. {value.shape[0] if value.ndim else 0}")
         with ta.lock:
             if indices.size:
                 top = int(indices.max())
                 if ta.dynamic_size:
                     ta.grow_to(top + 1)
                 elif top >= len(ta.values):
-                    raise _invalid(f"Max scatter index must be < array size ({top} vs. "
-                                   f"{len(ta.values)})")
+                    raise invalid_argument(f"Max scatter index must be < array size ({top} vs. "
+                                           f"{len(ta.values)})")
             for i, index in enumerate(indices):
                 ta.write(int(index), value[i])
         return flow
@@ -291,13 +289,13 @@ class TensorArrayConcatKernel(_TypedKernel):
             return xp.zeros((0,) + self.except0, ta.dtype), np.zeros(0, np.int64)
         for i, v in enumerate(values):
             if v.ndim == 0:
-                raise _invalid(f"Concat saw a scalar shape at index {i} but requires at least "
-                               "vectors.  Did you mean to call stack?")
+                raise invalid_argument(f"Concat saw a scalar shape at index {i} but requires at "
+                                       "least vectors.  Did you mean to call stack?")
             if v.shape[1:] != values[0].shape[1:]:
-                raise _invalid(f"TensorArray has inconsistent shapes.  Index 0 has (excepting "
-                               f"dimension 0) shape: {dims_text(values[0].shape[1:])} but "
-                               f"index {i} has (excepting dimension 0) shape: "
-                               f"{dims_text(v.shape[1:])}")
+                raise invalid_argument("TensorArray has inconsistent shapes.  Index 0 has "
+                                       "(excepting dimension 0) shape: "
+                                       f"{dims_text(values[0].shape[1:])} but index {i} has "
+                                       f"(excepting dimension 0) shape: {dims_text(v.shape[1:])}")
         lengths = np.array([v.shape[0] for v in values], np.int64)
         return xp.concatenate(values), lengths
 
@@ -309,17 +307,18 @@ class TensorArraySplitKernel(_TypedKernel):
         value = ctx.xp.asarray(value)
         lengths = np.ravel(lengths).astype(np.int64)
         if value.ndim == 0:
-            raise _invalid("Expected value to be at least a vector, but received shape: []")
+            raise invalid_argument("Expected value to be at least a vector, but received shape: []")
         total = int(lengths.sum())
         if total != value.shape[0]:
-            raise _invalid(f"Expected sum of lengths to be equal to values.shape[0], but sum "
-                           f"of lengths is {total} and value's shape is: {dims_text(value.shape)}")
+            raise invalid_argument("Expected sum of lengths to be equal to values.shape[0], but "
+                                   f"sum of lengths is {total} and value's shape is: "
+                                   f"{dims_text(value.shape)}")
         with ta.lock:
             if len(ta.values) != lengths.size:
                 if not ta.dynamic_size:
-                    raise _invalid(f"TensorArray's size is not equal to the size of lengths "
-                                   f"({len(ta.values)} vs. {lengths.size}), and the "
-                                   "TensorArray is not marked as dynamically resizeable")
+                    raise invalid_argument("TensorArray's size is not equal to the size of lengths "
+                                           f"({len(ta.values)} vs. {lengths.size}), and the "
+                                           "TensorArray is not marked as dynamically resizeable")
                 ta.grow_to(lengths.size)
             start = 0
             for i, n in enumerate(lengths):

@@ -22,7 +22,7 @@ import threading
 import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.op_def import OP_REGISTRY
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels import intra_op
@@ -58,10 +58,6 @@ def update_splits(node) -> bool:
     runs in chunks over the intra-op threads: read by the cost model, which then keeps the
     node inline as it does BLAS kernels."""
     return loop_input(node, PARALLEL_SIZE)
-
-
-def invalid(message: str) -> errors.InvalidArgumentError:
-    return errors.InvalidArgumentError(None, None, message)
 
 
 # --- the update formulas (in place on the arrays passed) ---------------------------------------
@@ -344,20 +340,20 @@ class ApplyKernel:
         var = values[0]
         for i in roles.refs[1:]:
             if values[i].shape != var.shape:
-                raise invalid(f"var and {roles.names[i]} do not have the same shape"
-                              f"{dims_text(var.shape)} {dims_text(values[i].shape)}")
+                raise invalid_argument(f"var and {roles.names[i]} do not have the same shape"
+                                       f"{dims_text(var.shape)} {dims_text(values[i].shape)}")
         for i in roles.scalars:
             if np.ndim(values[i]) != 0:
-                raise invalid(f"{roles.names[i]} is not a scalar: "
-                              f"{dims_text(np.shape(values[i]))}")
+                raise invalid_argument(f"{roles.names[i]} is not a scalar: "
+                                       f"{dims_text(np.shape(values[i]))}")
         return values
 
     def compute(self, ctx, *inputs):
         values = self._values(inputs)
         g = self.roles.grad
         if np.shape(values[g]) != values[0].shape:
-            raise invalid(f"var and {self.roles.names[g]} do not have the same shape"
-                          f"{dims_text(values[0].shape)} {dims_text(np.shape(values[g]))}")
+            raise invalid_argument(f"var and {self.roles.names[g]} do not have the same shape"
+                                   f"{dims_text(values[0].shape)} {dims_text(np.shape(values[g]))}")
         if self.locking:
             with _locked([inputs[i] for i in self.roles.refs]):
                 self._run(values)
@@ -427,7 +423,7 @@ class SparseApplyKernel(ApplyKernel):
         bad = (indices < 0) | (indices >= var.shape[0])
         if bad.any():
             i = int(np.argmax(bad))
-            raise invalid(f"Index {indices[i]} at offset {i} in indices is out of range")
+            raise invalid_argument(f"Index {indices[i]} at offset {i} in indices is out of range")
         with _locked([inputs[i] for i in roles.refs]) if self.locking else \
                 contextlib.nullcontext():
             if np.unique(indices).size == indices.size:
@@ -439,14 +435,14 @@ class SparseApplyKernel(ApplyKernel):
 
     def _check(self, var, grad_shape, indices_shape) -> None:
         if var.ndim < 1:
-            raise invalid("var must be at least 1 dimensional")
+            raise invalid_argument("var must be at least 1 dimensional")
         if len(indices_shape) != 1:
-            raise invalid("indices must be one-dimensional")
+            raise invalid_argument("indices must be one-dimensional")
         for d in range(1, var.ndim):
             if len(grad_shape) != var.ndim or grad_shape[d] != var.shape[d]:
-                raise invalid(f"var and grad must match in dimension {d}")
+                raise invalid_argument(f"var and grad must match in dimension {d}")
         if len(grad_shape) < 1 or grad_shape[0] != indices_shape[0]:
-            raise invalid("grad must be the same size as indices in the first dimension.")
+            raise invalid_argument("grad must be the same size as indices in the first dimension.")
 
     def _update_rows(self, values, rows, grad) -> None:
         roles = self.roles

@@ -14,9 +14,10 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
-from tensorweave.kernels.training import ApplyKernel, SparseApplyKernel, invalid
+from tensorweave.kernels.training import ApplyKernel, SparseApplyKernel
 from tensorweave.runtime.executor.values import deref
 
 
@@ -83,12 +84,12 @@ class _Checks:
         var = values[0]
         for i in roles.refs[1:]:
             if values[i].shape != var.shape:
-                raise invalid("var and accum do not have the same shape"
-                              f"{dims_text(var.shape)} {dims_text(values[i].shape)}")
+                raise invalid_argument("var and accum do not have the same shape"
+                                       f"{dims_text(var.shape)} {dims_text(values[i].shape)}")
         for i in roles.scalars:
             message, valid = self.rules[roles.names[i]]
             if np.ndim(values[i]) != 0 or (valid is not None and not valid(values[i])):
-                raise invalid(f"{message}: {dims_text(np.shape(values[i]))}")
+                raise invalid_argument(f"{message}: {dims_text(np.shape(values[i]))}")
         return values
 
 
@@ -98,7 +99,7 @@ class _SparseChecks(_Checks):
     def _check(self, var, grad_shape, indices_shape) -> None:
         super()._check(var, grad_shape, indices_shape)
         if var.ndim > 1 and np.prod(var.shape[1:]) == 0:
-            raise invalid("Inner dimension should be greater than zero.")
+            raise invalid_argument("Inner dimension should be greater than zero.")
 
 
 _FLOAT32_64 = (_dtypes.float32, _dtypes.float64)   # TensorFlow's CPU kernels of these ops
