@@ -8,7 +8,7 @@ merge: new entries first (the last of repeated keys first), then the old, dedupl
 np.unique keeping each key's first occurrence. An initializable table (HashTableV2) starts
 uninitialized and is filled once; initializing it again with the same entries is a no-op, with
 others an error, as in TensorFlow. A mutable table (MutableHashTableV2) starts empty and takes
-inserts and imports.
+inserts, removes and imports. MutableDenseHashTableV2's table is in kernels/dense_hash_table.py.
 """
 from __future__ import annotations
 
@@ -103,6 +103,12 @@ class TableResource:
                 np.concatenate([self._keys, keys.reshape(-1)]),
                 np.concatenate([self._values, values.reshape(-1)]))
 
+    def remove(self, keys: np.ndarray) -> None:
+        """Drops the given keys; keys not in the table are ignored."""
+        with self._lock:
+            keep = ~np.isin(self._keys, keys.reshape(-1))
+            self._keys, self._values = self._keys[keep], self._values[keep]
+
     def import_values(self, keys: np.ndarray, values: np.ndarray) -> None:
         """Replaces the whole contents."""
         self._check_values(keys, values)
@@ -135,6 +141,10 @@ class InitializableTableResource(TableResource):
     def insert(self, keys, values):
         raise errors.UnimplementedError(
             None, None, "Insert not supported by InitializableLookupTable implementations")
+
+    def remove(self, keys):
+        raise errors.UnimplementedError(
+            None, None, "Remove not supported by InitializableLookupTable implementations")
 
     def initialize(self, keys: np.ndarray, values: np.ndarray) -> None:
         """Fills the table; again with the same entries is a no-op, with others an error."""
@@ -260,15 +270,18 @@ class _TableOpKernel:
             self.shared_name = ctx.node_name
         self.handle = None
 
+    def _lookup_or_create(self, ctx, create):
+        """The node's table from the ResourceMgr, made by `create(name)` the first time."""
+        name = self.shared_name or f"_{next(_private_ids)}_{ctx.node_name}"
+        return ctx.resources.lookup_or_create(self.container, name, lambda: create(name))
+
     def compute(self, ctx):
         if self.handle is None:
-            name = self.shared_name or f"_{next(_private_ids)}_{ctx.node_name}"
             attrs = ctx.attrs
-            table = ctx.resources.lookup_or_create(
-                self.container, name, lambda: self.resource_type(
+            self.handle = resource_handle(self._lookup_or_create(
+                ctx, lambda name: self.resource_type(
                     name, self.container or "localhost", attrs["key_dtype"],
-                    attrs["value_dtype"]))
-            self.handle = resource_handle(table)
+                    attrs["value_dtype"])))
         return self.handle
 
 
@@ -338,6 +351,13 @@ def _lookup_table_find(ctx, handle, keys, default_value):
 @kernel("LookupTableInsertV2")
 def _lookup_table_insert(ctx, handle, keys, values):
     _table(ctx, handle, "resource, {0}, {1}->").insert(np.asarray(keys), np.asarray(values))
+
+
+@kernel("LookupTableRemoveV2")
+def _lookup_table_remove(ctx, handle, keys):
+    table = resource_of(handle)
+    table.check_signature(ctx.attrs["Tin"], table.value_dtype, "resource, {0}->")
+    table.remove(np.asarray(keys))
 
 
 @kernel("LookupTableSizeV2")

@@ -1,9 +1,10 @@
 """Lookup-table ops: hash tables as resources, their initializers, finds, inserts and exports.
 
 The ops are TensorFlow's resource-handle forms (HashTableV2, MutableHashTableV2,
-LookupTableFindV2, ...), so graphs import by name. A table op outputs a `resource` handle; the
-table itself lives in the device's ResourceMgr (kernels/lookup.py), shared by every node that
-names the same `shared_name`. The tf.lookup classes (tensorweave/lookup/) build on these ops;
+MutableDenseHashTableV2, LookupTableFindV2, LookupTableRemoveV2, ...), so graphs import by name.
+A table op outputs a `resource` handle; the table itself lives in the device's ResourceMgr
+(kernels/lookup.py, kernels/dense_hash_table.py), shared by every node that names the same
+`shared_name`. The tf.lookup classes (tensorweave/lookup/) build on these ops;
 `tables_initializer` groups the TABLE_INITIALIZERS collection. No op is differentiable: tables
 map keys to stored values.
 """
@@ -32,13 +33,33 @@ def _init_shape(ctx):
     return []
 
 
+def _dense_table(ctx):
+    """The MutableDenseHashTableV2 op whose handle is input 0, else None (TensorFlow reads
+    the same facts from the handle's shape data)."""
+    op = getattr(ctx.inputs[0], "op", None)
+    return op if op is not None and op.type == "MutableDenseHashTableV2" else None
+
+
 def _find_shape(ctx):
-    """One value per key when the default is one scalar (tables of scalar values)."""
+    """One value per key: the keys' shape, then a dense table's value_shape; for other
+    tables known only when the default is one scalar (tables of scalar values)."""
+    table = _dense_table(ctx)
+    if table is not None:
+        return ctx.input_shape(1).concatenate(_ts.as_shape(table.get_attr("value_shape")))
     default = ctx.input_shape(2)
     return ctx.input_shape(1) if default.ndims == 0 else _ts.unknown_shape()
 
 
+def _dense_table_shape(ctx):
+    """MutableDenseHashTableV2: a scalar handle; the two marker keys have one shape."""
+    ctx.input_shape(0).merge_with(ctx.input_shape(1))
+    return _ts.TensorShape([])
+
+
 def _export_shape(ctx):
+    """Keys are a vector, except a dense table's raw buckets (shapes unknown, as in TF)."""
+    if _dense_table(ctx) is not None:
+        return [_ts.unknown_shape(), _ts.unknown_shape()]
     return [_ts.TensorShape([None]), _ts.unknown_shape()]
 
 
@@ -50,6 +71,18 @@ MutableHashTableV2 = define_op(
     "MutableHashTableV2", outputs=["table_handle: resource"], attrs=_TABLE_ATTRS,
     shape_fn=scalar, is_stateful=True, not_differentiable=True,
     doc="An empty hash table that LookupTableInsertV2 fills.")
+MutableDenseHashTableV2 = define_op(
+    "MutableDenseHashTableV2", inputs=["empty_key: key_dtype", "deleted_key: key_dtype"],
+    outputs=["table_handle: resource"],
+    attrs=_TABLE_ATTRS + [Attr("value_shape", "shape", _ts.TensorShape([])),
+                          Attr("initial_num_buckets", "int", 131072),
+                          Attr("max_load_factor", "float", 0.8)],
+    shape_fn=_dense_table_shape, is_stateful=True, not_differentiable=True,
+    doc="An empty open-addressing hash table; empty_key and deleted_key mark free buckets.")
+LookupTableRemoveV2 = define_op(
+    "LookupTableRemoveV2", inputs=["table_handle: resource", "keys: Tin"],
+    attrs=[TypeAttr("Tin")], shape_fn=_no_outputs, is_stateful=True, not_differentiable=True,
+    doc="Removes keys from a mutable table; keys not in it are ignored.")
 InitializeTableV2 = define_op(
     "InitializeTableV2", inputs=["table_handle: resource", "keys: Tkey", "values: Tval"],
     attrs=[TypeAttr("Tkey"), TypeAttr("Tval")], shape_fn=_init_shape, is_stateful=True,

@@ -20,6 +20,9 @@ offset), so the checkpoint and the op order do not depend on dict order. With
 the save tensor and each device's Assigns are grouped in a `restore_shard` NoOp. Every Assign
 waits for every RestoreV2 (which verifies all its data first), so a damaged checkpoint assigns
 nothing; `restore_sequentially` trades that for one tensor in memory at a time.
+
+A SaveableObject (e.g. a DenseHashTable's, from the SAVEABLE_OBJECTS collection) is saved as its
+specs' tensors under their own names and restored by its `restore` op instead of Assigns.
 """
 from __future__ import annotations
 
@@ -33,7 +36,8 @@ from tensorweave.framework.scopes import colocate_with, control_dependencies, de
 from tensorweave.ops import io_ops, state_ops
 from tensorweave.protos import saver_pb2
 
-__all__ = ["BaseSaverBuilder", "BulkSaverBuilder", "SaveSpec", "op_list_to_dict"]
+__all__ = ["BaseSaverBuilder", "BulkSaverBuilder", "SaveSpec", "SaveableObject",
+           "op_list_to_dict"]
 
 
 @dataclass
@@ -46,6 +50,7 @@ class SaveSpec:
     dtype: _dtypes.DType
     shape: _ts.TensorShape
     slice_info: object = None
+    saveable: object = None     # the SaveableObject that restores this tensor, if any
 
     @property
     def device(self) -> str:
@@ -62,6 +67,20 @@ class SaveSpec:
         if self.slice_info is None:
             return self.shape
         return _ts.TensorShape(self.slice_info.full_shape)
+
+
+class SaveableObject:
+    """Something a Saver saves as tensors and restores with its own ops (TF's SaveableObject):
+    `specs` are the SaveSpecs of the tensors to save (read when the save op runs), `restore`
+    builds the op that takes the restored tensors back, in the order of `specs`."""
+
+    def __init__(self, op, specs: list, name: str):
+        self.op = op
+        self.specs = specs
+        self.name = name
+
+    def restore(self, restored_tensors, restored_shapes=None):
+        raise NotImplementedError
 
 
 def _ref_of(var):
@@ -86,6 +105,8 @@ def _slice_info(var):
 
 def _sort_key(var) -> str:
     from tensorweave.ops.sliced_variables import PartitionedVariable
+    if isinstance(var, SaveableObject):
+        return var.name
     return var.name if isinstance(var, PartitionedVariable) else _ref_of(var).op.name
 
 
@@ -104,6 +125,11 @@ def op_list_to_dict(op_list, convert_variable_to_tensor=True) -> dict:
         raise TypeError(f"Variables to save should be passed in a dict or a list: {op_list}")
     out: dict = {}
     for var in sorted(op_list, key=_sort_key):
+        if isinstance(var, SaveableObject):
+            if var.name in out:
+                raise ValueError(f"At least two variables have the same name: {var.name}")
+            out[var.name] = var
+            continue
         info = _slice_info(var)
         if info is not None:
             parts = out.setdefault(info.full_name, [])
@@ -129,6 +155,9 @@ def _specs_of(key: str, value) -> list:
     PartitionedVariable or a list of parts (all slices of one full variable)."""
     from tensorweave.ops.sliced_variables import PartitionedVariable
     from tensorweave.ops.variables import Variable
+    if isinstance(value, SaveableObject):
+        return [SaveSpec(spec.name, spec.ref, spec.dtype.base_dtype, spec.shape,
+                         saveable=value) for spec in value.specs]
     if not isinstance(value, (list, tuple, PartitionedVariable)):
         ref = _ref_of(value)
         return [SaveSpec(key, ref, ref.dtype.base_dtype, ref.shape)]
@@ -233,16 +262,30 @@ class BaseSaverBuilder:
         from tensorweave.ops.control_flow_ops import group
         assigns = []
         if restore_sequentially:
-            for spec in specs:
+            for unit in _restore_units(specs):
                 with control_dependencies(assigns[-1:]):
-                    (value,) = io_ops.restore_v2(filename_tensor, [spec.name],
-                                                 [spec.slice_spec], [spec.dtype])
-                    assigns.append(self._assign(spec, value, reshape))
+                    values = io_ops.restore_v2(filename_tensor, [s.name for s in unit],
+                                               [s.slice_spec for s in unit],
+                                               [s.dtype for s in unit])
+                    assigns.extend(self._restore_ops(unit, values, reshape))
         else:
             values = io_ops.restore_v2(filename_tensor, [s.name for s in specs],
                                        [s.slice_spec for s in specs], [s.dtype for s in specs])
-            assigns = [self._assign(s, v, reshape) for s, v in zip(specs, values)]
+            assigns = self._restore_ops(specs, values, reshape)
         return group(*assigns, name=name)
+
+    def _restore_ops(self, specs, values, reshape) -> list:
+        """An Assign per variable spec; one `restore` op per SaveableObject (all its specs)."""
+        ops, done = [], set()
+        for spec, value in zip(specs, values):
+            saveable = spec.saveable
+            if saveable is None:
+                ops.append(self._assign(spec, value, reshape))
+            elif id(saveable) not in done:
+                done.add(id(saveable))
+                mine = [v for s, v in zip(specs, values) if s.saveable is saveable]
+                ops.append(saveable.restore(mine, [s.shape for s in saveable.specs]))
+        return ops
 
     def _assign(self, spec, value, reshape):
         with colocate_with(spec.ref.op):
@@ -273,7 +316,7 @@ class BaseSaverBuilder:
         shard_ops = []
         for (dev, specs), values in zip(groups, shard_values):
             with device(dev), control_dependencies(reads):
-                assigns = [self._assign(s, v, reshape) for s, v in zip(specs, values)]
+                assigns = self._restore_ops(specs, values, reshape)
                 shard_ops.append(group(*assigns, name="restore_shard"))
         return group(*shard_ops, name="restore_all")
 
@@ -290,6 +333,18 @@ def _filename_placeholder(default, name):
             default = constant(default, name="input")
         return apply_op(PlaceholderWithDefault, [default], {"shape": _ts.TensorShape([])},
                         name=scope)
+
+
+def _restore_units(specs) -> list:
+    """The specs grouped for a sequential restore: one per variable spec, and all specs of a
+    SaveableObject together (its restore takes them at once)."""
+    units: list = []
+    for spec in specs:
+        if spec.saveable is not None and units and units[-1][0].saveable is spec.saveable:
+            units[-1].append(spec)
+        else:
+            units.append([spec])
+    return units
 
 
 def _group_by_device(specs) -> list:

@@ -1,0 +1,192 @@
+"""tf.lookup.experimental.DenseHashTable: a mutable open-addressing table (MutableDenseHashTableV2).
+
+The table object builds its resource op and the find, insert, remove, size and export ops on its
+handle with TF1's default names. With `checkpoint=True` it registers a saveable in the graph's
+SAVEABLE_OBJECTS collection, as TensorFlow does: a tf.train.Saver saves the exported buckets as
+"<name>-keys" and "<name>-values" and restores them with LookupTableImportV2. The buckets and
+their hashing are TensorFlow's (kernels/dense_hash_table.py), so exports match it bucket for
+bucket.
+"""
+from __future__ import annotations
+
+from tensorweave.framework import scopes as _scopes
+from tensorweave.framework.apply_op import apply_op
+from tensorweave.framework.graph import GraphKeys, get_default_graph
+from tensorweave.framework.operation import Tensor
+from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.lookup.tables import LookupInterface
+from tensorweave.ops import lookup_ops
+from tensorweave.train.saver_builder import SaveableObject, SaveSpec
+
+__all__ = ["DenseHashTable"]
+
+
+class DenseHashTable(LookupInterface):
+    """A mutable hash table with open addressing (TF1's tf.lookup.experimental.DenseHashTable).
+
+    Two keys that are never inserted mark free buckets: `empty_key` and `deleted_key`. Values
+    may be scalars or vectors (the shape of `default_value`). The table grows (doubling its
+    buckets) when an insert would exceed the load factor 0.8.
+    """
+
+    _export_scope = "{}_lookup_table_export_values"
+
+    def __init__(self, key_dtype, value_dtype, default_value, empty_key, deleted_key,
+                 initial_num_buckets=None, name="MutableDenseHashTable", checkpoint=True,
+                 experimental_is_anonymous=False):
+        """Creates an empty `DenseHashTable` object.
+
+        Args:
+          key_dtype: the type of the key tensors.
+          value_dtype: the type of the value tensors.
+          default_value: The value to use if a key is missing in the table; its shape is the
+            shape of every value.
+          empty_key: the key to use to represent empty buckets internally. Must not be used in
+            insert, remove or lookup operations.
+          deleted_key: the key to use to represent deleted buckets internally. Must not be
+            used in insert, remove or lookup operations and be different from `empty_key`.
+          initial_num_buckets: the initial number of buckets (a power of 2, at least 4;
+            default 2^17).
+          name: A name for the operation (optional).
+          checkpoint: if True, the contents of the table are saved to and restored from
+            checkpoints (and the table is shared under its node name).
+          experimental_is_anonymous: Must be False (anonymous tables are TF2-only).
+
+        Raises:
+          ValueError: if the table is anonymous.
+        """
+        if experimental_is_anonymous:
+            raise ValueError("experimental_is_anonymous tables are not supported in graph "
+                             "mode by tensorweave.")
+        super().__init__(key_dtype, value_dtype)
+        self._default_value = convert_to_tensor(default_value, dtype=self._value_dtype,
+                                                name="default_value")
+        self._value_shape = self._default_value.shape
+        self._name = name
+        empty = convert_to_tensor(empty_key, dtype=self._key_dtype, name="empty_key")
+        deleted = convert_to_tensor(deleted_key, dtype=self._key_dtype, name="deleted_key")
+        attrs = {"shared_name": "", "use_node_name_sharing": checkpoint,
+                 "key_dtype": self._key_dtype, "value_dtype": self._value_dtype,
+                 "value_shape": self._value_shape}
+        if initial_num_buckets is not None:
+            attrs["initial_num_buckets"] = initial_num_buckets
+        self._resource_handle = apply_op(lookup_ops.MutableDenseHashTableV2, [empty, deleted],
+                                         attrs, name=name)
+        self._table_name = self._resource_handle.op.name.split("/")[-1]
+        if checkpoint:
+            get_default_graph().add_to_collection(GraphKeys.SAVEABLE_OBJECTS,
+                                                  _DenseTableSaveable(self, name))
+
+    def lookup(self, keys, name=None):
+        """Looks up `keys` in the table, outputs the corresponding values.
+
+        Args:
+          keys: A vector (or scalar) of keys of the table's key dtype.
+          name: A name for the operation (optional).
+
+        Returns:
+          A tensor of shape `keys.shape + default_value.shape`.
+
+        Raises:
+          ValueError: when `keys` do not convert to the table key dtype.
+        """
+        with _scopes.name_scope(name, f"{self.name}_lookup_table_find",
+                                [self.resource_handle, keys]):
+            keys = convert_to_tensor(keys, dtype=self._key_dtype, name="keys")
+            return apply_op(lookup_ops.LookupTableFindV2,
+                            [self.resource_handle, keys, self._default_value])
+
+    def insert_or_assign(self, keys, values, name=None):
+        """Associates `keys` with `values`, replacing the values of keys already present.
+
+        Args:
+          keys: Keys to insert (a vector), of the table's key type.
+          values: Values shaped `keys.shape + default_value.shape`, of the value type.
+          name: A name for the operation (optional).
+
+        Returns:
+          The created Operation.
+
+        Raises:
+          ValueError: when `keys` or `values` do not convert to the table data types.
+        """
+        with _scopes.name_scope(name, f"{self.name}_lookup_table_insert",
+                                [self.resource_handle, keys, values]):
+            keys = convert_to_tensor(keys, dtype=self._key_dtype, name="keys")
+            values = convert_to_tensor(values, dtype=self._value_dtype, name="values")
+            return apply_op(lookup_ops.LookupTableInsertV2, [self.resource_handle, keys, values])
+
+    def insert(self, keys, values, name=None):
+        """Associates `keys` with `values` (an alias of `insert_or_assign`).
+
+        Args:
+          keys: Keys to insert (a vector), of the table's key type.
+          values: Values shaped `keys.shape + default_value.shape`, of the value type.
+          name: A name for the operation (optional).
+
+        Returns:
+          The created Operation.
+        """
+        return self.insert_or_assign(keys, values, name)
+
+    def erase(self, keys, name=None):
+        """Removes `keys` and their values from the table; missing keys are ignored.
+
+        Args:
+          keys: A vector of keys of the table's key type.
+          name: A name for the operation (optional).
+
+        Returns:
+          The created Operation.
+
+        Raises:
+          TypeError: when `keys` do not match the table key data type.
+        """
+        if not isinstance(keys, Tensor):
+            keys = convert_to_tensor(keys, dtype=self._key_dtype)
+        if keys.dtype.base_dtype != self._key_dtype:
+            raise TypeError(f"Signature mismatch. Keys must be dtype {self._key_dtype}, "
+                            f"received {keys.dtype}.")
+        with _scopes.name_scope(name, f"{self.name}_lookup_table_remove",
+                                (self.resource_handle, keys, self._default_value)):
+            return apply_op(lookup_ops.LookupTableRemoveV2, [self.resource_handle, keys])
+
+    def remove(self, keys, name=None):
+        """Removes `keys` from the table (an alias of `erase`).
+
+        Args:
+          keys: A vector of keys of the table's key type.
+          name: A name for the operation (optional).
+
+        Returns:
+          The created Operation.
+        """
+        return self.erase(keys, name)
+
+    def export(self, name=None):
+        """Returns the table's raw buckets, free ones included (TensorFlow's layout).
+
+        Args:
+          name: A name for the operation (optional).
+
+        Returns:
+          Keys of shape [num_buckets, 1] (free buckets hold `empty_key`, removed entries
+          `deleted_key`) and values of shape [num_buckets, value size] (zeros where free).
+        """
+        return super().export(name)
+
+
+class _DenseTableSaveable(SaveableObject):
+    """Saves a DenseHashTable's exported buckets; restores them with LookupTableImportV2."""
+
+    def __init__(self, table, name):
+        keys, values = table.export()
+        super().__init__(table, [SaveSpec(f"{name}-keys", keys, keys.dtype, keys.shape),
+                                 SaveSpec(f"{name}-values", values, values.dtype,
+                                          values.shape)], name)
+        self.table_name = name
+
+    def restore(self, restored_tensors, restored_shapes=None):
+        with _scopes.name_scope(f"{self.table_name}_table_restore"):
+            return apply_op(lookup_ops.LookupTableImportV2,
+                            [self.op.resource_handle] + list(restored_tensors))
