@@ -25,14 +25,14 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
 from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
-from tensorweave.kernels.lookup import _register_table, _TableOpKernel, _tf_name
+from tensorweave.kernels.lookup import TableOpKernel, TableSignature, register_table
 from tensorweave.kernels.queues import resource_handle
 from tensorweave.kernels.string_hash import hash_strings
 
 _MASK64 = (1 << 64) - 1
 
 
-class DenseTableResource:
+class DenseTableResource(TableSignature):
     """The buckets of one MutableDenseHashTable and the count of live entries."""
 
     initializable = False
@@ -126,15 +126,6 @@ class DenseTableResource:
         self._insert(old_keys[:, 0], old_values, skip_free=True)
 
     # --- the table interface the lookup kernels call -----------------------------------------
-    def check_signature(self, key_dtype, value_dtype, arity: str) -> None:
-        """The TF kernel's signature check: the op's key/value dtypes are the table's."""
-        if key_dtype == self.key_dtype and value_dtype == self.value_dtype:
-            return
-        have = _tf_name(key_dtype), _tf_name(value_dtype)
-        want = _tf_name(self.key_dtype), _tf_name(self.value_dtype)
-        raise invalid_argument(f"Signature mismatch, have: {arity.format(*have)} expected: "
-                               f"{arity.format(*want)}")
-
     def size(self) -> int:
         return self._num_entries
 
@@ -225,11 +216,11 @@ class DenseTableResource:
 _FLOATS = [_dtypes.float32, _dtypes.float64]
 
 
-@_register_table("MutableDenseHashTableV2", {
+@register_table("MutableDenseHashTableV2", {
     _dtypes.string: _FLOATS + [_dtypes.int32, _dtypes.int64, _dtypes.bool],
     _dtypes.int64: _FLOATS + [_dtypes.int32, _dtypes.int64, _dtypes.bool],
     _dtypes.int32: _FLOATS + [_dtypes.int32]})
-class MutableDenseHashTableKernel(_TableOpKernel):
+class MutableDenseHashTableKernel(TableOpKernel):
     """MutableDenseHashTableV2: creates the table from its empty and deleted keys (once)."""
 
     def compute(self, ctx, empty_key, deleted_key):

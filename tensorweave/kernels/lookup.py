@@ -38,7 +38,23 @@ def _unique_last_wins(keys: np.ndarray, values: np.ndarray):
     return unique, values[first]
 
 
-class TableResource:
+class TableSignature:
+    """The key and value dtypes of a table resource, and TF's check of an op's against them."""
+
+    key_dtype: _dtypes.DType
+    value_dtype: _dtypes.DType
+
+    def check_signature(self, key_dtype, value_dtype, arity: str) -> None:
+        """The TF kernel's signature check: the op's key/value dtypes are the table's."""
+        if key_dtype == self.key_dtype and value_dtype == self.value_dtype:
+            return
+        have = tf_name(key_dtype), tf_name(value_dtype)
+        want = tf_name(self.key_dtype), tf_name(self.value_dtype)
+        raise invalid_argument(f"Signature mismatch, have: {arity.format(*have)} expected: "
+                               f"{arity.format(*want)}")
+
+
+class TableResource(TableSignature):
     """A hash table of scalar values: sorted keys, their values, and the dtypes of both."""
 
     initializable = False
@@ -55,15 +71,6 @@ class TableResource:
     @staticmethod
     def _empty(dtype) -> np.ndarray:
         return np.zeros(0, dtype=object if dtype == _dtypes.string else dtype.as_numpy_dtype)
-
-    def check_signature(self, key_dtype, value_dtype, arity: str) -> None:
-        """The TF kernel's signature check: the op's key/value dtypes are the table's."""
-        if key_dtype == self.key_dtype and value_dtype == self.value_dtype:
-            return
-        have = _tf_name(key_dtype), _tf_name(value_dtype)
-        want = _tf_name(self.key_dtype), _tf_name(self.value_dtype)
-        raise invalid_argument(f"Signature mismatch, have: {arity.format(*have)} expected: "
-                               f"{arity.format(*want)}")
 
     def size(self) -> int:
         return len(self._keys)
@@ -178,7 +185,7 @@ class InitializableTableResource(TableResource):
 _TF_NAMES = {_dtypes.float32: "float", _dtypes.float64: "double", _dtypes.float16: "half"}
 
 
-def _tf_name(dtype) -> str:
+def tf_name(dtype) -> str:
     """The dtype's name in TensorFlow's kernel messages (DataTypeString)."""
     return _TF_NAMES.get(dtype.base_dtype, dtype.base_dtype.name)
 
@@ -205,7 +212,7 @@ def _convert(tokens: np.ndarray, dtype) -> np.ndarray:
                 np.array([token]).astype(dtype.as_numpy_dtype)
             except ValueError:
                 raise invalid_argument(f"Field {_text(token)} in line {n} is not a valid "
-                                       f"{_tf_name(dtype)}.") from None
+                                       f"{tf_name(dtype)}.") from None
         raise
 
 
@@ -257,7 +264,7 @@ def read_text_table(filename: str, key_index: int, value_index: int, vocab_size:
     return keys, values
 
 
-class _TableOpKernel:
+class TableOpKernel:
     """HashTableV2 / MutableHashTableV2: creates (or finds, when shared) the node's table."""
 
     resource_type = TableResource
@@ -285,7 +292,7 @@ class _TableOpKernel:
         return self.handle
 
 
-def _register_table(op_type: str, value_dtypes: dict):
+def register_table(op_type: str, value_dtypes: dict):
     """Registers the table kernel once per key dtype, for TensorFlow's (key, value) pairs."""
     def decorate(cls):
         for key, values in value_dtypes.items():
@@ -297,21 +304,21 @@ def _register_table(op_type: str, value_dtypes: dict):
 _FLOATS = [_dtypes.float32, _dtypes.float64]
 
 
-@_register_table("HashTableV2", {
+@register_table("HashTableV2", {
     _dtypes.string: _FLOATS + [_dtypes.int32, _dtypes.int64, _dtypes.string, _dtypes.bool],
     _dtypes.int64: _FLOATS + [_dtypes.int32, _dtypes.int64, _dtypes.string],
     _dtypes.int32: _FLOATS + [_dtypes.int32, _dtypes.string]})
-class HashTableKernel(_TableOpKernel):
+class HashTableKernel(TableOpKernel):
     """HashTableV2: a table filled once by an initializer op."""
 
     resource_type = InitializableTableResource
 
 
-@_register_table("MutableHashTableV2", {
+@register_table("MutableHashTableV2", {
     _dtypes.string: _FLOATS + [_dtypes.int32, _dtypes.int64, _dtypes.bool],
     _dtypes.int64: _FLOATS + [_dtypes.int32, _dtypes.int64, _dtypes.string],
     _dtypes.int32: _FLOATS + [_dtypes.int32]})
-class MutableHashTableKernel(_TableOpKernel):
+class MutableHashTableKernel(TableOpKernel):
     """MutableHashTableV2: a table filled by inserts."""
 
 

@@ -14,7 +14,7 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.lookup.tables import LookupInterface
+from tensorweave.lookup.tables import LookupInterface, insert_into
 from tensorweave.ops import lookup_ops
 from tensorweave.train.saver_builder import SaveableObject, SaveSpec
 
@@ -110,11 +110,7 @@ class DenseHashTable(LookupInterface):
         Raises:
           ValueError: when `keys` or `values` do not convert to the table data types.
         """
-        with _scopes.name_scope(name, f"{self.name}_lookup_table_insert",
-                                [self.resource_handle, keys, values]):
-            keys = convert_to_tensor(keys, dtype=self._key_dtype, name="keys")
-            values = convert_to_tensor(values, dtype=self._value_dtype, name="values")
-            return apply_op(lookup_ops.LookupTableInsertV2, [self.resource_handle, keys, values])
+        return insert_into(self, keys, values, name)
 
     def insert(self, keys, values, name=None):
         """Associates `keys` with `values` (an alias of `insert_or_assign`).

@@ -334,8 +334,14 @@ class MutableHashTable(LookupInterface):
         Raises:
           ValueError: when `keys` or `values` do not convert to the table data types.
         """
-        with _scopes.name_scope(name, f"{self.name}_lookup_table_insert",
-                                [self.resource_handle, keys, values]):
-            keys = convert_to_tensor(keys, self._key_dtype, name="keys")
-            values = convert_to_tensor(values, self._value_dtype, name="values")
-            return apply_op(lookup_ops.LookupTableInsertV2, [self.resource_handle, keys, values])
+        return insert_into(self, keys, values, name)
+
+
+def insert_into(table, keys, values, name=None):
+    """The LookupTableInsertV2 op putting `keys` -> `values` into a mutable `table`
+    (MutableHashTable, DenseHashTable), with the inputs converted to its dtypes."""
+    with _scopes.name_scope(name, f"{table.name}_lookup_table_insert",
+                            [table.resource_handle, keys, values]):
+        keys = convert_to_tensor(keys, table.key_dtype, name="keys")
+        values = convert_to_tensor(values, table.value_dtype, name="values")
+        return apply_op(lookup_ops.LookupTableInsertV2, [table.resource_handle, keys, values])
