@@ -264,19 +264,23 @@ class _DenseToSparseBatch(dataset_runtime.UnaryNode):
             yield _sparse_batch([np.asarray(e[0]) for e in chunk], self.row_shape)
 
 
+def _row_text(row_shape: list) -> str:
+    """The row shape as TF's messages print it, -1 (unknown) as `?`."""
+    return dims_text([d if d >= 0 else None for d in row_shape])
+
+
 def _sparse_batch(rows: list, row_shape: list) -> tuple:
     """(indices, values, dense_shape) of `rows` stacked: every position of each row, row-major
     under its batch index (zeros included, as TensorFlow's kernel does)."""
-    row_text = dims_text([d if d >= 0 else None for d in row_shape])   # -1: unknown
     for row in rows:
         if row.ndim != len(row_shape):
             raise errors.InvalidArgumentError(
                 None, None, f"Input element had shape ({dims_text(row.shape)}) that is "
-                f"incompatible with the row shape ({row_text}).")
+                f"incompatible with the row shape ({_row_text(row_shape)}).")
         if any(0 <= want < have for have, want in zip(row.shape, row_shape)):
             raise errors.DataLossError(
                 None, None, f"Input element had shape ({dims_text(row.shape)}) that is larger "
-                f"than the row shape ({row_text}).")
+                f"than the row shape ({_row_text(row_shape)}).")
     dense_shape = [len(rows)] + [want if want >= 0 else max(row.shape[k] for row in rows)
                                  for k, want in enumerate(row_shape)]
     indices = np.concatenate([np.insert(np.argwhere(np.ones(row.shape, bool)), 0, i, axis=1)
