@@ -3,7 +3,10 @@
 Everything subtracts the row maximum before exponentiating (log-sum-exp), so logits of 1000 give
 finite results; a row whose maximum is infinite gives NaN, as in TensorFlow. The cross-entropy
 kernels compute the loss and its gradient (softmax - labels) from one exponentiation, reusing
-their buffers in place.
+their buffers in place. With few classes (the usual classifier head) the dense cross-entropy
+is one compiled pass per row instead of a dozen NumPy calls on tiny rows: on [128, 10] it took
+19 us against 41 (the step's Python and NumPy overhead is what costs there, and each call
+costs about three times as much right after a large product has flushed the caches).
 """
 from __future__ import annotations
 
@@ -11,7 +14,12 @@ import numpy as np
 
 from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
+from tensorweave.kernels.jit import LOOP_DTYPES, compiled
 from tensorweave.kernels.registry import register_pure
+
+# Up to this many classes the compiled row loop wins; with more, NumPy's vectorized exp does
+# (at 100 classes they were even, at 1000 NumPy took half the time).
+ROW_LOOP_MAX_CLASSES = 32
 
 
 def _shifted(x):
@@ -62,6 +70,13 @@ def _softmax_xent(features, labels):
     if features.size == 0:
         return (np.zeros(features.shape[0], features.dtype),
                 np.zeros(features.shape, features.dtype))
+    if features.shape[1] <= ROW_LOOP_MAX_CLASSES and features.dtype in LOOP_DTYPES and \
+            labels.dtype == features.dtype and features.flags.c_contiguous and \
+            labels.flags.c_contiguous:
+        loss = np.empty(features.shape[0], features.dtype)
+        backprop = np.empty_like(features)
+        compiled(_softmax_xent_rows)(features, labels, loss, backprop, features.dtype.type(0))
+        return loss, backprop
     shifted = _shifted(features)
     e = np.exp(shifted)
     total = e.sum(axis=1, keepdims=True)
@@ -73,6 +88,30 @@ def _softmax_xent(features, labels):
     e /= total
     e -= labels
     return loss, e
+
+
+def _softmax_xent_rows(features, labels, loss, backprop, zero):
+    """`_softmax_xent`'s arithmetic row by row, in the arrays' dtype (a NaN in a row makes its
+    maximum NaN, as NumPy's max does); the sums add in order rather than pairwise."""
+    rows, classes = features.shape
+    for i in range(rows):
+        top = features[i, 0]
+        for j in range(1, classes):
+            v = features[i, j]
+            if v > top or v != v:
+                top = v
+        total = zero
+        for j in range(classes):
+            e = np.exp(features[i, j] - top)
+            backprop[i, j] = e
+            total += e
+        log_total = np.log(total)
+        terms = zero
+        for j in range(classes):
+            terms += labels[i, j] * (log_total - (features[i, j] - top))
+        loss[i] = terms
+        for j in range(classes):
+            backprop[i, j] = backprop[i, j] / total - labels[i, j]
 
 
 def _sparse_softmax_xent(features, labels):

@@ -378,6 +378,9 @@ class ApplyKernel:
         flat[g] = np.reshape(values[g], -1)
         if self.compiled is not None and var.dtype in LOOP_DTYPES:
             flat[g] = flat[g].astype(var.dtype, copy=False)
+            if var.size < PARALLEL_SIZE:   # one chunk: no slicing, no closure
+                self.compiled(*self.loop_args(self.attrs, *flat))
+                return
             arrays = (*refs, g)
 
             def run(part):

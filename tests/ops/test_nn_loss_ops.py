@@ -215,6 +215,28 @@ def test_infinite_logits_give_nan_like_tensorflow():
     assert np.isnan(got[0]).all() and np.isnan(got[1]).all()
 
 
+@pytest.mark.parametrize("classes", [1, 10, 32, 33, 100])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dense_cross_entropy_both_kernel_paths_match_numpy(classes, dtype):
+    """Up to 32 classes the kernel is a compiled row loop, above it NumPy: both give the
+    reference loss and gradient, and a NaN logit makes its row NaN in both."""
+    rng = np.random.RandomState(classes)
+    logits = (rng.randn(6, classes) * 4).astype(dtype)
+    labels = _probs(6, classes)(rng, dtype)
+    logits[5, 0] = np.nan
+    with tf.Graph().as_default():
+        x = tf.placeholder(dtype, [None, classes])
+        loss = tf.nn.softmax_cross_entropy_with_logits_v2(labels=labels, logits=x)
+        (grad,) = tf.gradients(loss, x)
+        with tf.Session() as sess:
+            got_loss, got_grad = sess.run([loss, grad], {x: logits})
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got_loss[:5], _xent_ref()(labels, logits)[:5], rtol=tol)
+    softmax = np.exp(_log_softmax(logits[:5]))
+    np.testing.assert_allclose(got_grad[:5], softmax - labels[:5], rtol=tol, atol=tol)
+    assert np.isnan(got_loss[5]) and np.isnan(got_grad[5]).all()
+
+
 # --- names ----------------------------------------------------------------------------------------
 def test_default_names_match_tensorflow():
     with tf.Graph().as_default():
