@@ -139,11 +139,8 @@ class DenseTableResource(TableSignature):
 
     def find(self, keys: np.ndarray, default: np.ndarray) -> np.ndarray:
         """Each key's value; the default (one value, or one per key) where it is missing."""
+        self.check_default(keys, default)
         out_shape = keys.shape + self.value_shape
-        if default.shape != self.value_shape and default.shape != out_shape:
-            raise invalid_argument(f"Expected shape {dims_text(self.value_shape)} or "
-                                   f"{dims_text(out_shape)} for default value, got "
-                                   f"{dims_text(default.shape)}")
         batch = self._batch(keys)
         fallback = default.reshape(-1, self._value_size)
         out = np.empty((batch, self._value_size), dtype=self._values.dtype)
@@ -161,10 +158,7 @@ class DenseTableResource(TableSignature):
 
     def insert(self, keys: np.ndarray, values: np.ndarray) -> None:
         """Sets each key's value, growing first if all of them could be new."""
-        expected = keys.shape + self.value_shape
-        if values.shape != expected:
-            raise invalid_argument(f"Expected shape {dims_text(expected)} for value, got "
-                                   f"{dims_text(values.shape)}")
+        self.check_values(keys, values)
         batch = self._batch(keys)
         with self._lock:
             pending = self._num_entries + batch
@@ -230,17 +224,9 @@ class MutableDenseHashTableKernel(TableOpKernel):
             def create(name):
                 return DenseTableResource(
                     name, self.container or "localhost", attrs["key_dtype"],
-                    attrs["value_dtype"], _dims(attrs.get("value_shape")),
+                    attrs["value_dtype"], self.value_shape,
                     np.asarray(empty_key), np.asarray(deleted_key),
                     attrs.get("initial_num_buckets", 131072),
                     attrs.get("max_load_factor", 0.8))
             self.handle = resource_handle(self._lookup_or_create(ctx, create))
         return self.handle
-
-
-def _dims(shape) -> tuple:
-    """The value_shape attr as a tuple of ints (unset: a scalar)."""
-    if shape is None:
-        return ()
-    dims = shape.as_list() if hasattr(shape, "as_list") else list(shape)
-    return tuple(int(d) for d in dims)

@@ -1,14 +1,17 @@
 """Lookup-table kernels and their resources: sorted key and value arrays.
 
-A table op (HashTableV2, MutableHashTableV2) looks up or creates its table in the device's
-ResourceMgr under (container, shared_name) once per session and outputs its handle; the other
-ops take the handle. A table keeps its entries as two parallel 1-D arrays sorted by key, so a
-find of any number of keys is one binary search (no per-key Python work), and an insert is one
-merge: new entries first (the last of repeated keys first), then the old, deduplicated by
-np.unique keeping each key's first occurrence. An initializable table (HashTableV2) starts
-uninitialized and is filled once; initializing it again with the same entries is a no-op, with
-others an error, as in TensorFlow. A mutable table (MutableHashTableV2) starts empty and takes
-inserts, removes and imports. MutableDenseHashTableV2's table is in kernels/dense_hash_table.py.
+A table op (HashTableV2, MutableHashTableV2, MutableHashTableOfTensorsV2) looks up or creates
+its table in the device's ResourceMgr under (container, shared_name) once per session and
+outputs its handle; the other ops take the handle. A table keeps its entries as two parallel
+arrays sorted by key: keys [n] and values [n] + value_shape (value_shape is () except in a
+table of tensors), so a find of any number of keys is one binary search (no per-key Python
+work), and an insert is one merge: new entries first (the last of repeated keys first), then
+the old, deduplicated by np.unique keeping each key's first occurrence. An initializable table
+(HashTableV2) starts uninitialized and is filled once; initializing it again with the same
+entries is a no-op, with others an error, as in TensorFlow. A mutable table (MutableHashTableV2
+and its table of tensors) starts empty and takes inserts, removes and imports; an import
+replaces the contents (a checkpoint restore). MutableDenseHashTableV2's table is in
+kernels/dense_hash_table.py.
 """
 from __future__ import annotations
 
@@ -39,10 +42,12 @@ def _unique_last_wins(keys: np.ndarray, values: np.ndarray):
 
 
 class TableSignature:
-    """The key and value dtypes of a table resource, and TF's check of an op's against them."""
+    """The key and value dtypes and the value shape of a table resource, and TF's checks of an
+    op's dtypes and of its values' and defaults' shapes against them."""
 
     key_dtype: _dtypes.DType
     value_dtype: _dtypes.DType
+    value_shape: tuple = ()
 
     def check_signature(self, key_dtype, value_dtype, arity: str) -> None:
         """The TF kernel's signature check: the op's key/value dtypes are the table's."""
@@ -53,62 +58,79 @@ class TableSignature:
         raise invalid_argument(f"Signature mismatch, have: {arity.format(*have)} expected: "
                                f"{arity.format(*want)}")
 
+    def check_values(self, keys: np.ndarray, values: np.ndarray) -> None:
+        """An insert's or import's values: one value of value_shape per key."""
+        expected = keys.shape + self.value_shape
+        if values.shape != expected:
+            raise invalid_argument(f"Expected shape {dims_text(expected)} for value, got "
+                                   f"{dims_text(values.shape)}")
+
+    def check_default(self, keys: np.ndarray, default: np.ndarray) -> None:
+        """A find's default: one value of value_shape for all keys, or one per key."""
+        per_key = keys.shape + self.value_shape
+        if default.shape != self.value_shape and default.shape != per_key:
+            raise invalid_argument(f"Expected shape {dims_text(self.value_shape)} or "
+                                   f"{dims_text(per_key)} for default value, got "
+                                   f"{dims_text(default.shape)}")
+
 
 class TableResource(TableSignature):
-    """A hash table of scalar values: sorted keys, their values, and the dtypes of both."""
+    """A hash table: sorted keys [n], their values [n] + value_shape, the dtypes of both."""
 
     initializable = False
 
-    def __init__(self, name: str, container: str, key_dtype, value_dtype):
+    def __init__(self, name: str, container: str, key_dtype, value_dtype,
+                 value_shape: tuple = ()):
         self.name = name
         self.container = container
         self.key_dtype = key_dtype
         self.value_dtype = value_dtype
+        self.value_shape = tuple(value_shape)
         self._lock = threading.Lock()
-        self._keys = self._empty(key_dtype)
-        self._values = self._empty(value_dtype)
+        self._keys = self._empty(key_dtype, ())
+        self._values = self._empty(value_dtype, self.value_shape)
 
     @staticmethod
-    def _empty(dtype) -> np.ndarray:
-        return np.zeros(0, dtype=object if dtype == _dtypes.string else dtype.as_numpy_dtype)
+    def _empty(dtype, value_shape: tuple) -> np.ndarray:
+        return np.zeros((0,) + value_shape,
+                        dtype=object if dtype == _dtypes.string else dtype.as_numpy_dtype)
+
+    def _rows(self, keys: np.ndarray, values: np.ndarray):
+        """Keys as a vector and values as one row of value_shape per key."""
+        return keys.reshape(-1), values.reshape((-1,) + self.value_shape)
 
     def size(self) -> int:
         return len(self._keys)
 
     def find(self, keys: np.ndarray, default: np.ndarray) -> np.ndarray:
-        """The value of each key; `default` (one scalar or one per key) where it is missing."""
-        if default.size != 1 and default.shape != keys.shape:
-            raise invalid_argument(f"Expected shape [] or [1] for default value, got "
-                                   f"{dims_text(default.shape)}")
+        """The value of each key; `default` (one value or one per key) where it is missing."""
+        self.check_default(keys, default)
         with self._lock:
             table_keys, table_values = self._keys, self._values
+        out_shape = keys.shape + self.value_shape
         flat = keys.reshape(-1)
-        fallback = default.reshape(-1) if default.size != 1 else default.reshape(())
+        fallback = default if default.shape == self.value_shape else \
+            default.reshape((-1,) + self.value_shape)
         if not len(table_keys):
-            return np.broadcast_to(fallback, flat.shape).astype(table_values.dtype) \
-                .reshape(keys.shape)
+            return np.broadcast_to(fallback, (flat.size,) + self.value_shape) \
+                .astype(table_values.dtype).reshape(out_shape)
         at = np.minimum(np.searchsorted(table_keys, flat), len(table_keys) - 1)
         hit = np.asarray(table_keys[at] == flat, dtype=bool)
+        hit = hit.reshape(hit.shape + (1,) * len(self.value_shape))
         return np.where(hit, table_values[at], fallback).astype(table_values.dtype) \
-            .reshape(keys.shape)
+            .reshape(out_shape)
 
     def export(self):
         with self._lock:
             return self._keys.copy(), self._values.copy()
 
-    @staticmethod
-    def _check_values(keys: np.ndarray, values: np.ndarray) -> None:
-        if keys.shape != values.shape:
-            raise invalid_argument(f"Expected shape {dims_text(keys.shape)} for value, got "
-                                   f"{dims_text(values.shape)}")
-
     def insert(self, keys: np.ndarray, values: np.ndarray) -> None:
         """Sets each key's value; of repeated keys the last one counts."""
-        self._check_values(keys, values)
+        self.check_values(keys, values)
+        keys, values = self._rows(keys, values)
         with self._lock:
             self._keys, self._values = _unique_last_wins(
-                np.concatenate([self._keys, keys.reshape(-1)]),
-                np.concatenate([self._values, values.reshape(-1)]))
+                np.concatenate([self._keys, keys]), np.concatenate([self._values, values]))
 
     def remove(self, keys: np.ndarray) -> None:
         """Drops the given keys; keys not in the table are ignored."""
@@ -118,9 +140,9 @@ class TableResource(TableSignature):
 
     def import_values(self, keys: np.ndarray, values: np.ndarray) -> None:
         """Replaces the whole contents."""
-        self._check_values(keys, values)
+        self.check_values(keys, values)
         with self._lock:
-            self._keys, self._values = _unique_last_wins(keys.reshape(-1), values.reshape(-1))
+            self._keys, self._values = _unique_last_wins(*self._rows(keys, values))
 
     def initialize(self, keys: np.ndarray, values: np.ndarray) -> None:
         raise invalid_argument(f"Table {self.container} {self.name} is not initializable")
@@ -131,8 +153,8 @@ class InitializableTableResource(TableResource):
 
     initializable = True
 
-    def __init__(self, name, container, key_dtype, value_dtype):
-        super().__init__(name, container, key_dtype, value_dtype)
+    def __init__(self, name, container, key_dtype, value_dtype, value_shape=()):
+        super().__init__(name, container, key_dtype, value_dtype, value_shape)
         self.is_initialized = False
 
     def find(self, keys, default):
@@ -155,7 +177,7 @@ class InitializableTableResource(TableResource):
 
     def initialize(self, keys: np.ndarray, values: np.ndarray) -> None:
         """Fills the table; again with the same entries is a no-op, with others an error."""
-        self._check_values(keys, values)
+        self.check_values(keys, values)
         keys, values = keys.reshape(-1), values.reshape(-1)
         order = np.argsort(keys, kind="stable")
         keys, values = keys[order], values[order]
@@ -264,6 +286,15 @@ def read_text_table(filename: str, key_index: int, value_index: int, vocab_size:
     return keys, values
 
 
+def value_shape_attr(attrs) -> tuple:
+    """A table op's value_shape attr as a tuple of ints (unset: a scalar)."""
+    shape = attrs.get("value_shape")
+    if shape is None:
+        return ()
+    dims = shape.as_list() if hasattr(shape, "as_list") else list(shape)
+    return tuple(int(d) for d in dims)
+
+
 class TableOpKernel:
     """HashTableV2 / MutableHashTableV2: creates (or finds, when shared) the node's table."""
 
@@ -275,6 +306,7 @@ class TableOpKernel:
         self.shared_name = attrs.get("shared_name") or ""
         if not self.shared_name and attrs.get("use_node_name_sharing", False):
             self.shared_name = ctx.node_name
+        self.value_shape = value_shape_attr(attrs)
         self.handle = None
 
     def _lookup_or_create(self, ctx, create):
@@ -288,7 +320,7 @@ class TableOpKernel:
             self.handle = resource_handle(self._lookup_or_create(
                 ctx, lambda name: self.resource_type(
                     name, self.container or "localhost", attrs["key_dtype"],
-                    attrs["value_dtype"])))
+                    attrs["value_dtype"], self.value_shape)))
         return self.handle
 
 
@@ -314,12 +346,26 @@ class HashTableKernel(TableOpKernel):
     resource_type = InitializableTableResource
 
 
-@register_table("MutableHashTableV2", {
+_MUTABLE_PAIRS = {
     _dtypes.string: _FLOATS + [_dtypes.int32, _dtypes.int64, _dtypes.bool],
     _dtypes.int64: _FLOATS + [_dtypes.int32, _dtypes.int64, _dtypes.string],
-    _dtypes.int32: _FLOATS + [_dtypes.int32]})
+    _dtypes.int32: _FLOATS + [_dtypes.int32]}
+
+
+@register_table("MutableHashTableV2", _MUTABLE_PAIRS)
 class MutableHashTableKernel(TableOpKernel):
     """MutableHashTableV2: a table filled by inserts."""
+
+
+@register_table("MutableHashTableOfTensorsV2", _MUTABLE_PAIRS)
+class MutableHashTableOfTensorsKernel(TableOpKernel):
+    """MutableHashTableOfTensorsV2: a table of vectors of the op's value_shape."""
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        if len(self.value_shape) != 1:
+            raise invalid_argument(f"Default value must be a vector, got shape "
+                                   f"{dims_text(self.value_shape)}")
 
 
 def _table(ctx, handle, arity: str, key_attr: str = "Tin", value_attr: str = "Tout"):

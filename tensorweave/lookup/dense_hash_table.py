@@ -1,27 +1,25 @@
 """tf.lookup.experimental.DenseHashTable: a mutable open-addressing table (MutableDenseHashTableV2).
 
 The table object builds its resource op and the find, insert, remove, size and export ops on its
-handle with TF1's default names. With `checkpoint=True` it registers a saveable in the graph's
-SAVEABLE_OBJECTS collection, as TensorFlow does: a tf.train.Saver saves the exported buckets as
-"<name>-keys" and "<name>-values" and restores them with LookupTableImportV2. The buckets and
-their hashing are TensorFlow's (kernels/dense_hash_table.py), so exports match it bucket for
-bucket.
+handle with TF1's default names. It is checkpointed as TensorFlow does it (lookup/checkpointing.py):
+a tf.train.Saver saves the exported buckets as "<name>-keys" and "<name>-values" and restores
+them with LookupTableImportV2. The buckets and their hashing are TensorFlow's
+(kernels/dense_hash_table.py), so exports match it bucket for bucket.
 """
 from __future__ import annotations
 
 from tensorweave.framework import scopes as _scopes
 from tensorweave.framework.apply_op import apply_op
-from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.lookup.checkpointing import CheckpointedTable
 from tensorweave.lookup.tables import LookupInterface, insert_into
 from tensorweave.ops import lookup_ops
-from tensorweave.train.saver_builder import SaveableObject, SaveSpec
 
 __all__ = ["DenseHashTable"]
 
 
-class DenseHashTable(LookupInterface):
+class DenseHashTable(CheckpointedTable, LookupInterface):
     """A mutable hash table with open addressing (TF1's tf.lookup.experimental.DenseHashTable).
 
     Two keys that are never inserted mark free buckets: `empty_key` and `deleted_key`. Values
@@ -74,8 +72,7 @@ class DenseHashTable(LookupInterface):
                                          attrs, name=name)
         self._table_name = self._resource_handle.op.name.split("/")[-1]
         if checkpoint:
-            get_default_graph().add_to_collection(GraphKeys.SAVEABLE_OBJECTS,
-                                                  _DenseTableSaveable(self, name))
+            self._add_saveable()
 
     def lookup(self, keys, name=None):
         """Looks up `keys` in the table, outputs the corresponding values.
@@ -170,19 +167,3 @@ class DenseHashTable(LookupInterface):
           `deleted_key`) and values of shape [num_buckets, value size] (zeros where free).
         """
         return super().export(name)
-
-
-class _DenseTableSaveable(SaveableObject):
-    """Saves a DenseHashTable's exported buckets; restores them with LookupTableImportV2."""
-
-    def __init__(self, table, name):
-        keys, values = table.export()
-        super().__init__(table, [SaveSpec(f"{name}-keys", keys, keys.dtype, keys.shape),
-                                 SaveSpec(f"{name}-values", values, values.dtype,
-                                          values.shape)], name)
-        self.table_name = name
-
-    def restore(self, restored_tensors, restored_shapes=None):
-        with _scopes.name_scope(f"{self.table_name}_table_restore"):
-            return apply_op(lookup_ops.LookupTableImportV2,
-                            [self.op.resource_handle] + list(restored_tensors))

@@ -1,7 +1,9 @@
 """tf.lookup tables: StaticHashTable, StaticVocabularyTable and experimental.MutableHashTable.
 
-A table object owns one table resource op (HashTableV2 or MutableHashTableV2) and builds the
-find, size, insert and export ops on its handle, with TF1's default op names and dtype checks.
+A table object owns one table resource op (HashTableV2, or MutableHashTableV2 and for vector
+values MutableHashTableOfTensorsV2) and builds the find, size, insert and export ops on its
+handle, with TF1's default op names and dtype checks. A MutableHashTable is checkpointed as in
+TensorFlow (lookup/checkpointing.py).
 StaticVocabularyTable adds out-of-vocabulary buckets in the graph as TensorFlow does: a key the
 table misses gets `table size + Fingerprint64(key as string) mod num_oov_buckets`.
 """
@@ -14,6 +16,7 @@ from tensorweave.framework import scopes as _scopes
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_shape import TensorShape
+from tensorweave.lookup.checkpointing import CheckpointedTable
 from tensorweave.lookup.initializers import KeyValueTypes
 from tensorweave.ops import lookup_ops
 
@@ -35,11 +38,12 @@ class LookupInterface(KeyValueTypes):
         """The table's resource handle Tensor."""
         return self._resource_handle
 
-    def _create_table_op(self, op_def, shared_name, use_node_name_sharing=False):
+    def _create_table_op(self, op_def, shared_name, use_node_name_sharing=False, **attrs):
         handle = apply_op(op_def, [], {"shared_name": shared_name or "",
                                        "use_node_name_sharing": use_node_name_sharing,
                                        "key_dtype": self._key_dtype,
-                                       "value_dtype": self._value_dtype}, name=self._name)
+                                       "value_dtype": self._value_dtype, **attrs},
+                          name=self._name)
         self._resource_handle = handle
         self._table_name = handle.op.name.split("/")[-1]
 
@@ -260,11 +264,13 @@ class StaticVocabularyTable(LookupInterface):
             return where_v2(is_id_non_default, ids, buckets)
 
 
-class MutableHashTable(LookupInterface):
-    """A generic mutable hash table of scalar values, filled with `insert`.
+class MutableHashTable(CheckpointedTable, LookupInterface):
+    """A generic mutable hash table, filled with `insert`.
 
-    The table starts empty (no initializer). Checkpointing its contents through tf.train.Saver
-    is not supported by tensorweave.
+    The table starts empty (no initializer). Values are scalars, or vectors when
+    `default_value` is one (a MutableHashTableOfTensorsV2). With `checkpoint=True` a
+    tf.train.Saver saves its contents as "<name>-keys" and "<name>-values" and a restore
+    replaces them.
     """
 
     _export_scope = "{}_lookup_table_export_values"
@@ -276,39 +282,45 @@ class MutableHashTable(LookupInterface):
         Args:
           key_dtype: the type of the key tensors.
           value_dtype: the type of the value tensors.
-          default_value: The (scalar) value to use if a key is missing in the table.
+          default_value: The value to use if a key is missing in the table: a scalar, or a
+            vector whose shape every value has.
           name: A name for the operation (optional).
-          checkpoint: if True the table is shared under its node name (TensorFlow also saves
-            it in checkpoints; tensorweave does not).
+          checkpoint: if True, the contents of the table are saved to and restored from
+            checkpoints (under "<name>-keys" and "<name>-values"), and the table is shared
+            under its node name.
           experimental_is_anonymous: Must be False (anonymous tables are TF2-only).
 
         Raises:
-          ValueError: if `default_value` is not a scalar (tables of vectors are not
-            supported by tensorweave) or the table is anonymous.
+          ValueError: if the table is anonymous.
         """
         if experimental_is_anonymous:
             raise ValueError("experimental_is_anonymous tables are not supported in graph "
                              "mode by tensorweave.")
         super().__init__(key_dtype, value_dtype)
         self._default_value = convert_to_tensor(default_value, dtype=self._value_dtype)
-        if self._default_value.shape.ndims != 0:
-            raise ValueError("tensorweave's MutableHashTable holds scalar values only; got "
-                             f"default_value of shape {self._default_value.shape}.")
+        value_shape = self._default_value.shape
         self._name = name
-        self._create_table_op(lookup_ops.MutableHashTableV2, None,
-                              use_node_name_sharing=checkpoint)
+        if value_shape.ndims == 0:
+            self._create_table_op(lookup_ops.MutableHashTableV2, None,
+                                  use_node_name_sharing=checkpoint)
+        else:
+            self._create_table_op(lookup_ops.MutableHashTableOfTensorsV2, None,
+                                  use_node_name_sharing=checkpoint, value_shape=value_shape)
+        if checkpoint:
+            self._add_saveable()
 
     def lookup(self, keys, dynamic_default_values=None, name=None):
         """Looks up `keys` in the table, outputs the corresponding values.
 
         Args:
           keys: Keys to look up, any shape, convertible to the table's key dtype.
-          dynamic_default_values: Values for missing keys, shaped like `keys` (one default
-            per key); `default_value` when None.
+          dynamic_default_values: Values for missing keys: one default (the shape of
+            `default_value`) or one per key (the shape of the result); `default_value` when
+            None.
           name: A name for the operation (optional).
 
         Returns:
-          A tensor of the keys' shape.
+          A tensor of the keys' shape followed by the shape of `default_value`.
 
         Raises:
           ValueError: when `keys` do not convert to the table key dtype.
@@ -321,11 +333,12 @@ class MutableHashTable(LookupInterface):
             return apply_op(lookup_ops.LookupTableFindV2, [self.resource_handle, keys, default])
 
     def insert(self, keys, values, name=None):
-        """Associates `keys` with `values` (of the same shape).
+        """Associates `keys` with `values`.
 
         Args:
           keys: Keys to insert, any shape, of the table's key type.
-          values: Values of the keys' shape and the table's value type.
+          values: Values of the table's value type, shaped as the keys followed by the shape
+            of `default_value`.
           name: A name for the operation (optional).
 
         Returns:

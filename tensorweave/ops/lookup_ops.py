@@ -1,7 +1,8 @@
 """Lookup-table ops: hash tables as resources, their initializers, finds, inserts and exports.
 
 The ops are TensorFlow's resource-handle forms (HashTableV2, MutableHashTableV2,
-MutableDenseHashTableV2, LookupTableFindV2, LookupTableRemoveV2, ...), so graphs import by name.
+MutableHashTableOfTensorsV2, MutableDenseHashTableV2, LookupTableFindV2, LookupTableRemoveV2,
+...), so graphs import by name.
 A table op outputs a `resource` handle; the table itself lives in the device's ResourceMgr
 (kernels/lookup.py, kernels/dense_hash_table.py), shared by every node that names the same
 `shared_name`. The tf.lookup classes (tensorweave/lookup/) build on these ops;
@@ -33,19 +34,21 @@ def _init_shape(ctx):
     return []
 
 
-def _dense_table(ctx):
-    """The MutableDenseHashTableV2 op whose handle is input 0, else None (TensorFlow reads
-    the same facts from the handle's shape data)."""
+def _value_shape(ctx):
+    """The value_shape attr of the table op whose handle is input 0 (a table of vectors or a
+    dense table), else None (TensorFlow reads the same fact from the handle's shape data)."""
     op = getattr(ctx.inputs[0], "op", None)
-    return op if op is not None and op.type == "MutableDenseHashTableV2" else None
+    if op is None or op.type not in ("MutableHashTableOfTensorsV2", "MutableDenseHashTableV2"):
+        return None
+    return _ts.as_shape(op.get_attr("value_shape"))
 
 
 def _find_shape(ctx):
-    """One value per key: the keys' shape, then a dense table's value_shape; for other
-    tables known only when the default is one scalar (tables of scalar values)."""
-    table = _dense_table(ctx)
-    if table is not None:
-        return ctx.input_shape(1).concatenate(_ts.as_shape(table.get_attr("value_shape")))
+    """One value per key: the keys' shape, then the table's value_shape; for tables without
+    one known only when the default is one scalar (tables of scalar values)."""
+    value_shape = _value_shape(ctx)
+    if value_shape is not None:
+        return ctx.input_shape(1).concatenate(value_shape)
     default = ctx.input_shape(2)
     return ctx.input_shape(1) if default.ndims == 0 else _ts.unknown_shape()
 
@@ -57,10 +60,8 @@ def _dense_table_shape(ctx):
 
 
 def _export_shape(ctx):
-    """Keys are a vector, except a dense table's raw buckets (shapes unknown, as in TF)."""
-    if _dense_table(ctx) is not None:
-        return [_ts.unknown_shape(), _ts.unknown_shape()]
-    return [_ts.TensorShape([None]), _ts.unknown_shape()]
+    """Unknown shapes, as TensorFlow infers them for every kind of table."""
+    return [_ts.unknown_shape(), _ts.unknown_shape()]
 
 
 HashTableV2 = define_op(
@@ -71,6 +72,11 @@ MutableHashTableV2 = define_op(
     "MutableHashTableV2", outputs=["table_handle: resource"], attrs=_TABLE_ATTRS,
     shape_fn=scalar, is_stateful=True, not_differentiable=True,
     doc="An empty hash table that LookupTableInsertV2 fills.")
+MutableHashTableOfTensorsV2 = define_op(
+    "MutableHashTableOfTensorsV2", outputs=["table_handle: resource"],
+    attrs=_TABLE_ATTRS + [Attr("value_shape", "shape", _ts.TensorShape([]))], shape_fn=scalar,
+    is_stateful=True, not_differentiable=True,
+    doc="An empty hash table of vectors of value_shape that LookupTableInsertV2 fills.")
 MutableDenseHashTableV2 = define_op(
     "MutableDenseHashTableV2", inputs=["empty_key: key_dtype", "deleted_key: key_dtype"],
     outputs=["table_handle: resource"],
@@ -115,7 +121,7 @@ LookupTableExportV2 = define_op(
     "LookupTableExportV2", inputs=["table_handle: resource"],
     outputs=["keys: Tkeys", "values: Tvalues"], attrs=[TypeAttr("Tkeys"), TypeAttr("Tvalues")],
     shape_fn=_export_shape, is_stateful=True, not_differentiable=True,
-    doc="All keys and their values, as two vectors.")
+    doc="All keys and their values (the keys a vector, except a dense table's buckets).")
 
 
 def tables_initializer(name="init_all_tables"):

@@ -21,8 +21,11 @@ the save tensor and each device's Assigns are grouped in a `restore_shard` NoOp.
 waits for every RestoreV2 (which verifies all its data first), so a damaged checkpoint assigns
 nothing; `restore_sequentially` trades that for one tensor in memory at a time.
 
-A SaveableObject (e.g. a DenseHashTable's, from the SAVEABLE_OBJECTS collection) is saved as its
-specs' tensors under their own names and restored by its `restore` op instead of Assigns.
+A SaveableObject (e.g. a mutable lookup table's, from the SAVEABLE_OBJECTS collection) is saved
+as its specs' tensors under their own names and restored by its `restore` op instead of
+Assigns. A Trackable (a mutable lookup table itself) in var_list is saved through the
+SaveableObject it makes. As in TensorFlow, of two SaveableObjects of one name the later one is
+saved (with a warning here; TensorFlow is silent).
 """
 from __future__ import annotations
 
@@ -34,9 +37,10 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.scopes import colocate_with, control_dependencies, device, name_scope
 from tensorweave.ops import io_ops, state_ops
+from tensorweave.platform import tf_logging as logging
 from tensorweave.protos import saver_pb2
 
-__all__ = ["BaseSaverBuilder", "BulkSaverBuilder", "SaveSpec", "SaveableObject",
+__all__ = ["BaseSaverBuilder", "BulkSaverBuilder", "SaveSpec", "SaveableObject", "Trackable",
            "op_list_to_dict"]
 
 
@@ -83,6 +87,18 @@ class SaveableObject:
         raise NotImplementedError
 
 
+class Trackable:
+    """Something other than a variable that a Saver takes in `var_list` (TF's Trackable, e.g. a
+    mutable lookup table): it has a `name` (its place in a sorted var_list) and makes the
+    SaveableObject that saves it, with checkpoint keys prefixed by `name`: the key in a
+    var_list dict, "" in a list (so a table in a list is saved as "-keys", as in TF)."""
+
+    name: str
+
+    def saveable_object(self, name: str) -> SaveableObject:
+        raise NotImplementedError
+
+
 def _ref_of(var):
     """The ref tensor of a variable given as a Variable, its ref Tensor or its op."""
     from tensorweave.framework.operation import Operation
@@ -105,15 +121,16 @@ def _slice_info(var):
 
 def _sort_key(var) -> str:
     from tensorweave.ops.sliced_variables import PartitionedVariable
-    if isinstance(var, SaveableObject):
+    if isinstance(var, (SaveableObject, Trackable)):
         return var.name
     return var.name if isinstance(var, PartitionedVariable) else _ref_of(var).op.name
 
 
 def op_list_to_dict(op_list, convert_variable_to_tensor=True) -> dict:
     """{checkpoint key: variable} for a list of variables, keyed by their op names; parts of a
-    partitioned variable are grouped into a list under the full variable's name, and a
-    PartitionedVariable is keyed by its name.
+    partitioned variable are grouped into a list under the full variable's name, a
+    PartitionedVariable is keyed by its name, and a SaveableObject (or a Trackable's) by its
+    name; of two SaveableObjects of one name the later in `op_list` is kept, as in TF.
 
     Raises:
       ValueError: two variables share a name, or parts and a whole variable do.
@@ -125,9 +142,12 @@ def op_list_to_dict(op_list, convert_variable_to_tensor=True) -> dict:
         raise TypeError(f"Variables to save should be passed in a dict or a list: {op_list}")
     out: dict = {}
     for var in sorted(op_list, key=_sort_key):
+        if isinstance(var, Trackable):
+            var = var.saveable_object("")
         if isinstance(var, SaveableObject):
             if var.name in out:
-                raise ValueError(f"At least two variables have the same name: {var.name}")
+                logging.warning(f"Two saveable objects are named {var.name!r}; only the last "
+                                f"one is saved, as in TensorFlow.")
             out[var.name] = var
             continue
         info = _slice_info(var)
@@ -141,7 +161,7 @@ def op_list_to_dict(op_list, convert_variable_to_tensor=True) -> dict:
         name = _sort_key(var)
         prior = out.get(name)
         if prior is not None:
-            whole = not isinstance(prior, (list, PartitionedVariable)) and \
+            whole = not isinstance(prior, (list, PartitionedVariable, SaveableObject)) and \
                 not isinstance(var, PartitionedVariable)
             if whole and _ref_of(prior) is _ref_of(var):
                 continue     # a variable given twice (e.g. as itself and as its ref)
@@ -152,9 +172,12 @@ def op_list_to_dict(op_list, convert_variable_to_tensor=True) -> dict:
 
 def _specs_of(key: str, value) -> list:
     """The SaveSpecs of one checkpoint key: one for a variable, one per part for a
-    PartitionedVariable or a list of parts (all slices of one full variable)."""
+    PartitionedVariable or a list of parts (all slices of one full variable), a
+    SaveableObject's own (named by it, not by the key), a Trackable's prefixed by the key."""
     from tensorweave.ops.sliced_variables import PartitionedVariable
     from tensorweave.ops.variables import Variable
+    if isinstance(value, Trackable):
+        value = value.saveable_object(key)
     if isinstance(value, SaveableObject):
         return [SaveSpec(spec.name, spec.ref, spec.dtype.base_dtype, spec.shape,
                          saveable=value) for spec in value.specs]

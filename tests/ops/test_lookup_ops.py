@@ -1,8 +1,9 @@
-"""tf.lookup tables and their ops: HashTableV2, MutableHashTableV2, InitializeTableV2,
-LookupTableImportV2, InitializeTableFromTextFileV2, LookupTableFindV2, LookupTableInsertV2,
-LookupTableSizeV2 and LookupTableExportV2. Values, op names and error messages were recorded
-from TensorFlow 2.21 (tf.compat.v1 graph mode); out-of-vocabulary ids are TensorFlow's
-Fingerprint64 buckets. Exports are in key order (TensorFlow's order is its hash order)."""
+"""tf.lookup tables and their ops: HashTableV2, MutableHashTableV2,
+MutableHashTableOfTensorsV2, InitializeTableV2, LookupTableImportV2,
+InitializeTableFromTextFileV2, LookupTableFindV2, LookupTableInsertV2, LookupTableSizeV2 and
+LookupTableExportV2. Values, op names and error messages were recorded from TensorFlow 2.21
+(tf.compat.v1 graph mode); out-of-vocabulary ids are TensorFlow's Fingerprint64 buckets.
+Exports are in key order (TensorFlow's order is its hash order)."""
 import os
 import tempfile
 
@@ -116,6 +117,32 @@ def _import(keys, values, query):
         return table.lookup(query)
 
 
+def _vectors(keys, values, query):
+    """A MutableHashTable of vectors (MutableHashTableOfTensorsV2): keys of any shape, of
+    repeated keys the last value, lookups shaped keys + value shape."""
+    table = tf.lookup.experimental.MutableHashTable(tf.int64, tf.float32, [-1.0, -2.0])
+    with tf.control_dependencies([table.insert(keys, values)]):
+        return [table.lookup(query), table.size()] + list(table.export())
+
+
+def _vectors_ref(keys, values, query):
+    table = dict(zip(keys.reshape(-1).tolist(), map(tuple, values.reshape(-1, 2).tolist())))
+    found = [table.get(k, (-1.0, -2.0)) for k in query.reshape(-1).tolist()]
+    order = sorted(table)
+    return [np.array(found, np.float32).reshape(query.shape + (2,)), np.int64(len(table)),
+            np.array(order, np.int64), np.array([table[k] for k in order], np.float32)]
+
+
+def _vector_import(keys, values, query, defaults):
+    """An import replaces a table of vectors' contents; a lookup with one default per key."""
+    table = tf.lookup.experimental.MutableHashTable(tf.string, tf.int64, [0, 0, 0])
+    first = table.insert(tf.constant(["old"]), tf.constant([[7, 7, 7]], tf.int64))
+    with tf.control_dependencies([first]):
+        imported = apply_op(lookup_ops.LookupTableImportV2, [table.resource_handle, keys, values])
+    with tf.control_dependencies([imported]):
+        return [table.lookup(query, dynamic_default_values=defaults), table.size()]
+
+
 def _initialize_raw(keys, values, query):
     """InitializeTableV2 (the op older graphs use) fills a HashTableV2."""
     handle = apply_op(lookup_ops.HashTableV2, [], {"key_dtype": tf.int64,
@@ -199,6 +226,19 @@ CASES = [
     OpCase("mutable_import", _import, lambda k, v, q: np.array([-1.0, 7.0, -1.0], np.float32),
            [_fixed([9, 4], np.int64), _fixed([6.0, 7.0], np.float32),
             _fixed([100, 4, 5], np.int64)], dtypes=_I64[1:2], fixed_dtypes=_I64, grad=False),
+    OpCase("mutable_vectors_insert_find_export", _vectors, _vectors_ref,
+           [_fixed([[3, 1], [3, 2]], np.int64),
+            _fixed([[[1, 2], [3, 4]], [[5, 6], [7, 8]]], np.float32),
+            _fixed([[1, 2], [3, 4]], np.int64)], dtypes=_I64[1:2], fixed_dtypes=_I64,
+           grad=False),
+    OpCase("mutable_vectors_import",
+           _vector_import,
+           lambda k, v, q, d: [np.array([[1, 2, 3], [-4, -5, -6], [7, 8, 9]]), np.int64(2)],
+           [_fixed(_strings("a", "b")), _fixed([[1, 2, 3], [7, 8, 9]], np.int64),
+            _fixed(_strings("a", "old", "b")),
+            _fixed([[-1, -2, -3], [-4, -5, -6], [-7, -8, -9]], np.int64)],
+           dtypes=(tf.int64,), fixed_dtypes=(tf.string, tf.int64, tf.string, tf.int64),
+           grad=False),
     OpCase("initialize_table_v2", _initialize_raw,
            lambda k, v, q: np.array([[2.5, -1.0], [0.5, 2.5]], np.float32),
            [_fixed([4, 8], np.int64), _fixed([0.5, 2.5], np.float32),
@@ -330,6 +370,75 @@ def test_run_time_errors_of_table_ops():
                 with pytest.raises(error, match=message):
                     sess.run(fetch)
             assert sess.run(table.lookup(tf.constant(["a", "b"]))).tolist() == [1, 2]
+
+
+def _vector_table(default=(0.0, 0.0, 0.0)):
+    return tf.lookup.experimental.MutableHashTable(tf.int64, tf.float32, list(default),
+                                                   checkpoint=False)
+
+
+_KEYS = [1, 2]
+
+
+@pytest.mark.parametrize("build,message", [
+    (lambda t: t.insert(tf.constant(_KEYS, tf.int64), tf.zeros([2, 4])),
+     r"Expected shape \[2,3\] for value, got \[2,4\]"),
+    (lambda t: t.insert(tf.constant(_KEYS, tf.int64), tf.zeros([2])),
+     r"Expected shape \[2,3\] for value, got \[2\]"),
+    (lambda t: t.lookup(tf.constant(_KEYS, tf.int64), dynamic_default_values=tf.zeros([2])),
+     r"Expected shape \[3\] or \[2,3\] for default value, got \[2\]"),
+    (lambda t: t.lookup(tf.constant([_KEYS], tf.int64),
+                        dynamic_default_values=tf.zeros([2, 3])),
+     r"Expected shape \[3\] or \[1,2,3\] for default value, got \[2,3\]"),
+    (lambda t: _raw(lookup_ops.LookupTableImportV2, t.resource_handle,
+                    tf.constant([1], tf.int64), tf.zeros([1, 2])),
+     r"Expected shape \[1,3\] for value, got \[1,2\]"),
+    (lambda t: tf.lookup.experimental.MutableHashTable(tf.int64, tf.float32, 0.0).lookup(
+        tf.constant(_KEYS, tf.int64), dynamic_default_values=tf.zeros([3])),
+     r"Expected shape \[\] or \[2\] for default value, got \[3\]"),
+    (lambda t: _vector_table([[0.0, 0.0], [0.0, 0.0]]).size(),
+     r"Default value must be a vector, got shape \[2,2\]"),
+])
+def test_run_time_errors_of_tables_of_vectors(build, message):
+    """Messages as TensorFlow's MutableHashTableOfTensors (and MutableHashTable) give them."""
+    with tf.Graph().as_default():
+        fetch = build(_vector_table())
+        with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+            _run(fetch)
+
+
+def test_table_of_vectors_graph_and_static_shapes():
+    with tf.Graph().as_default():
+        table = tf.lookup.experimental.MutableHashTable(tf.int64, tf.float32, [0.0, 0.0, 0.0])
+        op = table.resource_handle.op
+        found = table.lookup(tf.placeholder(tf.int64, [None, 2]))
+        per_key = table.lookup(tf.constant(_KEYS, tf.int64),
+                               dynamic_default_values=tf.zeros([2, 3]))
+        keys, values = table.export()
+        scalar_keys = table.lookup(tf.constant(1, tf.int64))
+    assert (op.type, op.name, op.get_attr("value_shape").as_list()) == (
+        "MutableHashTableOfTensorsV2", "MutableHashTable", [3])
+    assert (op.get_attr("use_node_name_sharing"), op.get_attr("shared_name")) == (True, b"")
+    assert (found.shape.as_list(), per_key.shape.as_list(), scalar_keys.shape.as_list()) == (
+        [None, 2, 3], [2, 3], [3])
+    assert (keys.shape.ndims, values.shape.ndims) == (None, None)
+
+
+@pytest.mark.parametrize("key_dtype,value_dtype,registered", [
+    (tf.int64, tf.string, True), (tf.string, tf.bool, True), (tf.int32, tf.float64, True),
+    (tf.int32, tf.string, False), (tf.string, tf.string, False), (tf.int64, tf.bool, False),
+    (tf.int32, tf.int64, False),
+])
+def test_kernels_of_tables_of_vectors_for_tensorflows_pairs(key_dtype, value_dtype,
+                                                            registered):
+    with tf.Graph().as_default():
+        default = tf.zeros([2], value_dtype) if value_dtype != tf.string else ["", ""]
+        table = tf.lookup.experimental.MutableHashTable(key_dtype, value_dtype, default)
+        if registered:
+            assert _run(table.size()) == 0
+        else:
+            with pytest.raises(tf.errors.OpError, match="MutableHashTableOfTensorsV2"):
+                _run(table.size())
 
 
 def test_no_kernel_for_key_value_pairs_tensorflow_lacks():
