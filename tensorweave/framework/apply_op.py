@@ -246,7 +246,8 @@ def _output_dtypes(op_def: OpDef, attrs: dict) -> list:
 
 
 def _infer_shapes(op_def: OpDef, inputs, attrs, name: str, n_out: int) -> list:
-    if op_def.shape_fn is None or n_out == 0:
+    # As in TF, an op without outputs still runs its shape function: it validates the inputs.
+    if op_def.shape_fn is None:
         return [_ts.unknown_shape()] * n_out
     try:
         shapes = op_def.shape_fn(ShapeContext(inputs, attrs, op_def.name))

@@ -1,25 +1,23 @@
 """tf.lookup.experimental.DenseHashTable: a mutable open-addressing table (MutableDenseHashTableV2).
 
-The table object builds its resource op and the find, insert, remove, size and export ops on its
-handle with TF1's default names. It is checkpointed as TensorFlow does it (lookup/checkpointing.py):
-a tf.train.Saver saves the exported buckets as "<name>-keys" and "<name>-values" and restores
+The table object builds its resource op; the find, insert, remove, size and export ops on its
+handle, with TF1's default names and colocation, come from MutableTable (lookup/tables.py), as
+for MutableHashTable. It is checkpointed as TensorFlow does it (lookup/checkpointing.py): a
+tf.train.Saver saves the exported buckets as "<name>-keys" and "<name>-values" and restores
 them with LookupTableImportV2. The buckets and their hashing are TensorFlow's
 (kernels/dense_hash_table.py), so exports match it bucket for bucket.
 """
 from __future__ import annotations
 
-from tensorweave.framework import scopes as _scopes
 from tensorweave.framework.apply_op import apply_op
-from tensorweave.framework.operation import Tensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.lookup.checkpointing import CheckpointedTable
-from tensorweave.lookup.tables import LookupInterface, insert_into
+from tensorweave.lookup.tables import MutableTable
 from tensorweave.ops import lookup_ops
 
 __all__ = ["DenseHashTable"]
 
 
-class DenseHashTable(CheckpointedTable, LookupInterface):
+class DenseHashTable(MutableTable):
     """A mutable hash table with open addressing (TF1's tf.lookup.experimental.DenseHashTable).
 
     Two keys that are never inserted mark free buckets: `empty_key` and `deleted_key`. Values
@@ -27,7 +25,7 @@ class DenseHashTable(CheckpointedTable, LookupInterface):
     buckets) when an insert would exceed the load factor 0.8.
     """
 
-    _export_scope = "{}_lookup_table_export_values"
+    _remove_dtype_error = "Signature mismatch. Keys must be dtype {}, got {}."
 
     def __init__(self, key_dtype, value_dtype, default_value, empty_key, deleted_key,
                  initial_num_buckets=None, name="MutableDenseHashTable", checkpoint=True,
@@ -87,14 +85,11 @@ class DenseHashTable(CheckpointedTable, LookupInterface):
         Raises:
           ValueError: when `keys` do not convert to the table key dtype.
         """
-        with _scopes.name_scope(name, f"{self.name}_lookup_table_find",
-                                [self.resource_handle, keys]):
-            keys = convert_to_tensor(keys, dtype=self._key_dtype, name="keys")
-            return apply_op(lookup_ops.LookupTableFindV2,
-                            [self.resource_handle, keys, self._default_value])
+        return self._find(keys, self._default_value, name)
 
     def insert_or_assign(self, keys, values, name=None):
-        """Associates `keys` with `values`, replacing the values of keys already present.
+        """Associates `keys` with `values`, replacing the values of keys already present (the
+        same as `insert`).
 
         Args:
           keys: Keys to insert (a vector), of the table's key type.
@@ -107,23 +102,10 @@ class DenseHashTable(CheckpointedTable, LookupInterface):
         Raises:
           ValueError: when `keys` or `values` do not convert to the table data types.
         """
-        return insert_into(self, keys, values, name)
-
-    def insert(self, keys, values, name=None):
-        """Associates `keys` with `values` (an alias of `insert_or_assign`).
-
-        Args:
-          keys: Keys to insert (a vector), of the table's key type.
-          values: Values shaped `keys.shape + default_value.shape`, of the value type.
-          name: A name for the operation (optional).
-
-        Returns:
-          The created Operation.
-        """
-        return self.insert_or_assign(keys, values, name)
+        return self.insert(keys, values, name)
 
     def erase(self, keys, name=None):
-        """Removes `keys` and their values from the table; missing keys are ignored.
+        """Removes `keys` and their values from the table (the same as `remove`).
 
         Args:
           keys: A vector of keys of the table's key type.
@@ -135,26 +117,7 @@ class DenseHashTable(CheckpointedTable, LookupInterface):
         Raises:
           TypeError: when `keys` do not match the table key data type.
         """
-        if not isinstance(keys, Tensor):
-            keys = convert_to_tensor(keys, dtype=self._key_dtype)
-        if keys.dtype.base_dtype != self._key_dtype:
-            raise TypeError(f"Signature mismatch. Keys must be dtype {self._key_dtype}, "
-                            f"received {keys.dtype}.")
-        with _scopes.name_scope(name, f"{self.name}_lookup_table_remove",
-                                (self.resource_handle, keys, self._default_value)):
-            return apply_op(lookup_ops.LookupTableRemoveV2, [self.resource_handle, keys])
-
-    def remove(self, keys, name=None):
-        """Removes `keys` from the table (an alias of `erase`).
-
-        Args:
-          keys: A vector of keys of the table's key type.
-          name: A name for the operation (optional).
-
-        Returns:
-          The created Operation.
-        """
-        return self.erase(keys, name)
+        return self.remove(keys, name)
 
     def export(self, name=None):
         """Returns the table's raw buckets, free ones included (TensorFlow's layout).

@@ -1,19 +1,23 @@
 """tf.lookup tables: StaticHashTable, StaticVocabularyTable and experimental.MutableHashTable.
 
 A table object owns one table resource op (HashTableV2, or MutableHashTableV2 and for vector
-values MutableHashTableOfTensorsV2) and builds the find, size, insert and export ops on its
-handle, with TF1's default op names and dtype checks. A MutableHashTable is checkpointed as in
-TensorFlow (lookup/checkpointing.py).
+values MutableHashTableOfTensorsV2) and builds the find, size, insert, remove and export ops on
+its handle, with TF1's default op names and dtype checks. As in TensorFlow, a mutable table
+(MutableTable: MutableHashTable, DenseHashTable) colocates its find, insert, size and export ops
+with the table op, but not its remove op; a static table colocates none. A mutable table is
+checkpointed as in TensorFlow (lookup/checkpointing.py).
 StaticVocabularyTable adds out-of-vocabulary buckets in the graph as TensorFlow does: a key the
 table misses gets `table size + Fingerprint64(key as string) mod num_oov_buckets`.
 """
 from __future__ import annotations
 
+import contextlib
 import uuid
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import scopes as _scopes
 from tensorweave.framework.apply_op import apply_op
+from tensorweave.framework.operation import Tensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.lookup.checkpointing import CheckpointedTable
@@ -47,6 +51,11 @@ class LookupInterface(KeyValueTypes):
         self._resource_handle = handle
         self._table_name = handle.op.name.split("/")[-1]
 
+    def _colocated(self):
+        """The scope of the ops on the table's handle: TensorFlow colocates a static table's
+        ops with nothing (a MutableTable overrides this)."""
+        return contextlib.nullcontext()
+
     def _check_keys(self, keys):
         if keys.dtype.base_dtype != self._key_dtype:
             raise TypeError(f"Dtype of argument `keys` must be {self._key_dtype}, received: "
@@ -61,7 +70,8 @@ class LookupInterface(KeyValueTypes):
         Returns:
           A scalar int64 tensor (0 while an initializable table is not initialized).
         """
-        with _scopes.name_scope(name, f"{self.name}_Size", [self.resource_handle]):
+        with _scopes.name_scope(name, f"{self.name}_Size", [self.resource_handle]), \
+                self._colocated():
             return apply_op(lookup_ops.LookupTableSizeV2, [self.resource_handle])
 
     def export(self, name=None):
@@ -74,7 +84,7 @@ class LookupInterface(KeyValueTypes):
           A pair of vectors: the keys and their values.
         """
         with _scopes.name_scope(name, self._export_scope.format(self.name),
-                                [self.resource_handle]):
+                                [self.resource_handle]), self._colocated():
             return tuple(apply_op(lookup_ops.LookupTableExportV2, [self.resource_handle],
                                   {"Tkeys": self._key_dtype, "Tvalues": self._value_dtype}))
 
@@ -264,7 +274,79 @@ class StaticVocabularyTable(LookupInterface):
             return where_v2(is_id_non_default, ids, buckets)
 
 
-class MutableHashTable(CheckpointedTable, LookupInterface):
+class MutableTable(CheckpointedTable, LookupInterface):
+    """What MutableHashTable and DenseHashTable share: the find, insert and remove ops on the
+    handle, with TensorFlow's names, dtype checks and colocation with the table op.
+
+    `_remove_dtype_error` is TensorFlow's TypeError message for keys of another dtype given to
+    `remove`, formatted with the table's and the keys' dtypes; DenseHashTable has its own.
+    """
+
+    _export_scope = "{}_lookup_table_export_values"
+    _remove_dtype_error = "Dtype of argument `keys` must be {}, received: {}"
+
+    def _colocated(self):
+        """TensorFlow colocates a mutable table's find, insert, size and export with it."""
+        return _scopes.colocate_with(self.resource_handle)
+
+    def _find(self, keys, default, name):
+        """The LookupTableFindV2 of `keys` (converted to the key dtype), `default` for misses."""
+        with _scopes.name_scope(name, f"{self.name}_lookup_table_find",
+                                (self.resource_handle, keys, default)):
+            keys = convert_to_tensor(keys, dtype=self._key_dtype, name="keys")
+            with self._colocated():
+                return apply_op(lookup_ops.LookupTableFindV2,
+                                [self.resource_handle, keys, default])
+
+    def insert(self, keys, values, name=None):
+        """Associates `keys` with `values`.
+
+        Args:
+          keys: Keys to insert, any shape, of the table's key type.
+          values: Values of the table's value type, shaped as the keys followed by the shape
+            of `default_value`.
+          name: A name for the operation (optional).
+
+        Returns:
+          The created Operation.
+
+        Raises:
+          ValueError: when `keys` or `values` do not convert to the table data types.
+        """
+        with _scopes.name_scope(name, f"{self.name}_lookup_table_insert",
+                                [self.resource_handle, keys, values]):
+            keys = convert_to_tensor(keys, self._key_dtype, name="keys")
+            values = convert_to_tensor(values, self._value_dtype, name="values")
+            with self._colocated():
+                return apply_op(lookup_ops.LookupTableInsertV2,
+                                [self.resource_handle, keys, values])
+
+    def remove(self, keys, name=None):
+        """Removes `keys` and their values from the table; keys not in it are ignored.
+
+        Args:
+          keys: Keys to remove, of rank 1 or more, of the table's key type.
+          name: A name for the operation (optional).
+
+        Returns:
+          The created Operation.
+
+        Raises:
+          TypeError: when `keys` do not match the table key data type.
+          ValueError: when `keys` is a scalar.
+        """
+        if not isinstance(keys, Tensor):
+            # TensorFlow takes only tensors here; a list or array converts as for lookup.
+            keys = convert_to_tensor(keys, dtype=self._key_dtype)
+        if keys.dtype != self._key_dtype:   # as in TF, a reference dtype does not match
+            raise TypeError(self._remove_dtype_error.format(self._key_dtype, keys.dtype))
+        # Unlike its other ops, TensorFlow does not colocate a remove with the table.
+        with _scopes.name_scope(name, f"{self.name}_lookup_table_remove",
+                                (self.resource_handle, keys, self._default_value)):
+            return apply_op(lookup_ops.LookupTableRemoveV2, [self.resource_handle, keys])
+
+
+class MutableHashTable(MutableTable):
     """A generic mutable hash table, filled with `insert`.
 
     The table starts empty (no initializer). Values are scalars, or vectors when
@@ -272,8 +354,6 @@ class MutableHashTable(CheckpointedTable, LookupInterface):
     tf.train.Saver saves its contents as "<name>-keys" and "<name>-values" and a restore
     replaces them.
     """
-
-    _export_scope = "{}_lookup_table_export_values"
 
     def __init__(self, key_dtype, value_dtype, default_value, name="MutableHashTable",
                  checkpoint=True, experimental_is_anonymous=False):
@@ -325,36 +405,5 @@ class MutableHashTable(CheckpointedTable, LookupInterface):
         Raises:
           ValueError: when `keys` do not convert to the table key dtype.
         """
-        with _scopes.name_scope(name, f"{self.name}_lookup_table_find",
-                                (self.resource_handle, keys, self._default_value)):
-            keys = convert_to_tensor(keys, dtype=self._key_dtype, name="keys")
-            default = self._default_value if dynamic_default_values is None else \
-                dynamic_default_values
-            return apply_op(lookup_ops.LookupTableFindV2, [self.resource_handle, keys, default])
-
-    def insert(self, keys, values, name=None):
-        """Associates `keys` with `values`.
-
-        Args:
-          keys: Keys to insert, any shape, of the table's key type.
-          values: Values of the table's value type, shaped as the keys followed by the shape
-            of `default_value`.
-          name: A name for the operation (optional).
-
-        Returns:
-          The created Operation.
-
-        Raises:
-          ValueError: when `keys` or `values` do not convert to the table data types.
-        """
-        return insert_into(self, keys, values, name)
-
-
-def insert_into(table, keys, values, name=None):
-    """The LookupTableInsertV2 op putting `keys` -> `values` into a mutable `table`
-    (MutableHashTable, DenseHashTable), with the inputs converted to its dtypes."""
-    with _scopes.name_scope(name, f"{table.name}_lookup_table_insert",
-                            [table.resource_handle, keys, values]):
-        keys = convert_to_tensor(keys, table.key_dtype, name="keys")
-        values = convert_to_tensor(values, table.value_dtype, name="values")
-        return apply_op(lookup_ops.LookupTableInsertV2, [table.resource_handle, keys, values])
+        return self._find(keys, self._default_value if dynamic_default_values is None
+                          else dynamic_default_values, name)

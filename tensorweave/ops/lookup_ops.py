@@ -15,6 +15,7 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.shape_fns import scalar
+from tensorweave.ops.training_ops import merge_shapes, with_rank
 
 __all__ = ["tables_initializer", "initialize_all_tables"]
 
@@ -27,10 +28,16 @@ def _no_outputs(ctx):
     return []
 
 
+def _remove_shape(ctx):
+    """LookupTableRemoveV2: the keys have rank 1 or more (TensorFlow checks nothing else)."""
+    if ctx.input_shape(1).ndims == 0:
+        raise ValueError("Shape must be at least rank 1 but is rank 0")
+    return []
+
+
 def _init_shape(ctx):
     """InitializeTableV2: keys are a vector and values have the keys' shape."""
-    keys = ctx.input_shape(1).with_rank(1)
-    keys.merge_with(ctx.input_shape(2))
+    merge_shapes(with_rank(ctx.input_shape(1), 1), ctx.input_shape(2))
     return []
 
 
@@ -87,7 +94,7 @@ MutableDenseHashTableV2 = define_op(
     doc="An empty open-addressing hash table; empty_key and deleted_key mark free buckets.")
 LookupTableRemoveV2 = define_op(
     "LookupTableRemoveV2", inputs=["table_handle: resource", "keys: Tin"],
-    attrs=[TypeAttr("Tin")], shape_fn=_no_outputs, is_stateful=True, not_differentiable=True,
+    attrs=[TypeAttr("Tin")], shape_fn=_remove_shape, is_stateful=True, not_differentiable=True,
     doc="Removes keys from a mutable table; keys not in it are ignored.")
 InitializeTableV2 = define_op(
     "InitializeTableV2", inputs=["table_handle: resource", "keys: Tkey", "values: Tval"],

@@ -1,9 +1,9 @@
 """tf.lookup tables and their ops: HashTableV2, MutableHashTableV2,
 MutableHashTableOfTensorsV2, InitializeTableV2, LookupTableImportV2,
-InitializeTableFromTextFileV2, LookupTableFindV2, LookupTableInsertV2, LookupTableSizeV2 and
-LookupTableExportV2. Values, op names and error messages were recorded from TensorFlow 2.21
-(tf.compat.v1 graph mode); out-of-vocabulary ids are TensorFlow's Fingerprint64 buckets.
-Exports are in key order (TensorFlow's order is its hash order)."""
+InitializeTableFromTextFileV2, LookupTableFindV2, LookupTableInsertV2, LookupTableRemoveV2,
+LookupTableSizeV2 and LookupTableExportV2. Values, op names and error messages were recorded
+from TensorFlow 2.21 (tf.compat.v1 graph mode); out-of-vocabulary ids are TensorFlow's
+Fingerprint64 buckets. Exports are in key order (TensorFlow's order is its hash order)."""
 import os
 import tempfile
 
@@ -105,6 +105,31 @@ def _mutable_ref(keys, values, query):
     order = sorted(table)
     return [np.array(found, np.float32).reshape(query.shape), np.int64(len(table)),
             np.array(order, np.int64), np.array([table[k] for k in order], np.float32)]
+
+
+def _remove(keys, removed, query):
+    """Removes keys, some repeated and some never inserted, from a MutableHashTable."""
+    table = tf.lookup.experimental.MutableHashTable(tf.int64, tf.float32, -1.0)
+    with tf.control_dependencies([table.insert(keys, tf.cast(keys, tf.float32))]):
+        remove = table.remove(removed)
+    with tf.control_dependencies([remove]):
+        return [table.lookup(query), table.size()] + list(table.export())
+
+
+def _remove_ref(keys, removed, query):
+    left = sorted(set(keys.tolist()) - set(removed.reshape(-1).tolist()))
+    found = [float(k) if k in left else -1.0 for k in query.tolist()]
+    return [np.array(found, np.float32), np.int64(len(left)), np.array(left, np.int64),
+            np.array(left, np.float32)]
+
+
+def _vector_remove(keys, values, removed, query):
+    """Removes string keys from a table of vectors (MutableHashTableOfTensorsV2)."""
+    table = tf.lookup.experimental.MutableHashTable(tf.string, tf.int64, [-1, -2])
+    with tf.control_dependencies([table.insert(keys, values)]):
+        remove = table.remove(removed)
+    with tf.control_dependencies([remove]):
+        return [table.lookup(query), table.size()]
 
 
 def _import(keys, values, query):
@@ -222,6 +247,16 @@ CASES = [
     OpCase("mutable_insert_find_export", _mutable, _mutable_ref,
            [_fixed([[3, 1], [3, 2]], np.int64), _fixed([[1.0, 2.0], [3.0, 4.0]], np.float32),
             _fixed([[1, 2], [3, 4]], np.int64)], dtypes=_I64[1:2], fixed_dtypes=_I64,
+           grad=False),
+    OpCase("mutable_remove", _remove, _remove_ref,
+           [_fixed([1, 2, 3, 4], np.int64), _fixed([[2, 7], [4, 2]], np.int64),
+            _fixed([1, 2, 3, 4, 7], np.int64)], dtypes=(tf.int64,),
+           fixed_dtypes=(tf.int64,) * 3, grad=False),
+    OpCase("mutable_vectors_remove", _vector_remove,
+           lambda k, v, r, q: [np.array([[1, 2], [-1, -2], [5, 6], [-1, -2]]), np.int64(2)],
+           [_fixed(_strings("a", "b", "c")), _fixed([[1, 2], [3, 4], [5, 6]], np.int64),
+            _fixed(_strings("b", "zz")), _fixed(_strings("a", "b", "c", "zz"))],
+           dtypes=(tf.int64,), fixed_dtypes=(tf.string, tf.int64, tf.string, tf.string),
            grad=False),
     OpCase("mutable_import", _import, lambda k, v, q: np.array([-1.0, 7.0, -1.0], np.float32),
            [_fixed([9, 4], np.int64), _fixed([6.0, 7.0], np.float32),
@@ -523,6 +558,14 @@ def test_tables_of_one_file_share_a_resource():
     (lambda: tf.lookup.experimental.MutableHashTable(tf.int64, tf.float32, 0.5).lookup(
         tf.constant([1], tf.int32)), ValueError,
      "Tensor conversion requested dtype int64 for Tensor with dtype int32"),
+    # An op without outputs runs its shape function too (here InitializeTableV2's).
+    (lambda: _initialize_raw(tf.constant(4, tf.int64), tf.constant(0.5),
+                             tf.constant([4], tf.int64)), ValueError,
+     r"^Shape must be rank 1 but is rank 0 for '\{\{node InitializeTableV2\}\}"),
+    (lambda: _initialize_raw(tf.constant([4, 8], tf.int64), tf.constant([0.5]),
+                             tf.constant([4], tf.int64)), ValueError,
+     r"^Dimension 0 in both shapes must be equal, but are 2 and 1\. Shapes are \[2\] and "
+     r"\[1\]\."),
 ])
 def test_build_time_errors(build, error, message):
     with tf.Graph().as_default():
