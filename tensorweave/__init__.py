@@ -20,8 +20,16 @@ from tensorweave.framework.graph import (
 )
 from tensorweave.framework.operation import Operation, Tensor
 from tensorweave.framework.scopes import colocate_with, control_dependencies, device, name_scope
-from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.framework.tensor_shape import Dimension, TensorShape, dimension_value
+from tensorweave.framework.tensor_conversion import (
+    convert_to_tensor,
+    register_tensor_conversion_function,
+)
+from tensorweave.framework.tensor_shape import (
+    Dimension,
+    TensorShape,
+    dimension_at_index,
+    dimension_value,
+)
 from tensorweave.protos.config_pb2 import (
     ConfigProto,
     GraphOptions,
@@ -44,6 +52,7 @@ from tensorweave.compat.v2_behavior import *
 from tensorweave.platform import app, flags
 from tensorweave.platform import gfile
 from tensorweave.platform import tf_logging as logging
+from tensorweave.platform.tf_logging import get_logger
 from tensorweave import compat, image, initializers, layers, losses, nn, test, train
 from tensorweave import graph_util
 from tensorweave import io, lookup, metrics, python_io, queue, sparse, summary
@@ -51,8 +60,17 @@ from tensorweave import data
 from tensorweave import strings
 from tensorweave.autodiff.custom_gradient import *
 from tensorweave.autodiff.gradients import *
-from tensorweave.autodiff.registry import NotDifferentiable, RegisterGradient, no_gradient
-from tensorweave.framework.indexed_slices import IndexedSlices
+from tensorweave.autodiff.registry import (
+    NoGradient,
+    NotDifferentiable,
+    RegisterGradient,
+    no_gradient,
+)
+from tensorweave.framework.errors import OpError
+from tensorweave.framework.indexed_slices import (
+    IndexedSlices,
+    convert_to_tensor_or_indexed_slices,
+)
 
 # --- op families (one star-import line per module; keep this block sorted) -----------------
 from tensorweave.ops.accumulator_ops import *
@@ -81,6 +99,7 @@ from tensorweave.ops.data_flow_ops import *
 from tensorweave.ops.edit_distance_ops import *
 from tensorweave.ops.file_io_ops import *
 from tensorweave.ops.fft_ops import *
+from tensorweave.ops.fingerprint_ops import *
 from tensorweave.ops.image_ops import *
 from tensorweave.ops.image_patches_ops import *
 from tensorweave.ops.init_ops import *
@@ -125,7 +144,9 @@ from tensorweave.ops.string_ops import *
 from tensorweave.ops.string_regex_ops import *
 from tensorweave.ops.string_split_ops import *
 from tensorweave.ops.tensor_array import *
+from tensorweave.ops.tensor_scatter_ops import *
 from tensorweave.ops.template import *
+from tensorweave.ops.unravel_index_ops import *
 from tensorweave.ops.variable_scope import *
 from tensorweave.ops.variables import *
 # --- end of op families ------------------------------------------------------------------

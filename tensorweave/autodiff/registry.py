@@ -38,6 +38,7 @@ def NotDifferentiable(op_type: str) -> None:  # noqa: N802 - TF's name
 
 
 no_gradient = NotDifferentiable
+NoGradient = NotDifferentiable  # noqa: N816 - TF's alias
 
 _NONE = object()
 

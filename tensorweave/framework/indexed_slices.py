@@ -12,6 +12,9 @@ import collections
 import logging
 
 from tensorweave.framework import tensor_conversion
+from tensorweave.framework.dtypes import as_dtype
+from tensorweave.framework.operation import Tensor
+from tensorweave.framework.sparse_tensor import SparseTensor
 
 _log = logging.getLogger("tensorweave")
 _LARGE_DENSE_ELEMENTS = 100_000_000
@@ -82,4 +85,27 @@ def _convert(value, dtype=None, name=None, as_ref=False):
     return to_dense(value, name=name)
 
 
-tensor_conversion.register_tensor_conversion_function(IndexedSlices, _convert)
+tensor_conversion.register_tensor_conversion_function_internal(IndexedSlices, _convert)
+
+
+def convert_to_tensor_or_indexed_slices(value, dtype=None, name=None):
+    """Converts `value` to a Tensor, passing Tensors, IndexedSlices and SparseTensors through.
+
+    Args:
+      value: An IndexedSlices, a SparseTensor, or anything `convert_to_tensor` takes.
+      dtype: The required dtype of the result (optional).
+      name: A name for a Tensor this creates.
+
+    Returns:
+      `value` itself if it is a Tensor, IndexedSlices or SparseTensor, else a Tensor.
+
+    Raises:
+      ValueError: if `dtype` does not match `value`'s dtype.
+    """
+    if isinstance(value, (Tensor, IndexedSlices, SparseTensor)):
+        if dtype is not None and not as_dtype(dtype).is_compatible_with(value.dtype):
+            raise ValueError(f"Incompatible tensor conversion requested to `dtype` "
+                             f"{as_dtype(dtype).name} for `value` ({value}) with dtype "
+                             f"{value.dtype.name}.")
+        return value
+    return tensor_conversion.convert_to_tensor(value, dtype=dtype, name=name)

@@ -30,12 +30,15 @@ from tensorweave.ops.sequence_parsing_ops import (
     parse_sequence_example,
     parse_single_sequence_example,
 )
+from tensorweave.ops.reader_ops import read_file
 from tensorweave.ops.sparse_serialize_ops import (
     deserialize_many_sparse,
     serialize_many_sparse,
     serialize_sparse,
 )
+from tensorweave.framework.graph_io import write_graph
 from tensorweave.platform import gfile
+from tensorweave.train.input import match_filenames_once
 from tensorweave.io.tf_record import (
     TFRecordCompressionType,
     TFRecordOptions,

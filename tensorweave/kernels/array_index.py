@@ -57,16 +57,20 @@ class GatherV2Kernel:
         return self.xp.stack(parts).reshape(out_shape)
 
 
-def _index_rows(indices, limits, what: str):
-    """indices reshaped to [N, K] after checking every row lies inside `limits`."""
+def index_rows(indices, shape, what: str):
+    """indices reshaped to [N, K] after checking every row indexes into the first K dims of
+    `shape`. The error names the last bad row and the whole shape, as TensorFlow's CPU loop
+    does. Shared by GatherNd and the ScatterNd family (kernels/tensor_scatter.py)."""
     depth = indices.shape[-1]
+    limits = shape[:depth]
     flat = indices.reshape(-1, depth)
     if flat.size and ((flat < 0).any() or (flat >= limits).any()):
-        row = int(np.argmax(((flat < 0) | (flat >= limits)).any(axis=1)))
+        bad = ((flat < 0) | (flat >= limits)).any(axis=1)
+        row = len(bad) - 1 - int(np.argmax(bad[::-1]))
         where = np.unravel_index(row, indices.shape[:-1]) if indices.ndim > 1 else ()
         pos = "[" + ",".join(map(str, where)) + "]"
         raise invalid_argument(f"indices{pos} = [{', '.join(map(str, flat[row]))}] does not index "
-                               f"into {what} {dims_text(limits)}")
+                               f"into {what} {dims_text(shape)}")
     return flat
 
 
@@ -81,7 +85,7 @@ def _gather_nd(params, indices):
     lead = indices.shape[:-1]
     if depth == 0:
         return np.broadcast_to(params, lead + params.shape).copy()
-    flat = _index_rows(indices, params.shape[:depth], "param shape")
+    flat = index_rows(indices, params.shape, "param shape")
     return params[tuple(flat.T)].reshape(lead + params.shape[depth:])
 
 
@@ -95,7 +99,7 @@ def _scatter_nd(indices, updates, shape):
     if depth > len(shape):
         raise invalid_argument(f"indices.shape[-1] must be <= rank of shape, got {depth} > "
                                f"{len(shape)}")
-    flat = _index_rows(indices, shape[:depth], "shape")
+    flat = index_rows(indices, shape, "shape")
     slice_shape = shape[depth:]
     updates = np.asarray(updates)
     if updates.shape != indices.shape[:-1] + slice_shape:

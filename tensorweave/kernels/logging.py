@@ -1,7 +1,8 @@
-"""Logging and assertion kernels, and the two ways TensorFlow summarizes a tensor as text.
+"""Logging and assertion kernels, Timestamp's clock, and TensorFlow's two text forms of tensors.
 
 `summarize_v1` is the style of Assert and Print: the first `limit` elements in row-major order,
-nested rows in brackets without separators (`[[0 1 2...]...]`), "..." where elements were cut.
+nested rows in brackets without separators (`[[0 1 2...]...]`), "..." where elements were cut,
+strings C-escaped (`a\\"b`).
 `summarize_v2` is the style of tf.print (StringFormat): NumPy-like, the first and last `limit`
 entries of every dimension around a "...", rows on separate indented lines, strings quoted.
 Floats print with the fewest of 6/9 (float32) or 15/17 (float64) significant digits that read
@@ -10,6 +11,7 @@ back exactly, as TensorFlow's C++ runtime prints them.
 from __future__ import annotations
 
 import sys
+import time
 
 import numpy as np
 
@@ -56,9 +58,11 @@ def _element_formatter(dtype: np.dtype, quote: bool):
             return lambda v: _float_text(float(v), 15, 17, np.float64)
         return lambda v: _float_text(np.float32(v), 6, 9, np.float32)
     if kind in "OSU":
+        # Both formats C-escape strings (Assert's message shows a quote as \"); tf.print's
+        # also quotes them.
         if quote:
             return lambda v: '"' + _c_escape(_as_bytes(v)) + '"'
-        return lambda v: _as_bytes(v).decode("utf-8", errors="replace")
+        return lambda v: _c_escape(_as_bytes(v))
     return None  # complex and other types: see _unprintable
 
 
@@ -245,3 +249,9 @@ class PrintV2Kernel:
                 None, None, f"Input is expected to be scalar, but got shape "
                 f"{list(message.shape)}")
         self.write(_as_bytes(message[()]).decode("utf-8", errors="replace") + self.end)
+
+
+@kernel("Timestamp")
+def _timestamp(ctx):
+    """Whole microseconds since the epoch, in seconds: TensorFlow's EnvTime::NowMicros() / 1e6."""
+    return np.float64(time.time_ns() // 1000) / 1e6

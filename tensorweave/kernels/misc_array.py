@@ -15,6 +15,7 @@ import numpy as np
 from tensorweave.framework import errors
 from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
+from tensorweave.kernels.array_index import index_rows
 from tensorweave.kernels.registry import kernel
 from tensorweave.kernels.segment import SegmentKernel, UnsortedSegmentKernel
 from tensorweave.runtime.executor.values import deref
@@ -120,12 +121,7 @@ class _ScatterNdKernel:
                 f"Must have updates.shape = indices.shape[:batch_dim] + params_shape[slice_dim:]"
                 f", got updates.shape: {dims_text(updates.shape)}, indices.shape: "
                 f"{dims_text(indices.shape)}, params_shape: {dims_text(params.shape)}")
-        flat = indices.reshape(-1, depth)
-        outside = ((flat < 0) | (flat >= params.shape[:depth])).any(axis=1)
-        if outside.any():  # TensorFlow names the whole variable shape here
-            row = int(np.argmax(outside))
-            raise invalid_argument(f"indices[{row}] = [{', '.join(map(str, flat[row]))}] does not "
-                                   f"index into shape {dims_text(params.shape)}")
+        flat = index_rows(indices, params.shape, "shape")
         where = tuple(flat.T)
         rows = updates.reshape((len(flat),) + slice_shape)
         with ref.lock if self.locking else contextlib.nullcontext():

@@ -7,7 +7,8 @@ TensorFlow's `Fingerprint64` calls), StringToHashBucket TensorFlow's legacy `Has
 (MurmurHash64A with seed 0xDECAFCAFFE). Both run as compiled loops (kernels/jit.py) over one
 buffer holding every string back to back, with wrapping unsigned 64-bit arithmetic: every
 constant is a np.uint64, so no operation mixes in a signed integer (which numba would widen to
-float64).
+float64). `fingerprint_rows` runs the same Fingerprint64 over the rows of a byte matrix, for the
+Fingerprint op (kernels/fingerprint.py).
 """
 from __future__ import annotations
 
@@ -201,6 +202,13 @@ def _legacy_loop(buf, offsets, out):
         out[i] = _legacy_hash64(buf, offsets[i], offsets[i + 1] - offsets[i])
 
 
+def _hash_pieces(buf, offsets, legacy: bool = False) -> np.ndarray:
+    """The uint64 hash of each piece buf[offsets[i]:offsets[i + 1]] of a uint8 buffer."""
+    out = np.empty(offsets.size - 1, np.uint64)
+    compiled(_legacy_loop if legacy else _fingerprint_loop)(buf, offsets, out)
+    return out
+
+
 def hash_strings(strings, legacy: bool = False) -> np.ndarray:
     """The uint64 hash of each string of `strings` (any shape): Fingerprint64, or TensorFlow's
     legacy Hash64 with `legacy`."""
@@ -209,9 +217,14 @@ def hash_strings(strings, legacy: bool = False) -> np.ndarray:
     offsets = np.zeros(flat.size + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])
     buf = np.frombuffer(b"".join(flat.tolist()), dtype=np.uint8)
-    out = np.empty(flat.size, np.uint64)
-    compiled(_legacy_loop if legacy else _fingerprint_loop)(buf, offsets, out)
-    return out.reshape(np.shape(strings))
+    return _hash_pieces(buf, offsets, legacy).reshape(np.shape(strings))
+
+
+def fingerprint_rows(rows: np.ndarray) -> np.ndarray:
+    """Fingerprint64 of the bytes of each row of a 2-D uint8 array, as uint64."""
+    count, width = rows.shape
+    offsets = np.arange(count + 1, dtype=np.int64) * width
+    return _hash_pieces(np.ascontiguousarray(rows).reshape(-1), offsets)
 
 
 class _HashBucketKernel:

@@ -184,33 +184,50 @@ def _gather_nd_grad(op, grad):
     return [scatter_nd(indices, grad, shape), None]
 
 
-def check_dims_match(what_a, a, lo_a, what_b, b, lo_b, n) -> None:
-    """ValueError in TF's words unless dims [lo_a, lo_a+n) of a and [lo_b, lo_b+n) of b merge."""
+def check_dims_match(what_a, a, lo_a, what_b, b, lo_b, n=None) -> None:
+    """ValueError in TF's words unless dims [lo_a, lo_a+n) of a and [lo_b, lo_b+n) of b merge;
+    without `n`, the dims from lo_a and from lo_b to the end of each."""
+    hi_a, hi_b = (len(a), len(b)) if n is None else (lo_a + n, lo_b + n)
     try:
-        merge_dims(a[lo_a:lo_a + n], b[lo_b:lo_b + n])
+        merge_dims(a[lo_a:hi_a], b[lo_b:hi_b])
     except ValueError as e:
         raise ValueError(
-            f"Dimensions [{lo_a},{lo_a + n}) of {what_a}[shape={dims_text(a)}] = "
-            f"{dims_text(a[lo_a:lo_a + n])} must match dimensions [{lo_b},{lo_b + n}) of "
-            f"{what_b}[shape={dims_text(b)}] = {dims_text(b[lo_b:lo_b + n])}: {e}") from None
+            f"Dimensions [{lo_a},{hi_a}) of {what_a}[shape={dims_text(a)}] = "
+            f"{dims_text(a[lo_a:hi_a])} must match dimensions [{lo_b},{hi_b}) of "
+            f"{what_b}[shape={dims_text(b)}] = {dims_text(b[lo_b:hi_b])}: {e}") from None
+
+
+def _num_elements(dims):
+    """TF's NumElements: 0 if any dim is 0, else the product; None if not known."""
+    if dims is None:
+        return None
+    if 0 in dims:
+        return 0
+    return None if None in dims else int(np.prod(dims))
+
+
+def check_scatter_nd_shapes(tensor, indices, updates) -> None:
+    """TF's ScatterNdShapeHelper on dims tuples (None: unknown rank), shared by ScatterNd, the
+    TensorScatter ops and the variables' ScatterNd updates: ValueError unless `updates` is
+    indices.shape[:-1] + tensor.shape[K:] as far as the shapes are known (K =
+    indices.shape[-1]). A scalar `updates` is left to the kernel."""
+    if _num_elements(tensor) == 0 and (_num_elements(indices) or _num_elements(updates)):
+        raise ValueError("Indices and updates specified for empty input")
+    if indices is None or not updates or indices[-1] is None:
+        return
+    outer, depth = len(indices) - 1, indices[-1]
+    check_dims_match("indices", indices, 0, "updates", updates, 0, outer)
+    if tensor is not None:
+        check_dims_match("input", tensor, depth, "updates", updates, outer)
 
 
 def _scatter_nd_shape(ctx):
     indices, updates = _dims(ctx, 0), _dims(ctx, 1)
     with_rank(_dims(ctx, 2), 1)
     out = ctx.static_shape(2)
-    if indices is not None and not indices:
+    if (indices is not None and not indices) or (updates is not None and not updates):
         raise ValueError("Shape must be at least rank 1 but is rank 0")
-    dims = out._dims
-    if indices is None or updates is None or dims is None or indices[-1] is None:
-        return out
-    outer, depth = len(indices) - 1, indices[-1]
-    if len(updates) != outer + len(dims) - depth:
-        raise ValueError(f"updates must have rank {outer + len(dims) - depth} for indices of "
-                         f"shape {dims_text(indices)} and shape {dims_text(dims)}, but is rank "
-                         f"{len(updates)}")
-    check_dims_match("indices", indices, 0, "updates", updates, 0, outer)
-    check_dims_match("input", dims, depth, "updates", updates, outer, len(dims) - depth)
+    check_scatter_nd_shapes(out._dims, indices, updates)
     return out
 
 

@@ -1,4 +1,4 @@
-"""tf.cond and tf.case: data-dependent branching built from Switch and Merge.
+"""tf.cond, tf.case and tf.switch_case: data-dependent branching built from Switch and Merge.
 
 Each branch function runs inside a CondContext, so every value it takes from outside passes
 through a Switch on the predicate and everything it computes is dead unless its branch is
@@ -23,7 +23,7 @@ from tensorweave.ops.control_flow_context import (
 )
 from tensorweave.ops.loop_vars import from_flows, to_flows
 
-__all__ = ["cond", "case"]
+__all__ = ["cond", "case", "switch_case"]
 
 
 def _identity(t, name):
@@ -218,6 +218,188 @@ def _assert_at_most_n_true(preds, n, msg):
     names = ", ".join(getattr(p, "name", "?") for p in preds)
     return Assert(condition, [f"{msg}: more than {n} conditions ({names}) evaluated as True:",
                               preds_c], summarize=len(preds))
+
+
+def switch_case(branch_index, branch_fns, default=None, name="switch_case"):
+    """Runs the callable selected by an int32 index (TF's tf.switch_case).
+
+    Like a C switch statement: `branch_fns[branch_index]()`, or `default()` for an index
+    outside `[0, len(branch_fns))`; without `default` the last (max-keyed) callable serves for
+    out-of-range indices. Only the selected callable's ops run, side effects included, and
+    gradients flow through the selected branch only.
+
+    Graph structure differs from TensorFlow's: TF builds one functional `StatelessCase` (or
+    `Case`, if a branch has stateful ops) whose branches are library functions, followed by one
+    Identity per output. Tensorweave has no functional ops, so it builds what TF lowers that op
+    to in spirit: a chain of nested tf.conds on `branch_index == k` (k = 0 .. n-2, the last
+    callable in the innermost false branch), then the same Identity per output, all under
+    `<name>/indexed_case/`. The branches' ops therefore sit in the graph itself, inside
+    cond contexts. An index of unknown rank that is not a scalar when it runs fails in the
+    conds' Switches with TF's message ("The second input must be a scalar, but it has shape
+    [2]"). One of known rank above 0 (which a Switch would reject when the graph is built,
+    where TF's Case builds) or the index of a single branch (no Switch) gets a run-time Assert
+    instead, whose message reads "assertion failed: [The second input must be a scalar, but it
+    has shape] [2]".
+    Being conds, branches accept what tf.cond accepts, which TF's function branches do not
+    quite match: TF rejects assigning a ref variable in a branch and a TensorArray made
+    outside the switch_case, but returns a TensorArray made inside a branch, which (as with
+    tf.cond) works here only for branch 0.
+
+    Args:
+      branch_index: an int32 scalar Tensor choosing the branch.
+      branch_fns: a list of callables (the position is the key), or a list of (`int`,
+        callable) pairs, or a dict from `int` to callables; the keys must be exactly
+        0 .. len(branch_fns) - 1. Each callable returns the same nested structure of tensors
+        (an Operation leaf becomes `branch_index` after that Operation has run, as in TF).
+      default: optional callable for indices outside the keys.
+      name: name scope (default "switch_case").
+
+    Returns:
+      The selected callable's outputs, in its structure (singleton lists are kept).
+
+    Raises:
+      TypeError: if `branch_index` is not an integer Tensor, or (after the branches are
+        built, as in TF) not int32; if `branch_fns` is not a list, tuple or dict, an entry is
+        not a callable or an (int, callable) pair, or the branches' outputs differ in
+        structure or dtype.
+      ValueError: if `branch_fns` is empty or its keys are not 0 .. n-1.
+      AssertionError: if the branches return different numbers of values (as TF does).
+    """
+    fns = _switch_case_fns(branch_fns, default, branch_index)
+    from tensorweave.framework.scopes import control_dependencies
+    from tensorweave.ops.array_ops import identity
+    from tensorweave.ops.math_ops import equal
+    with name_scope(name, "case", [branch_index]), name_scope("indexed_case"):
+        index = branch_index if len(fns) > 1 and branch_index.shape.ndims is None else \
+            _scalar_index(branch_index)
+        preds = [equal(index, k) for k in range(len(fns) - 1)]
+        branches, traced = _traced_branches(fns, index, branch_index)
+        if preds:
+            result = case(list(zip(preds, branches[:-1])), default=branches[-1], strict=True)
+        else:
+            result = branches[0]()
+        structure = traced[0]   # what the branches returned: cond turns None into []
+        if structure is None:
+            return None
+        with control_dependencies([index.op]):   # TF's Case always takes the index as input
+            flat = [identity(t, name="Identity") for t in nest.flatten(to_flows(result))]
+        return from_flows(structure, nest.pack_sequence_as(to_flows(structure), flat))
+
+
+def _switch_case_fns(branch_fns, default, branch_index):
+    """Checks switch_case's arguments as TF does; returns the callables, default last."""
+    if not isinstance(branch_index, Tensor):
+        raise TypeError(f"'branch_index' must be a Tensor, got {type(branch_index)}")
+    if not branch_index.dtype.is_integer:
+        raise TypeError(f"'branch_index' must be an integer Tensor, got {branch_index.dtype}")
+    if not branch_fns:
+        raise ValueError("Must provide at least one item in 'branch_fns'")
+    if not isinstance(branch_fns, (list, tuple, dict)):
+        raise TypeError("'branch_fns' must be a list, tuple, or dict")
+    pairs = list(branch_fns.items()) if isinstance(branch_fns, dict) else list(branch_fns)
+    if all(callable(fn) for fn in pairs):
+        pairs = list(enumerate(pairs))
+    for pair in pairs:
+        if not isinstance(pair, tuple) or len(pair) != 2:
+            raise TypeError(f"Each entry in 'branch_fns' must be a 2-tuple. Received {pair}.")
+        key, fn = pair
+        if not isinstance(key, int):
+            raise TypeError(f"key must be a Python `int`, got {type(key)}")
+        if not callable(fn):
+            raise TypeError(f"fn for key {key} must be callable.")
+    keys = [key for key, _ in pairs]
+    if min(keys) < 0 or max(keys) >= len(keys) or len(set(keys)) != len(keys):
+        raise ValueError("branch indices (keys) must form contiguous range of [0 to "
+                         f"{len(keys)}) but found {{{','.join(map(str, sorted(keys)))}}}")
+    fns = [fn for _, fn in sorted(pairs, key=lambda pair: pair[0])]
+    return fns + [default] if default is not None else fns
+
+
+def _scalar_index(index):
+    """`index`, checked at run time to be a scalar unless its static shape says so (TF's Case
+    builds with an index of any shape and rejects a non-scalar one when it runs)."""
+    if index.shape.ndims == 0:
+        return index
+    from tensorweave.framework.scopes import control_dependencies
+    from tensorweave.ops.array_ops import rank, reshape, shape
+    from tensorweave.ops.logging_ops import Assert
+    from tensorweave.ops.math_ops import equal
+    check = Assert(equal(rank(index), 0),
+                   ["The second input must be a scalar, but it has shape", shape(index)])
+    with control_dependencies([check]):
+        return reshape(index, [-1])[0]
+
+
+# Stateful ops that still leave TF's Case stateless (auto_control_deps.LEGACY_RANDOM_OPS).
+_LEGACY_RANDOM_OPS = frozenset({
+    "RandomUniform", "RandomUniformInt", "RandomStandardNormal", "ParameterizedTruncatedNormal",
+    "TruncatedNormal", "RandomShuffle", "Multinomial", "RandomGamma", "RandomGammaGrad",
+    "RandomPoisson", "RandomPoissonV2"})
+
+
+def _traced_branches(fns, index, branch_index):
+    """Wraps each callable to return TF's branch outputs and, once the last has been built
+    (the innermost cond builds it last), to check them all as TF's Case does before any
+    Merge exists: same count, then same structure and dtypes as branch 0, then an int32
+    index (TF's Case op names itself Case if a branch has stateful ops)."""
+    graph = get_default_graph()
+    first_op = graph.version   # the number of ops so far: ops are only ever added
+    traced = []
+
+    def check():
+        counts = [len(nest.flatten(to_flows(out))) for out in traced]
+        if len(set(counts)) != 1:
+            raise AssertionError(counts)
+        for k, out in enumerate(traced[1:], 1):
+            _check_same_outputs(traced[0], out, k)
+        if branch_index.dtype.base_dtype != _dtypes.int32:
+            stateful = any(op.op_def.is_stateful and op.type not in _LEGACY_RANDOM_OPS
+                           for op in graph.get_operations()[first_op:])
+            raise TypeError(f"Input 'branch_index' of '{'Case' if stateful else 'StatelessCase'}'"
+                            f" Op has type {branch_index.dtype.base_dtype.name} that does not "
+                            "match expected type of int32.")
+
+    def wrap(fn):
+        def branch():
+            out = _branch_outputs(fn(), index)
+            traced.append(out)
+            if len(traced) == len(fns):
+                check()
+            return out
+        return branch
+    return [wrap(fn) for fn in fns], traced
+
+
+def _branch_outputs(result, index):
+    """A branch's outputs as tensors: an Operation becomes `index` after it, as in TF."""
+    from tensorweave.ops.control_flow_ops import with_dependencies
+    if result is None:
+        return None
+
+    def leaf(v):
+        if isinstance(v, Operation):
+            return with_dependencies([v], index)
+        return v if v is None or hasattr(v, "_as_flow") else convert_to_tensor(v)
+    return nest.pack_sequence_as(result, [leaf(v) for v in nest.flatten(result)])
+
+
+def _check_same_outputs(first, other, k):
+    """TF's TypeError when branch k's outputs differ from branch 0's."""
+    detail = None
+    try:
+        nest.assert_same_structure(to_flows(first), to_flows(other))
+    except (ValueError, TypeError) as e:
+        detail = str(e)
+    if detail is None:
+        for a, b in zip(nest.flatten(to_flows(first)), nest.flatten(to_flows(other))):
+            if a is not None and b is not None and a.dtype.base_dtype != b.dtype.base_dtype:
+                detail = f"{a} and {b} have different types"
+                break
+    if detail is not None:
+        raise TypeError(f"branches[0] and branches[{k}] arguments to tf.switch_case must have "
+                        "the same number, type, and overall structure of return values.\n\n"
+                        f"branches[0] output: {first}\nbranches[{k}] output: {other}\n\n"
+                        f"Error details:\n{detail}")
 
 
 def _merge_grad(op, grad, _index_grad=None):

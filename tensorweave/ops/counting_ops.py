@@ -1,6 +1,6 @@
 """Counting and summary statistics of tensor values: DenseBincount (tf.bincount),
 UniqueWithCounts, ListDiff (tf.setdiff1d), HistogramFixedWidth, and the composites
-tf.math.reduce_variance and tf.math.reduce_std.
+tf.histogram_fixed_width_bins, tf.math.reduce_variance and tf.math.reduce_std.
 
 None of the four ops has a gradient in TensorFlow; they are declared not differentiable. Their
 outputs are counts or data-dependent selections, so their shapes are mostly known only at run
@@ -19,8 +19,14 @@ from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.scopes import name_scope
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops.array_join_ops import with_rank
+from tensorweave.ops.array_ops import reshape, shape
+from tensorweave.ops.control_flow_ops import with_dependencies
+from tensorweave.ops.logging_ops import Assert
+from tensorweave.ops.math_ops import clip_by_value, greater, truediv
+from tensorweave.ops.math_unary_ops import cast, floor
 
-__all__ = ["bincount", "histogram_fixed_width", "setdiff1d", "unique_with_counts"]
+__all__ = ["bincount", "histogram_fixed_width", "histogram_fixed_width_bins", "setdiff1d",
+           "unique_with_counts"]
 # reduce_variance and reduce_std are tf.math-only names: tensorweave/math.py exports them.
 
 TensorShape = _ts.TensorShape
@@ -236,6 +242,46 @@ def histogram_fixed_width(values, value_range, nbins=100, dtype=_dtypes.int32, n
         return apply_op(HistogramFixedWidth, [values, value_range, nbins], {"dtype": dtype},
                         name=scope)
 
+
+def histogram_fixed_width_bins(values, value_range, nbins=100, dtype=_dtypes.int32, name=None):
+    """Bins `values`: the index of the equal-width histogram bin each value falls into.
+
+    Built from other ops as TensorFlow builds it, with its results: bin floor(nbins * (v - lo)
+    / (hi - lo)) clipped to [0, nbins - 1], so values below the range land in bin 0 and values
+    at or above its end in the last bin. As there, the arithmetic runs in the values' dtype
+    (integer values fail: their quotient is float64), `value_range` must have that dtype, a
+    range with lo >= hi is not checked, and NaN values become the int32 cast of NaN.
+
+    Args:
+      values: A floating Tensor of any shape.
+      value_range: A [2] Tensor of the same dtype, [lo, hi].
+      nbins: A scalar int32 Tensor: the number of bins.
+      dtype: Ignored, as in TensorFlow: the result is always int32.
+      name: A name scope (default "histogram_fixed_width_bins").
+
+    Returns:
+      An int32 Tensor shaped like `values`.
+
+    Raises:
+      TypeError: if the dtypes of `values` and `value_range` differ, or the values are
+        integers.
+      InvalidArgumentError: at run time, if `nbins` is not positive.
+    """
+    del dtype   # TensorFlow's function accepts it and always returns int32
+    with name_scope(name, "histogram_fixed_width_bins", [values, value_range, nbins]):
+        values = convert_to_tensor(values, name="values")
+        values_shape = shape(values)
+        values = reshape(values, [-1])
+        value_range = convert_to_tensor(value_range, name="value_range")
+        nbins = convert_to_tensor(nbins, dtype=_dtypes.int32, name="nbins")
+        check = Assert(greater(nbins, 0), [f"nbins {nbins} must > 0"])
+        nbins = with_dependencies([check], nbins)
+        nbins_float = cast(nbins, values.dtype)
+        scaled_values = truediv(values - value_range[0], value_range[1] - value_range[0],
+                                name="scaled_values")
+        indices = floor(nbins_float * scaled_values, name="indices")
+        indices = cast(clip_by_value(indices, 0, nbins_float - 1), _dtypes.int32)
+        return reshape(indices, values_shape)
 
 # --- moments ------------------------------------------------------------------------------------
 _MOMENT_DOC = """Computes the {what} of elements across dimensions (tf.math.reduce_{name}).

@@ -1,4 +1,6 @@
-"""Assertions and logging: Assert, check_numerics, Print and tf.print (StringFormat + PrintV2).
+"""Assertions, logging and the clock: Assert, check_numerics, Print, tf.print, tf.timestamp.
+
+tf.print is StringFormat + PrintV2; tf.timestamp is Timestamp, the wall-clock time when it runs.
 
 These ops are stateful so that no graph pass folds or merges them away. Assert and PrintV2 have
 no outputs: they run only when fetched or used as a control dependency, as in TF1 graph mode.
@@ -20,7 +22,7 @@ from tensorweave.framework.operation import Tensor
 from tensorweave.framework.scopes import name_scope
 from tensorweave.framework.tensor_conversion import convert_to_tensor, is_tensor_like
 
-__all__ = ["Assert", "Print", "check_numerics", "print"]
+__all__ = ["Assert", "Print", "check_numerics", "print", "timestamp"]
 
 Assert_ = define_op(
     "Assert", inputs=["condition: bool", Arg("data", type_list_attr="T")],
@@ -51,6 +53,10 @@ PrintV2 = define_op(
     "PrintV2", inputs=["input: string"],
     attrs=[Attr("output_stream", "string", "stderr"), Attr("end", "string", "\n")],
     is_stateful=True, doc="Writes the scalar string `input` + `end` to `output_stream`.")
+
+Timestamp = define_op(
+    "Timestamp", outputs=["ts: float64"], shape_fn=shape_fns.scalar, is_stateful=True,
+    not_differentiable=True, doc="Seconds since the Unix epoch when the op runs.")
 
 
 def _convert_list(values, prefix: str) -> list[Tensor]:
@@ -287,3 +293,18 @@ def print_v2(*inputs, **kwargs):
 
 
 print = print_v2  # noqa: A001 - TF1's `tf.print` (this module uses no builtin print)
+
+
+def timestamp(name=None):
+    """The time the op runs at, in seconds since the Unix epoch (tf.timestamp).
+
+    The value has microsecond resolution, as in TensorFlow. The op is stateful: every run reads
+    the clock again, and no graph optimization folds it into a constant or merges two of them.
+
+    Args:
+      name: A name for the operation (default "Timestamp").
+
+    Returns:
+      A scalar float64 Tensor.
+    """
+    return apply_op(Timestamp, [], name=name)

@@ -15,7 +15,7 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.scopes import name_scope
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops.array_index_ops import check_dims_match
+from tensorweave.ops.array_index_ops import check_scatter_nd_shapes
 from tensorweave.ops.math_segment_ops import sorted_segment_shape, unsorted_segment_shape
 from tensorweave.ops.training_ops import merge_shapes, with_rank
 
@@ -287,11 +287,7 @@ def _scatter_nd_ref_shape(ctx):
         raise ValueError("Shape must be at least rank 1 but is rank 0")
     if indices is not None and not indices:
         raise ValueError("Shape must be at least rank 1 but is rank 0")
-    if ref is None or indices is None or updates is None or indices[-1] is None:
-        return ctx.input_shape(0)
-    outer, depth = len(indices) - 1, indices[-1]
-    check_dims_match("indices", indices, 0, "updates", updates, 0, outer)
-    check_dims_match("input", ref, depth, "updates", updates, outer, len(ref) - depth)
+    check_scatter_nd_shapes(ref, indices, updates)
     return ctx.input_shape(0)
 
 

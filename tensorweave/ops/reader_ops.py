@@ -12,7 +12,6 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, define_op
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.shape_fns import scalar
-from tensorweave.io.tf_record import TFRecordOptions
 
 __all__ = ["ReaderBase", "WholeFileReader", "TFRecordReader", "IdentityReader", "read_file"]
 
@@ -118,6 +117,7 @@ class TFRecordReader(ReaderBase):
 
     def __init__(self, name=None, options=None):
         """Args: name: op name; options: a TFRecordOptions (compression) or None."""
+        from tensorweave.io.tf_record import TFRecordOptions  # tensorweave.io imports this module
         kind = TFRecordOptions.get_compression_type_string(options)
         super().__init__(apply_op(TFRecordReaderV2, [], {"compression_type": kind}, name=name))
 

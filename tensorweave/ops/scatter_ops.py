@@ -1,8 +1,11 @@
-"""Row updates of a variable in place: tf.scatter_update / add / sub / mul / div / min / max.
+"""Row updates of a variable in place: tf.scatter_update / add / ... and tf.batch_scatter_update.
 
-Each op combines `updates` into the rows of the variable `ref` named by `indices` and returns
-`ref` after the update. `updates` has shape indices.shape + ref.shape[1:] (or is a scalar);
-repeated indices accumulate (add, sub, mul, div, min, max) or the last one wins (update).
+tf.scatter_update, scatter_add, scatter_sub, scatter_mul, scatter_div, scatter_min and
+scatter_max are one op each: it combines `updates` into the rows of the variable `ref` named by
+`indices` and returns `ref` after the update. `updates` has shape indices.shape +
+ref.shape[1:] (or is a scalar); repeated indices accumulate (add, sub, mul, div, min, max) or
+the last one wins (update). batch_scatter_update does the same within each batch entry (TF's
+composition: the indices made full coordinates for ScatterNdUpdate).
 """
 from __future__ import annotations
 
@@ -10,10 +13,17 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
+from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.ops.array_creation_ops import Range, ones_like
+from tensorweave.ops.array_join_ops import concat
+from tensorweave.ops.array_ops import expand_dims, reshape, shape
+from tensorweave.ops.math_unary_ops import cast
+from tensorweave.ops.misc_array_ops import scatter_nd_update
 from tensorweave.ops.training_ops import merge_shapes
 
 __all__ = ["scatter_update", "scatter_add", "scatter_sub", "scatter_mul", "scatter_div",
-           "scatter_min", "scatter_max"]
+           "scatter_min", "scatter_max", "batch_scatter_update"]
 
 
 def _scatter_shape(ctx):
@@ -99,3 +109,48 @@ def scatter_min(ref, indices, updates, use_locking=False, name=None):
 def scatter_max(ref, indices, updates, use_locking=False, name=None):
     """ref[indices] = maximum(ref[indices], updates) (tf.scatter_max)."""
     return _apply(ScatterMax, ref, indices, updates, use_locking, name)
+
+
+def batch_scatter_update(ref, indices, updates, use_locking=True, name=None):
+    """Assigns `updates` to positions `indices` along the first non-batch dimension of the
+    variable `ref` (tf.batch_scatter_update), the batch analogue of `tf.batch_gather`:
+
+    ref[i_1, ..., i_n, indices[i_1, ..., i_n, j], ...] = updates[i_1, ..., i_n, j, ...]
+
+    where n = rank(indices) - 1 leading dimensions are shared by ref, indices and updates.
+    Built as in TensorFlow: each batch position's coordinates (Range) are joined with
+    `indices` into full ScatterNdUpdate indices.
+
+    Args:
+      ref: a Variable (or its ref tensor).
+      indices: an int32/int64 Tensor of known rank.
+      updates: a Tensor of shape indices.shape + ref.shape[rank(indices):].
+      use_locking: if True, the update holds the variable's lock.
+      name: a name scope for the ops (default: none, as in TensorFlow).
+
+    Returns:
+      `ref` after the update (a ref tensor; reading it gives the new value).
+
+    Raises:
+      ValueError: if `indices` has unknown rank, or the static shapes do not fit.
+      InvalidArgumentError: at run time, for an index outside its dimension.
+    """
+    with name_scope(name):
+        indices = convert_to_tensor(indices, name="indices")
+        indices_shape = shape(indices)
+        ndims = indices.shape.ndims
+        if ndims is None:
+            raise ValueError("batch_gather does not allow indices with unknown shape.")
+        nd_indices = expand_dims(indices, axis=-1)
+        coordinates = []
+        for dim in range(ndims - 1):  # each position's index along batch dimension `dim`
+            size = indices_shape[dim]
+            broadcast = [1] * (ndims + 1)
+            broadcast[dim] = size
+            dim_range = reshape(apply_op(Range, [0, size, 1]), broadcast)
+            if dim_range.dtype.base_dtype != nd_indices.dtype:
+                dim_range = cast(dim_range, nd_indices.dtype)
+            coordinates.append(dim_range * ones_like(nd_indices))
+        coordinates.append(nd_indices)
+        return scatter_nd_update(ref, concat(coordinates, axis=-1), updates,
+                                 use_locking=use_locking)

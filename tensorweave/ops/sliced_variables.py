@@ -288,4 +288,5 @@ def _convert_partitioned(value, dtype=None, name=None, as_ref=False):
     return value.as_tensor()
 
 
-tensor_conversion.register_tensor_conversion_function(PartitionedVariable, _convert_partitioned)
+tensor_conversion.register_tensor_conversion_function_internal(
+    PartitionedVariable, _convert_partitioned)

@@ -321,7 +321,7 @@ def _convert_variable(value, dtype=None, name=None, as_ref=False):
     return tensor
 
 
-tensor_conversion.register_tensor_conversion_function(Variable, _convert_variable)
+tensor_conversion.register_tensor_conversion_function_internal(Variable, _convert_variable)
 
 
 # --- collections ------------------------------------------------------------------------------

@@ -160,7 +160,9 @@ def test_construction_errors(build, match):
      r"assertion failed: \[height must be >= target \+ offset.\]"),
     (lambda x, n: tf.image.pad_to_bounding_box(x, 1, 2, n, 9),
      r"assertion failed: \[height must be <= target - offset\]"),
-    (lambda x, n: tf.image.flip_left_right(x[:n]), "inner 3 dims of 'image.shape' must be > 0."),
+    # Assert's message C-escapes its strings, as TensorFlow's: \' for a quote.
+    (lambda x, n: tf.image.flip_left_right(x[:n]),
+     r"inner 3 dims of \\'image.shape\\' must be > 0."),
 ])
 def test_runtime_errors(build, match):
     with tf.Graph().as_default():

@@ -137,8 +137,9 @@ RUNTIME_FAILURES = [
     (lambda p: tf.assert_rank_at_least(p, 2, data=[p], summarize=2), [5.0, 6.0, 7.0],
      [[1.0]], "assertion failed: [5 6...]"),
     (lambda p: tf.assert_near(p, 1.0), [1.0, 1.5], [1.0, 1.0],
-     'assertion failed: [] [x and y not equal to tolerance rtol = Tensor("assert_near/rtol:0", '
-     'shape=(), dtype=float32), atol = Tensor("assert_near/atol:0", shape=(), dtype=float32)] '
+     'assertion failed: [] [x and y not equal to tolerance rtol = Tensor(\\"assert_near/rtol:0\\", '
+     'shape=(), dtype=float32), atol = Tensor(\\"assert_near/atol:0\\", shape=(), '
+     'dtype=float32)] '
      "[x (Placeholder:0) = ] [1 1.5] [y (assert_near/y:0) = ] [1]"),
     (lambda p: tf.ensure_shape(p, [3]), [1.0, 2.0], [1.0, 2.0, 3.0],
      "is not compatible with expected shape [3]."),

@@ -199,3 +199,198 @@ def test_fetching_a_dead_tensor_is_an_error():
             for fetches in ([y], [x, y], [r, merged]):
                 with pytest.raises(tf.errors.InvalidArgumentError, match="does not have value"):
                     sess.run(fetches, {p: True})
+
+
+def _const(v):
+    return lambda: tf.constant(v)
+
+
+def test_switch_case_selects_by_key_and_out_of_range_takes_default_or_the_last_branch():
+    # Expected values from TensorFlow 2.21 (tf.compat.v1, v2 behaviour disabled).
+    with tf.Graph().as_default():
+        i = tf.placeholder(tf.int32, [])
+        as_list = tf.switch_case(i, [_const(10), _const(20), _const(30)])
+        as_dict = tf.switch_case(i, {1: _const(20), 0: _const(10)}, default=_const(-1))
+        as_pairs = tf.switch_case(i, [(1, _const(20)), (0, _const(10))])
+        with tf.Session() as sess:
+            got = [sess.run([as_list, as_dict, as_pairs], {i: v}) for v in (-3, 0, 1, 2, 100)]
+        assert got == [[30, -1, 20], [10, 10, 10], [20, 20, 20], [30, -1, 20], [30, -1, 20]]
+
+
+def test_switch_case_runs_only_the_selected_branch(capsys):
+    with tf.Graph().as_default():
+        i = tf.placeholder(tf.int32, [])
+        x = tf.placeholder(tf.float32, [])
+        v = tf.Variable(0, use_resource=True)
+
+        def bump(k):
+            def fn():
+                never = tf.Assert(tf.equal(i, k) | (k == 2), ["unselected branch", k, i])
+                with tf.control_dependencies([never]):
+                    return tf.assign_add(v, 10 ** k)
+            return fn
+        r = tf.switch_case(i, [bump(0), bump(1), bump(2)])
+        printed = tf.switch_case(i, [lambda: tf.Print(x, [x], "BRANCH0 "),
+                                     lambda: tf.Print(x * 2.0, [x], "BRANCH1 ")])
+        # An Operation returned by a branch comes out as the index, after it ran (as in TF).
+        w = tf.Variable(0, use_resource=True)
+        op_out = tf.switch_case(i, [lambda: tf.assign_add(w, 1).op, tf.no_op])
+        with tf.Session() as sess:
+            sess.run([v.initializer, w.initializer])
+            assert [(sess.run(r, {i: k}), sess.run(v)) for k in (0, 1, 2, 5, -1)] == [
+                (1, 1), (11, 11), (111, 111), (211, 211), (311, 311)]
+            capsys.readouterr()
+            assert sess.run(printed, {i: 1, x: 3.0}) == 6.0
+            assert capsys.readouterr().err == "BRANCH1 [3]\n"
+            assert [sess.run(op_out, {i: k}) for k in (0, 0, 7)] == [0, 0, 7]
+            assert sess.run(w) == 2
+
+
+def test_switch_case_keeps_nested_structures_and_singletons():
+    Pair = collections.namedtuple("Pair", "a b")
+    with tf.Graph().as_default():
+        i = tf.placeholder(tf.int32, [])
+        x = tf.placeholder(tf.float32, [])
+        out = tf.switch_case(i, [lambda: Pair(x, {"k": [x * 2]}), lambda: Pair(-x, {"k": [x * 3]})])
+        single = tf.switch_case(i, [lambda: [x], lambda: [x * 2]])
+        python_value = tf.switch_case(i, [lambda: 1.5, lambda: x])
+        assert isinstance(out, Pair) and isinstance(out.b["k"], list)
+        assert isinstance(single, list) and len(single) == 1   # not unpacked, as in TF
+        assert out.a.name == "switch_case/indexed_case/Identity:0"   # TF's output names
+        assert out.b["k"][0].name == "switch_case/indexed_case/Identity_1:0"
+        assert tf.switch_case(i, [lambda: None, lambda: None]) is None
+        a = tf.placeholder(tf.float32, [2, 3])
+        b = tf.placeholder(tf.float32, [2, None])
+        assert tf.switch_case(i, [lambda: a, lambda: b]).shape.as_list() == [2, None]
+        with tf.Session() as sess:
+            got = [sess.run(out, {i: k, x: 2.0}) for k in (0, 1, 9)]
+            assert [(p.a, p.b["k"][0]) for p in got] == [(2.0, 4.0), (-2.0, 6.0), (-2.0, 6.0)]
+            assert sess.run(single, {i: 1, x: 2.0}) == [4.0]
+            assert sess.run(python_value, {i: 0, x: 3.0}) == 1.5
+
+
+def test_switch_case_differentiates_the_selected_branch():
+    with tf.Graph().as_default():
+        i = tf.placeholder(tf.int32, [])
+        w = tf.Variable(2.0, dtype=tf.float64)
+        x = tf.placeholder(tf.float64, [])
+        y = tf.switch_case(i, [lambda: w * 3.0, lambda: w * w * x, lambda: tf.sin(w)],
+                           default=lambda: x)
+        gw, gx = tf.gradients(y, [w, x])
+        (ggw,) = tf.gradients(gw, [w])
+        with tf.Session() as sess:
+            sess.run(w.initializer)
+            got = {k: sess.run([y, gw, gx, ggw], {i: k, x: 5.0}) for k in (0, 1, 2, 3, -4)}
+            err = tf.test.compute_gradient_error(x, [], y, [], x_init_value=np.array(0.5),
+                                                 extra_feed_dict={i: 1})
+        np.testing.assert_allclose(got[0], [6.0, 3.0, 0.0, 0.0])
+        np.testing.assert_allclose(got[1], [20.0, 20.0, 4.0, 10.0])
+        np.testing.assert_allclose(got[2], [np.sin(2.0), np.cos(2.0), 0.0, -np.sin(2.0)])
+        assert got[3] == got[-4] == [5.0, 0.0, 1.0, 0.0]
+        assert err < 1e-6
+
+
+def test_switch_case_inside_a_while_loop_with_gradients():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [])
+
+        def body(k, acc):
+            return k + 1, tf.switch_case(k % 3, {0: lambda: acc + 1.0, 1: lambda: acc * 2.0,
+                                                 2: lambda: acc - 3.0})
+        _, out = tf.while_loop(lambda k, acc: k < 7, body, [tf.constant(0), x])
+        (g,) = tf.gradients(out, [x])
+        with tf.Session() as sess:
+            assert sess.run([out, g], {x: 1.0}) == [2.0, 4.0]   # ((x+1)*2-3) twice, then +1
+
+
+def _branches(n):
+    return [_const(k) for k in range(n)]
+
+
+@pytest.mark.parametrize("index, branch_fns, error, message", [
+    (1, _branches(2), TypeError, "'branch_index' must be a Tensor, got <class 'int'>"),
+    ("float32", _branches(2), TypeError,
+     "'branch_index' must be an integer Tensor, got <dtype: 'float32'>"),
+    ("int32", [], ValueError, "Must provide at least one item in 'branch_fns'"),
+    ("int32", {}, ValueError, "Must provide at least one item in 'branch_fns'"),
+    ("int32", _const(1), TypeError, "'branch_fns' must be a list, tuple, or dict"),
+    ("int32", [_const(1), (1, _const(2))], TypeError,
+     "Each entry in 'branch_fns' must be a 2-tuple. Received <function"),
+    ("int32", [_const(1), 3], TypeError, "Each entry in 'branch_fns' must be a 2-tuple"),
+    ("int32", [[0, _const(1)]], TypeError, "Each entry in 'branch_fns' must be a 2-tuple"),
+    ("int32", {"0": _const(1)}, TypeError, "key must be a Python `int`, got <class 'str'>"),
+    ("int32", {0: _const(1), 1: 3}, TypeError, "fn for key 1 must be callable."),
+    ("int32", {0: _const(1), 2: _const(2)}, ValueError,
+     "branch indices (keys) must form contiguous range of [0 to 2) but found {0,2}"),
+    ("int32", [(0, _const(1)), (0, _const(1))], ValueError,
+     "branch indices (keys) must form contiguous range of [0 to 2) but found {0,0}"),
+    ("int64", _branches(2), TypeError, "Input 'branch_index' of 'StatelessCase' Op has type "
+     "int64 that does not match expected type of int32."),
+    ("int64", [lambda: tf.Print(1, [1]), _const(2)], TypeError,
+     "Input 'branch_index' of 'Case' Op has type int64"),
+    ("int8", [lambda: tf.random_uniform([], 0, 2, tf.int32), _const(2)], TypeError,
+     "Input 'branch_index' of 'StatelessCase' Op has type int8"),
+    ("int32", [lambda: (tf.constant(1), tf.constant(2)), _const(1),
+               lambda: [tf.constant(1)] * 3], AssertionError, "[2, 1, 3]"),
+    ("int32", [_const(1), _const(2), _const(1.0)], TypeError,
+     "branches[0] and branches[2] arguments to tf.switch_case must have the same number, "
+     "type, and overall structure of return values."),
+    ("int32", [lambda: (tf.constant(1),), lambda: [tf.constant(1)]], TypeError,
+     "branches[0] and branches[1] arguments to tf.switch_case"),
+])
+def test_switch_case_argument_errors_as_tensorflow(index, branch_fns, error, message):
+    with tf.Graph().as_default():
+        if isinstance(index, str):
+            index = tf.placeholder(getattr(tf, index), [])
+        with pytest.raises(error) as info:
+            tf.switch_case(index, branch_fns)
+        assert str(info.value).startswith(message)
+        with pytest.raises(TypeError, match="'int' object is not callable"):
+            tf.switch_case(tf.constant(0), [_const(1)], default=3)
+
+
+def test_switch_case_index_must_be_a_scalar_at_run_time():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.int32, [None])
+        unknown = tf.placeholder(tf.int32)
+        r = tf.switch_case(x, _branches(2))
+        r_static = tf.switch_case(tf.constant([1, 0]), _branches(2))   # builds, as in TF
+        r_unknown = tf.switch_case(unknown, _branches(2))
+        one = tf.switch_case(x, [_const(5)])
+        with tf.Session() as sess:
+            assert sess.run(r_unknown, {unknown: 1}) == 1
+            for fetch, feed in ((r, {x: [1]}), (r_static, None), (r_unknown, {unknown: [[1]]}),
+                                (one, {x: [1, 2]})):
+                with pytest.raises(tf.errors.InvalidArgumentError,
+                                   match="The second input must be a scalar, but it has shape"):
+                    sess.run(fetch, feed)
+
+
+def test_switch_case_builds_nested_conds_on_the_index():
+    with tf.Graph().as_default() as graph:
+        i = tf.placeholder(tf.int32, [], name="i")
+        tf.switch_case(i, _branches(3))
+        types = {op.type for op in graph.get_operations()}
+        merges = [op for op in graph.get_operations() if op.type == "Merge"]
+        equals = [op for op in graph.get_operations() if op.type == "Equal"]
+    assert types == {"Placeholder", "Const", "Equal", "Switch", "Identity", "Merge"}
+    assert len(merges) == 2 and len(equals) == 2     # branch 2 is the innermost else
+
+
+def test_a_fed_predicate_that_is_not_a_scalar_fails_in_its_switch():
+    """The predicate's static shape is unknown; when it runs it must be a scalar, as
+    TensorFlow's Switch kernel checks (here too inside a loop, whose test is a Switch's)."""
+    with tf.Graph().as_default():
+        pred = tf.placeholder(tf.bool)
+        picked = tf.cond(pred, lambda: tf.constant(1), lambda: tf.constant(2))
+        count = tf.while_loop(lambda k: tf.logical_and(k < 5, pred), lambda k: k + 1, [0])
+        with tf.Session() as sess:
+            assert sess.run([picked, count], {pred: True}) == [1, 5]
+            for fetch, node in ((picked, "cond/Switch"), (count, "while/Switch")):
+                for value in ([True, False], [True]):
+                    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+                        sess.run(fetch, {pred: value})
+                    assert info.value.message.startswith(
+                        "The second input must be a scalar, but it has shape "
+                        f"[{len(value)}]")
+                    assert info.value.op.name == node

@@ -67,6 +67,15 @@ def _unique_with_counts_ref(x):
     return [x[np.sort(first)], rank[inverse].astype(np.int32), counts[order].astype(np.int32)]
 
 
+def _bins_ref(lo, hi, nbins):
+    """TensorFlow's arithmetic, in the values' dtype: floor(nbins * (v - lo) / (hi - lo))."""
+    def ref(values):
+        lo_, hi_, n = (np.asarray(x, values.dtype) for x in (lo, hi, nbins))
+        scaled = (values - lo_) / (hi_ - lo_)
+        return np.clip(np.floor(n * scaled), 0, n - 1).astype(np.int32)
+    return ref
+
+
 def _setdiff_ref(x, y):
     keep = np.flatnonzero(~np.isin(x, y))
     return [x[keep], keep.astype(np.int32)]
@@ -142,6 +151,21 @@ CASES = [
     OpCase("histogram_infinities", lambda v: tf.histogram_fixed_width(v, [0.0, 5.0], nbins=5),
            lambda v: np.array([1, 1, 0, 0, 1], np.int32), [_value([np.inf, -np.inf, 1.0])],
            grad=False),
+    OpCase("histogram_bins", lambda v: tf.histogram_fixed_width_bins(v, [-2.0, 2.0], nbins=7),
+           _bins_ref(-2.0, 2.0, 7), [_uniform(-3, 3, 3, 4)], grad=False),
+    OpCase("histogram_bins_edges",
+           lambda v: tf.histogram_fixed_width_bins(v, tf.constant([0.0, 5.0], v.dtype), nbins=5,
+                                                   dtype=tf.int64),
+           _bins_ref(0.0, 5.0, 5), [_value([-1.0, 0.0, 1.5, 2.0, 5.0, 15, np.inf, -np.inf])],
+           dtypes=(tf.float16, tf.float32), grad=False),
+    OpCase("histogram_bins_float64",
+           lambda v: tf.histogram_fixed_width_bins(v, tf.constant([0.0, 1.0], tf.float64), 3),
+           _bins_ref(0.0, 1.0, 3), [_uniform(-0.5, 1.5, 2, 2, 3)], dtypes=(tf.float64,),
+           grad=False),
+    OpCase("histogram_bins_scalar", lambda v: tf.histogram_fixed_width_bins(v, [0.0, 5.0], 5),
+           _bins_ref(0.0, 5.0, 5), [_value(2.5)], grad=False),
+    OpCase("histogram_bins_empty", lambda v: tf.histogram_fixed_width_bins(v, [0.0, 5.0], 5),
+           _bins_ref(0.0, 5.0, 5), [np.zeros((0, 3))], grad=False),
     OpCase("reduce_variance", tf.math.reduce_variance, lambda x: np.var(x).astype(x.dtype),
            [_uniform(-3, 3, 3, 4)], dtypes=(tf.float16, tf.float32, tf.float64), rtol=1e-3),
     OpCase("reduce_variance_axis", lambda x: tf.math.reduce_variance(x, axis=-1, keepdims=True),
@@ -194,6 +218,59 @@ def test_other_default_names_and_static_shapes():
         assert std.name == "reduce_std/Sqrt:0" and std.op.inputs[0].op.type == "Mean"
         var = tf.math.reduce_variance([1.0, 2.0], name="v")
         assert var.name == "v/Mean_1:0"
+
+
+def test_histogram_fixed_width_bins_builds_like_tensorflow():
+    """TensorFlow 2.21's graph, but for the unused Const its tf.Assert leaves ("Assert/Const")."""
+    with tf.Graph().as_default() as g:
+        out = tf.histogram_fixed_width_bins([-1.0, 15.0], [0.0, 5.0], nbins=5)
+        scope = "histogram_fixed_width_bins/"
+        assert [f"{op.name[len(scope):]}:{op.type}" for op in g.get_operations()] == [
+            "values:Const", "Shape:Const", "Reshape/shape:Const", "Reshape:Reshape",
+            "value_range:Const", "nbins:Const", "Greater/y:Const", "Greater:Greater",
+            "Assert/Assert/data_0:Const", "Assert/Assert:Assert",
+            "control_dependency:Identity", "Cast:Cast", "strided_slice/stack:Const",
+            "strided_slice/stack_1:Const", "strided_slice/stack_2:Const",
+            "strided_slice:StridedSlice", "sub:Sub", "strided_slice_1/stack:Const",
+            "strided_slice_1/stack_1:Const", "strided_slice_1/stack_2:Const",
+            "strided_slice_1:StridedSlice", "strided_slice_2/stack:Const",
+            "strided_slice_2/stack_1:Const", "strided_slice_2/stack_2:Const",
+            "strided_slice_2:StridedSlice", "sub_1:Sub", "scaled_values:RealDiv", "mul:Mul",
+            "indices:Floor", "sub_2/y:Const", "sub_2:Sub", "clip_by_value/Minimum:Minimum",
+            "clip_by_value/y:Const", "clip_by_value:Maximum", "Cast_1:Cast",
+            "Reshape_1:Reshape"]
+        assert out.name == scope + "Reshape_1:0" and out.dtype == tf.int32
+        assert tf.histogram_fixed_width_bins([1.0], [0.0, 1.0], name="hb").name == "hb/Reshape_1:0"
+        rows = tf.placeholder(tf.float32, [None, 3])
+        assert tf.histogram_fixed_width_bins(rows, [0.0, 1.0]).shape.as_list() == [None, 3]
+        assert tf.histogram_fixed_width_bins(tf.placeholder(tf.float32), [0.0, 1.0]).shape \
+            .ndims is None
+
+
+def test_histogram_fixed_width_bins_unchecked_range_and_nan_as_tensorflow():
+    """TensorFlow checks neither lo < hi nor NaN here: its results, recorded from 2.21."""
+    with tf.Graph().as_default():
+        reversed_range = tf.histogram_fixed_width_bins([1.0], [5.0, 0.0], nbins=3)
+        empty_range = tf.histogram_fixed_width_bins([1.0, 2.0], [1.0, 1.0], nbins=3)
+        nan = tf.histogram_fixed_width_bins([np.nan, np.inf, -np.inf, 1.0], [0.0, 5.0], 5)
+        assert [v.tolist() for v in _run([reversed_range, empty_range, nan])] == [
+            [2], [-2**31, 2], [-2**31, 4, 0, 1]]
+
+
+def test_histogram_fixed_width_bins_errors():
+    with tf.Graph().as_default():
+        with pytest.raises(TypeError, match="Input 'y' of 'Sub' Op has type float32 that does "
+                           "not match type float64 of argument 'x'."):
+            tf.histogram_fixed_width_bins(tf.constant([1.0], tf.float64), [0.0, 1.0])
+        with pytest.raises(TypeError, match="Input 'y' of 'Mul' Op has type float64 that does "
+                           "not match type int32 of argument 'x'."):
+            tf.histogram_fixed_width_bins([1, 2, 3], [0, 5], nbins=5)
+    with tf.Graph().as_default():
+        out = tf.histogram_fixed_width_bins([1.0], [0.0, 5.0], nbins=0)
+        with pytest.raises(errors.InvalidArgumentError) as info:
+            _run(out)
+        assert 'assertion failed: [nbins Tensor(\\"histogram_fixed_width_bins/nbins:0\\", ' \
+            'shape=(), dtype=int32) must > 0]' in str(info.value)
 
 
 def test_counting_ops_have_no_gradient():

@@ -1,9 +1,11 @@
-"""Assert, check_numerics, Print and tf.print: behaviour, TensorFlow's text formats, errors.
+"""Assert, check_numerics, Print, tf.print and tf.timestamp: behaviour, TensorFlow's text
+formats, errors.
 
 Expected strings were recorded from TensorFlow 2.x (compat.v1 graph mode).
 """
 import os
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -33,6 +35,8 @@ CASES = [
            lambda x: x, [_randn(5)], dtypes=(tf.float32, tf.int64)),
     OpCase("tf_print_runs", lambda x: _after(x, tf.print("x:", x, output_stream=_DEVNULL)),
            lambda x: x, [_randn(2, 2)], dtypes=(tf.float32, tf.int32)),
+    OpCase("timestamp", tf.timestamp, lambda: np.float64(time.time()), [],
+           dtypes=(tf.float64,), rtol=0, atol=60, grad=False),
 ]
 
 
@@ -58,6 +62,12 @@ def test_summarize_v1_matches_tf():
         "[[[0 1 2 3][4 5 6 7][8 9 10 11]][[12 13 14 15][16 17 18 19]]...]")
     assert summarize_v1(SAMPLES[7], -1).endswith("[20 21 22 23]]")
     assert summarize_v1(np.ones((2, 3), np.complex64), 4) == "? ? ? ?..."
+
+
+def test_summarize_v1_c_escapes_strings():
+    """TensorFlow's Assert/Print text of strings is C-escaped (UTF-8 kept), not quoted."""
+    strings = np.array(['a"b\n\tc\\d\'é'.encode(), b"x\x01y"], dtype=object)
+    assert summarize_v1(strings, 3) == "a\\\"b\\n\\tc\\\\d\\'é x\\001y"
 
 
 def test_summarize_v2_matches_tf():
@@ -246,3 +256,37 @@ def test_tf_print_errors():
         assert formatted.dtype == tf.string and formatted.shape.as_list() == []
         with tf.Session() as sess:
             assert sess.run(formatted) == b"v=[1.5 2]"
+
+
+# --- Timestamp --------------------------------------------------------------------------------
+def test_timestamp_op_and_clock():
+    with tf.Graph().as_default():
+        ts = tf.timestamp()
+        assert (ts.op.name, ts.op.type, ts.dtype, ts.shape.as_list()) == (
+            "Timestamp", "Timestamp", tf.float64, [])
+        assert list(ts.op.inputs) == [] and tf.timestamp(name="ts").op.name == "ts"
+        assert ts.op.op_def.is_stateful and ts.op.op_def.not_differentiable   # as TensorFlow
+        with tf.Session() as sess:
+            before = time.time()
+            first = sess.run(ts)
+            time.sleep(0.02)
+            second = sess.run(ts)
+            after = time.time()
+        assert isinstance(first, np.float64)
+        assert before - 1e-6 <= first and second - first >= 0.015 and second <= after + 1e-6
+        # Whole microseconds, as TensorFlow's EnvTime::NowMicros() / 1e6.
+        assert first == round(first * 1e6) / 1e6 and second == round(second * 1e6) / 1e6
+
+
+def test_timestamps_are_neither_folded_nor_merged():
+    """With every graph optimization on, two Timestamp nodes stay two nodes and run each step."""
+    from tensorweave.protos import config_pb2
+    with tf.Graph().as_default():
+        elapsed = tf.timestamp() - tf.timestamp()
+        metadata = config_pb2.RunMetadata()
+        with tf.Session() as sess:
+            sess.run(elapsed, options=config_pb2.RunOptions(output_partition_graphs=True),
+                     run_metadata=metadata)
+            ops = [n.op for g in metadata.partition_graphs for n in g.node]
+        assert ops.count("Timestamp") == 2 and "Const" not in ops
+

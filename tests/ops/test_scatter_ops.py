@@ -152,3 +152,62 @@ def test_not_differentiable():
         u = tf.placeholder(tf.float32, [1])
         out = tf.identity(tf.scatter_add(v, [0], u))
         assert tf.gradients(out, u) == [None]
+
+
+def _batch_scatter_update_ref(params, indices, updates):
+    """out[b..., indices[b..., j], ...] = updates[b..., j, ...], in order within each batch."""
+    out = params.copy()
+    for batch in np.ndindex(*indices.shape[:-1]):
+        for j, i in enumerate(indices[batch]):
+            out[batch + (i,)] = updates[batch + (j,)]
+    return out
+
+
+# tf.batch_scatter_update needs indices of known rank, as in TensorFlow: forward checks only.
+BATCH_CASES = [
+    OpCase("batch_scatter_update", _scattered(tf.batch_scatter_update),
+           _batch_scatter_update_ref,
+           [_params(2, 3, 4), lambda rng, dt: np.array([[2, 0], [1, 1]], np.int32),
+            _params(2, 2, 4)], NUMERIC, grad=False, fixed_dtypes=[None, I32, None]),
+    OpCase("batch_scatter_update_two_batch_dims", _scattered(tf.batch_scatter_update),
+           _batch_scatter_update_ref,
+           [_params(2, 3, 4), lambda rng, dt: np.array(
+               [[[1, 1], [0, 3], [2, 2]], [[3, 0], [1, 2], [0, 0]]], np.int64),
+            _params(2, 3, 2)], (tf.float32,), grad=False, fixed_dtypes=[None, tf.int64, None]),
+    OpCase("batch_scatter_update_1d", _scattered(tf.batch_scatter_update),
+           _batch_scatter_update_ref, [_params(6), _idx(5, 1, 5), _params(3)], (tf.float64,),
+           grad=False, fixed_dtypes=[None, I32, None]),
+]
+test_batch_scatter_update_forward, _ = case_tests(BATCH_CASES)
+
+
+def test_batch_scatter_update_graph_values_and_errors():
+    """Names, attrs and values as TensorFlow 2.21 builds and computes them."""
+    with tf.Graph().as_default():
+        v = tf.Variable(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+        out = tf.batch_scatter_update(v, [[[1, 1], [0, 3], [2, 2]], [[3, 0], [1, 2], [0, 0]]],
+                                      -np.arange(12, dtype=np.float32).reshape(2, 3, 2))
+        assert (out.op.type, out.op.name, out.dtype, out.shape.as_list()) == \
+            ("ScatterNdUpdate", "ScatterNdUpdate", tf.float32_ref, [2, 3, 4])
+        assert out.op.get_attr("use_locking") is True
+        assert out.op.inputs[1].op.name == "concat"
+        w = tf.Variable(np.zeros((2, 4), np.float32))
+        named = tf.batch_scatter_update(w, tf.constant([[0, 3], [1, 1]], tf.int64),
+                                        np.ones((2, 2), np.float32), use_locking=False,
+                                        name="bsu")
+        assert (named.op.name, named.op.get_attr("use_locking")) == ("bsu/ScatterNdUpdate",
+                                                                     False)
+        assert named.op.inputs[1].dtype == tf.int64
+        with pytest.raises(ValueError, match="batch_gather does not allow indices with unknown "
+                                             "shape."):
+            tf.batch_scatter_update(v, tf.placeholder(tf.int32), [1.0])
+        bad = tf.batch_scatter_update(v, [[[4]], [[0]]], np.ones((2, 1, 1), np.float32))
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            np.testing.assert_array_equal(sess.run(out), [
+                [[0, -1, 2, 3], [-2, 5, 6, -3], [8, 9, -5, 11]],
+                [[-7, 13, 14, -6], [16, -8, -9, 19], [-11, 21, 22, 23]]])
+            with pytest.raises(errors.InvalidArgumentError,
+                               match=r"indices\[0,0,0\] = \[0, 0, 4\] does not index into "
+                                     r"shape \[2,3,4\]"):
+                sess.run(bad)

@@ -29,6 +29,7 @@ from tensorweave.runtime.executor.frames import (
     SWITCH,
     TRIGGER,
     dead_fetch,
+    switch_predicate,
 )
 
 
@@ -52,7 +53,8 @@ class _Compiler:
         self.items = items
         self.fg = fg
         self.env = {"_deref": values.deref, "_np": np,
-                    "DEAD": DEAD, "_dead_fetch": dead_fetch}
+                    "DEAD": DEAD, "_dead_fetch": dead_fetch,
+                    "_switch_predicate": switch_predicate}
         self.lines: list[str] = []
         self.line_items: dict[int, object] = {}
         self.loops = {name: _Loop(name) for name in fg.frames if name}
@@ -245,8 +247,12 @@ class _Compiler:
         body = ind + "    "
         before, after = self._split_at_break(loop, self._units(loop.name))
         self._emit_units(before, body)
-        self._emit_plain(items[loop.loop_cond], body)
-        self.lines.append(f"{body}if not v{items[loop.loop_cond].out_start}:")
+        cond = items[loop.loop_cond]
+        self._emit_plain(cond, body)
+        test = self._predicate(f"v{cond.out_start}", cond.node.input_shapes[:1])
+        self.lines.append(f"{body}if not {test}:")
+        # (a non-scalar predicate fails in the loop's Switches, as in TensorFlow)
+        self.line_items[len(self.lines)] = items[loop.vars[0][2]] if loop.vars else cond
         self.lines.append(f"{body}    break")
         for _, m, sw, _ in loop.vars:
             self.lines.append(f"{body}v{items[sw].out_start + 1} = v{items[m].out_start}")
@@ -338,10 +344,19 @@ class _Compiler:
             self.dead_nodes.add(item.id)
         self.may_dead.update(range(item.out_start, item.out_start + item.num_outputs))
 
+    @staticmethod
+    def _predicate(value: str, shapes) -> str:
+        """The expression testing a Switch predicate `value`: checked to be a scalar unless
+        its static shape (`shapes`, one or none) says so (a fed predicate may be any shape)."""
+        if shapes and shapes[0].ndims == 0:
+            return value
+        return f"_switch_predicate({value})"
+
     def _emit_switch(self, item, ind) -> None:
         data, pred = (f"_deref(v{s})" if d else f"v{s}"
                       for s, d in zip(item.in_slots, item.deref))
         f, t = f"v{item.out_start}", f"v{item.out_start + 1}"
+        pred = self._predicate(pred, item.node.input_shapes[1:2])
         guard = self._guard(item)
         if guard:
             self.lines.append(f"{ind}if {' or '.join(guard)}:")
@@ -349,6 +364,7 @@ class _Compiler:
             self.lines.append(f"{ind}elif {pred}:")
         else:
             self.lines.append(f"{ind}if {pred}:")
+        self.line_items[len(self.lines)] = item
         self.lines.append(f"{ind}    {f}, {t} = DEAD, {data}")
         self.lines.append(f"{ind}else:")
         self.lines.append(f"{ind}    {f}, {t} = {data}, DEAD")

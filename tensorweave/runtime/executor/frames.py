@@ -22,6 +22,7 @@ from collections import deque
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.runtime.executor import values
 from tensorweave.runtime.executor.dataflow import (
     compute,
@@ -44,6 +45,14 @@ PLAIN, SWITCH, MERGE, ENTER, EXIT, NEXT, TRIGGER, SEND = range(8)
 _KIND = {**{op: SWITCH for op in SWITCH_OPS}, **{op: MERGE for op in MERGE_OPS},
          **{op: ENTER for op in ENTER_OPS}, **{op: EXIT for op in EXIT_OPS},
          **{op: NEXT for op in NEXT_OPS}, "ControlTrigger": TRIGGER, "_Send": SEND}
+
+def switch_predicate(pred) -> bool:
+    """A Switch's predicate as a bool. A fed predicate can be any shape; like TensorFlow's
+    Switch kernel, one that is not a scalar fails the step."""
+    if getattr(pred, "ndim", 0) != 0:
+        raise errors.invalid_argument("The second input must be a scalar, but it has shape "
+                                      f"{dims_text(pred.shape)}")
+    return bool(pred)
 
 
 class _Dead:
@@ -313,7 +322,7 @@ class FrameRun:
             return (DEAD,) * item.num_outputs, True
         if kind == SWITCH:
             data, pred = inputs
-            return ((DEAD, data) if pred else (data, DEAD)), False
+            return ((DEAD, data) if switch_predicate(pred) else (data, DEAD)), False
         if kind in (ENTER, EXIT, NEXT):
             return (inputs[0],), False
         return compute(item, inputs, self.args, self.rets, self.step), False
