@@ -101,7 +101,7 @@ Multinomial = define_op(
 
 
 # --- helpers --------------------------------------------------------------------------------
-def _shape_tensor(shape):
+def shape_tensor(shape):
     """`shape` (list, tuple, TensorShape or Tensor) as a 1-D integer Tensor named 'shape'."""
     if isinstance(shape, _ts.TensorShape):
         if not shape.is_fully_defined():
@@ -112,7 +112,8 @@ def _shape_tensor(shape):
     return convert_to_tensor(shape, name="shape")
 
 
-def _check_dtype(dtype, allowed) -> _dtypes.DType:
+def checked_dtype(dtype, allowed) -> _dtypes.DType:
+    """`dtype` as a DType, or TF's ValueError when it is not one of `allowed`."""
     dtype = _dtypes.as_dtype(dtype)
     if dtype not in allowed:
         raise ValueError(f"Argument `dtype` got invalid value {dtype!r}. Accepted dtypes are "
@@ -142,13 +143,13 @@ def random_uniform(shape, minval=0, maxval=None, dtype=_dtypes.float32, seed=Non
     Raises:
       ValueError: for an unsupported `dtype`, or an integer `dtype` without `maxval`.
     """
-    dtype = _check_dtype(dtype, _UNIFORM_DTYPES)
+    dtype = checked_dtype(dtype, _UNIFORM_DTYPES)
     if maxval is None:
         if dtype.is_integer:
             raise ValueError(f"Must specify maxval for integer dtype {dtype!r}")
         maxval = 1
     with name_scope(name, "random_uniform", [shape, minval, maxval]) as name:
-        shape = _shape_tensor(shape)
+        shape = shape_tensor(shape)
         # The [0, 1) default needs no scaling ops (a Python 0 and 1, exactly as TF checks).
         minval_is_zero = type(minval) is int and minval == 0
         maxval_is_one = type(maxval) is int and maxval == 1
@@ -169,7 +170,7 @@ def random_uniform(shape, minval=0, maxval=None, dtype=_dtypes.float32, seed=Non
 def _scaled_standard(op_def, default_name, shape, mean, stddev, dtype, seed, name):
     """mean + stddev * (a standard draw of `op_def`), built like TF1 from Mul and AddV2."""
     with name_scope(name, default_name, [shape, mean, stddev]) as name:
-        shape = _shape_tensor(shape)
+        shape = shape_tensor(shape)
         mean = convert_to_tensor(mean, dtype=dtype, name="mean")
         stddev = convert_to_tensor(stddev, dtype=dtype, name="stddev")
         rnd = apply_op(op_def, [shape], {**seed_attrs(seed), "dtype": dtype})
@@ -255,7 +256,7 @@ def multinomial(logits, num_samples, seed=None, name=None, output_dtype=None):
     Raises:
       ValueError: for a bad `output_dtype` or logits that are not 2-D.
     """
-    output_dtype = _check_dtype(output_dtype or _dtypes.int64, (_dtypes.int32, _dtypes.int64))
+    output_dtype = checked_dtype(output_dtype or _dtypes.int64, (_dtypes.int32, _dtypes.int64))
     with name_scope(name, "multinomial", [logits]):
         logits = convert_to_tensor(logits, name="logits")
         attrs = {**seed_attrs(seed), "output_dtype": output_dtype}

@@ -5,6 +5,8 @@ from tensorweave.ops.sparse_math_ops import sparse_add as add
 from tensorweave.ops.sparse_math_ops import sparse_mask as mask
 from tensorweave.ops.sparse_math_ops import sparse_tensor_dense_matmul as matmul
 from tensorweave.ops.sparse_math_ops import sparse_tensor_dense_matmul as sparse_dense_matmul
+from tensorweave.ops.sparse_cross_ops import sparse_cross as cross
+from tensorweave.ops.sparse_cross_ops import sparse_cross_hashed as cross_hashed
 from tensorweave.ops.sparse_ops import sparse_placeholder as placeholder
 from tensorweave.ops.sparse_reduce_ops import sparse_maximum as maximum
 from tensorweave.ops.sparse_reduce_ops import sparse_minimum as minimum
