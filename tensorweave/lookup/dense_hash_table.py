@@ -51,10 +51,7 @@ class DenseHashTable(MutableTable):
         Raises:
           ValueError: if the table is anonymous.
         """
-        if experimental_is_anonymous:
-            raise ValueError("experimental_is_anonymous tables are not supported in graph "
-                             "mode by tensorweave.")
-        super().__init__(key_dtype, value_dtype)
+        super().__init__(key_dtype, value_dtype, experimental_is_anonymous)
         self._default_value = convert_to_tensor(default_value, dtype=self._value_dtype,
                                                 name="default_value")
         self._value_shape = self._default_value.shape

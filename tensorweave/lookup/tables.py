@@ -285,6 +285,14 @@ class MutableTable(CheckpointedTable, LookupInterface):
     _export_scope = "{}_lookup_table_export_values"
     _remove_dtype_error = "Dtype of argument `keys` must be {}, received: {}"
 
+    def __init__(self, key_dtype, value_dtype, experimental_is_anonymous: bool):
+        """Checks the constructor argument both tables share (graph mode has no anonymous
+        tables) and records the dtypes."""
+        if experimental_is_anonymous:
+            raise ValueError("experimental_is_anonymous tables are not supported in graph "
+                             "mode by tensorweave.")
+        super().__init__(key_dtype, value_dtype)
+
     def _colocated(self):
         """TensorFlow colocates a mutable table's find, insert, size and export with it."""
         return _scopes.colocate_with(self.resource_handle)
@@ -373,10 +381,7 @@ class MutableHashTable(MutableTable):
         Raises:
           ValueError: if the table is anonymous.
         """
-        if experimental_is_anonymous:
-            raise ValueError("experimental_is_anonymous tables are not supported in graph "
-                             "mode by tensorweave.")
-        super().__init__(key_dtype, value_dtype)
+        super().__init__(key_dtype, value_dtype, experimental_is_anonymous)
         self._default_value = convert_to_tensor(default_value, dtype=self._value_dtype)
         value_shape = self._default_value.shape
         self._name = name

@@ -1,10 +1,11 @@
 """tf.signal's composite functions: spectrum shifts, framing and overlap-add, raised-cosine
-windows, the short-time Fourier transform and its inverse.
+windows, Kaiser and MDCT windows, the short-time Fourier transform and its inverse.
 
 Each is built from existing ops as TensorFlow builds it (so values and gradients follow from
 those ops' own), under TF's default name scope. The DCTs and MFCCs are in
-`tensorweave/signal/dct_ops.py`, the mel filterbank in `tensorweave/signal/mel_ops.py`, the
-Fourier transforms themselves in `fft_ops.py`.
+`tensorweave/signal/dct_ops.py`, the MDCT in `tensorweave/signal/mdct_ops.py`, the mel
+filterbank in `tensorweave/signal/mel_ops.py`, the Fourier transforms themselves in
+`fft_ops.py`.
 """
 from __future__ import annotations
 
@@ -23,8 +24,10 @@ from tensorweave.ops.array_ops import rank, reshape, shape, transpose
 from tensorweave.ops.array_rearrange_ops import roll
 from tensorweave.ops.array_tile_pad_ops import pad, tile
 from tensorweave.ops.math_ops import equal, less, maximum
-from tensorweave.ops.math_unary_ops import cast, ceil, cos, log, square
-from tensorweave.ops.reduction_ops import reduce_sum
+from tensorweave.ops.math_ops import pow as _pow
+from tensorweave.ops.math_special_ops import bessel_i0e
+from tensorweave.ops.math_unary_ops import cast, ceil, cos, exp, log, sin, sqrt, square
+from tensorweave.ops.reduction_ops import cumsum, reduce_sum
 
 __all__: list[str] = []   # namespace-only: exported by tensorweave.signal
 
@@ -234,6 +237,93 @@ def hamming_window(window_length, periodic=True, dtype=_dtypes.float32, name=Non
 hann_window.__doc__ = _window_doc("A Hann window: 0.5 - 0.5 cos(2 pi n / N).", "hann_window")
 hamming_window.__doc__ = _window_doc("A Hamming window: 0.54 - 0.46 cos(2 pi n / N).",
                                      "hamming_window")
+
+
+def _window_length(window_length, dtype):
+    """TF's `_check_params`: a floating `dtype` and `window_length` as an int32 scalar."""
+    dtype = _dtypes.as_dtype(dtype)
+    if not dtype.is_floating:
+        raise ValueError(f"dtype must be a floating point type. Found {dtype}")
+    window_length = convert_to_tensor(window_length, _dtypes.int32)
+    window_length.shape.assert_has_rank(0)
+    return window_length, dtype
+
+
+def kaiser_window(window_length, beta=12.0, dtype=_dtypes.float32, name=None):
+    """A Kaiser window: I0(beta sqrt(1 - (2n / (N - 1) - 1)^2)) / I0(beta) (numpy.kaiser).
+
+    Built from exponentially scaled Bessel functions, exp(num - beta) i0e(num) / i0e(beta),
+    so that large `beta` does not overflow.
+
+    Args:
+      window_length: an int32 scalar, the number of samples N.
+      beta: the shape parameter (a float or scalar Tensor); 0 is rectangular.
+      dtype: the floating dtype of the window.
+      name: the name scope (default "kaiser_window").
+
+    Returns:
+      A 1-D Tensor of `window_length` samples.
+
+    Raises:
+      ValueError: if `dtype` is not floating or `window_length` is not a scalar.
+    """
+    with name_scope(name, "kaiser_window"):
+        window_length, dtype = _window_length(window_length, dtype)
+        known = static_value(window_length)
+        if known is not None and int(known) == 1:
+            return ones([1], dtype=dtype)
+        # The sample positions n - (N - 1) / 2 in float32, as TF (Range has no float16).
+        half = (cast(window_length, _dtypes.float32) - 1.0) / 2.0
+        arg = cast(_range(-half, half + 0.1, dtype=_dtypes.float32), dtype)
+        beta = cast(beta, dtype)
+        half = cast(half, dtype)
+        num = beta * sqrt(maximum(1.0 - square(arg / half), 0.0))   # TF's relu
+        return exp(num - beta) * (bessel_i0e(num) / bessel_i0e(beta))
+
+
+def kaiser_bessel_derived_window(window_length, beta=12.0, dtype=_dtypes.float32, name=None):
+    """A Kaiser-Bessel-derived window: the square root of the normalized running sum of a
+    Kaiser window of N / 2 + 1 samples, mirrored (power-complementary, for the MDCT).
+
+    Args:
+      window_length: an int32 scalar, the number of samples N.
+      beta: the shape parameter of the underlying Kaiser window.
+      dtype: the floating dtype of the window.
+      name: the name scope (default "kaiser_bessel_derived_window").
+
+    Returns:
+      A 1-D Tensor of 2 * (N // 2) samples (N for even N).
+
+    Raises:
+      ValueError: if `dtype` is not floating or `window_length` is not a scalar.
+    """
+    with name_scope(name, "kaiser_bessel_derived_window"):
+        window_length, dtype = _window_length(window_length, dtype)
+        kaiser = kaiser_window(window_length // 2 + 1, beta, dtype=dtype)
+        running = cumsum(kaiser)
+        half = sqrt(running[:-1] / running[-1])
+        return concat([half, half[::-1]], axis=0)
+
+
+def vorbis_window(window_length, dtype=_dtypes.float32, name=None):
+    """The Vorbis power-complementary window: sin(pi / 2 sin^2(pi (n + 0.5) / N)).
+
+    Args:
+      window_length: an int32 scalar, the number of samples N.
+      dtype: the floating dtype of the window.
+      name: the name scope (default "vorbis_window").
+
+    Returns:
+      A 1-D Tensor of `window_length` samples.
+
+    Raises:
+      ValueError: if `dtype` is not floating or `window_length` is not a scalar.
+    """
+    with name_scope(name, "vorbis_window"):
+        window_length, dtype = _window_length(window_length, dtype)
+        arg = cast(_range(window_length), dtype)
+        inner = sin(np.pi / cast(window_length, dtype) * (arg + 0.5))
+        return sin(np.pi / 2.0 * _pow(inner, 2.0))
 
 
 # --- stft, inverse_stft ------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """tf.sparse: sparse tensors and their ops (re-exports only, under TF1's tf.sparse names)."""
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.ops.accumulator_ops import SparseConditionalAccumulator
+from tensorweave.ops.count_sparse_ops import sparse_bincount as bincount
 from tensorweave.ops.sparse_math_ops import sparse_add as add
 from tensorweave.ops.sparse_math_ops import sparse_mask as mask
 from tensorweave.ops.sparse_math_ops import sparse_tensor_dense_matmul as matmul

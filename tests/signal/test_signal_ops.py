@@ -3,6 +3,7 @@ static shapes with unknown dimensions, gradients by central differences) and TF'
 import numpy as np
 import pytest
 import scipy.signal
+import scipy.signal.windows
 
 import tensorweave as tf
 from tensorweave.testing.op_case import OpCase, case_tests
@@ -48,6 +49,15 @@ def _inverse_stft_ref(spectra, length, step, fft_length):
     frames = np.fft.irfft(spectra, fft_length)[..., :length]
     frames = np.pad(frames, [(0, 0)] * (frames.ndim - 1) + [(0, length - frames.shape[-1])])
     return _overlap_add_ref(frames * _window("hann", length, True, np.float64), step)
+
+
+def _beta(rng, dt):
+    return np.asarray(2.0 + 3.0 * rng.rand(), dt)
+
+
+def _vorbis_ref(length):
+    n = np.arange(length)
+    return np.sin(np.pi / 2 * np.sin(np.pi * (n + 0.5) / length) ** 2)
 
 
 def _parts(y):
@@ -98,6 +108,13 @@ CASES = [
            lambda a, b: tf.signal.inverse_stft(tf.complex(a, b), 12, 5, fft_length=10),
            lambda a, b: _inverse_stft_ref(a + 1j * b, 12, 5, 10), [_randn(3, 6), _randn(3, 6)],
            dtypes=(tf.float64,)),
+    # --- Kaiser windows as functions of a tensor beta
+    OpCase("kaiser_window_beta", lambda b: tf.signal.kaiser_window(9, beta=b, dtype=b.dtype),
+           lambda b: np.kaiser(9, b).astype(b.dtype), [_beta], dtypes=FLOAT),
+    OpCase("kaiser_bessel_derived_window_beta",
+           lambda b: tf.signal.kaiser_bessel_derived_window(10, beta=b, dtype=b.dtype),
+           lambda b: scipy.signal.windows.kaiser_bessel_derived(10, b).astype(b.dtype),
+           [_beta], dtypes=FLOAT),
 ]
 
 test_forward, _, test_gradient = case_tests(CASES, gradients=True)
@@ -120,6 +137,46 @@ def test_windows(fn, name, length, periodic):
         want = _window(name, length, periodic and length % 2 == 0, dtype.as_numpy_dtype)
         assert got.dtype == want.dtype
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("length", [1, 2, 7, 8, 64])
+@pytest.mark.parametrize("beta", [0.0, 3.5, 12.0])
+def test_kaiser_windows(length, beta):
+    for dtype in FLOAT:
+        np_dtype = dtype.as_numpy_dtype
+        got = _run(tf.signal.kaiser_window(length, beta, dtype=dtype))
+        assert got.dtype == np_dtype
+        np.testing.assert_allclose(got, np.kaiser(length, beta), rtol=1e-5, atol=1e-6)
+        # TF's KBD window of odd length N is that of length N - 1 (it uses N // 2).
+        got = _run(tf.signal.kaiser_bessel_derived_window(length, beta, dtype=dtype))
+        want = scipy.signal.windows.kaiser_bessel_derived(length // 2 * 2, beta)
+        assert got.dtype == np_dtype
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("length", [1, 2, 7, 8, 64])
+def test_vorbis_window(length):
+    for dtype in FLOAT:
+        got = _run(tf.signal.vorbis_window(length, dtype=dtype))
+        assert got.dtype == dtype.as_numpy_dtype
+        np.testing.assert_allclose(got, _vorbis_ref(length), rtol=1e-6, atol=1e-6)
+
+
+def test_mdct_windows_are_power_complementary_and_of_fed_length():
+    length = tf.placeholder(tf.int32, [])
+    windows = [tf.signal.vorbis_window(length, dtype=tf.float64),
+               tf.signal.kaiser_bessel_derived_window(length, dtype=tf.float64)]
+    kaiser = tf.signal.kaiser_window(length)
+    assert [w.shape.as_list() for w in windows + [kaiser]] == [[None]] * 3
+    with tf.Session() as sess:
+        for w in sess.run(windows, {length: 12}):
+            np.testing.assert_allclose(w[:6] ** 2 + w[6:] ** 2, np.ones(6), atol=1e-12)
+            np.testing.assert_allclose(w, w[::-1], atol=1e-12)
+        np.testing.assert_allclose(sess.run(kaiser, {length: 10}), np.kaiser(10, 12.0),
+                                   rtol=1e-5, atol=1e-6)
+        # As in TF 2.21 (values captured from it): only a static length of 1 gives [1.0]; a
+        # fed 1 divides 0 by 0.
+        np.testing.assert_array_equal(sess.run(kaiser, {length: 1}), [np.nan])
 
 
 def test_window_of_fed_length():
@@ -146,6 +203,11 @@ def test_names_and_static_shapes():
         assert tf.signal.frame(x, 8, 3).shape.as_list() == [2, None, 8]
         assert tf.signal.frame(tf.zeros([37]), 8, 5, pad_end=True).shape.as_list() == [8, 8]
         assert tf.signal.overlap_and_add(tf.zeros([5, 7]), 3).shape.as_list() == [19]
+        assert tf.signal.kaiser_window(9).op.name == "kaiser_window/mul_1"
+        assert tf.signal.vorbis_window(8, name="v").op.name == "v/Sin_1"
+        assert tf.signal.kaiser_window(9).shape.as_list() == [9]
+        assert tf.signal.kaiser_bessel_derived_window(9).shape.as_list() == [8]
+        assert tf.signal.vorbis_window(8).shape.as_list() == [8]
 
 
 @pytest.mark.parametrize("build,error,match", [
@@ -156,6 +218,14 @@ def test_names_and_static_shapes():
      "frame_step must be an integer"),
     (lambda: tf.signal.hann_window(4, dtype=tf.int32), ValueError,
      "dtype must be a floating point type"),
+    (lambda: tf.signal.kaiser_window(4, dtype=tf.int32), ValueError,
+     "dtype must be a floating point type"),
+    (lambda: tf.signal.kaiser_bessel_derived_window(4, dtype=tf.int32), ValueError,
+     "dtype must be a floating point type"),
+    (lambda: tf.signal.vorbis_window(4, dtype=tf.int32), ValueError,
+     "dtype must be a floating point type"),
+    (lambda: tf.signal.kaiser_window([4, 5]), ValueError, "must have rank 0"),
+    (lambda: tf.signal.vorbis_window([4, 5]), ValueError, "must have rank 0"),
     (lambda: tf.signal.stft(tf.constant(1.0), 4, 2), ValueError, "rank"),
     (lambda: tf.signal.inverse_stft(tf.zeros([3], tf.complex64), 4, 2), ValueError, "rank"),
 ])
