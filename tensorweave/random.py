@@ -15,9 +15,13 @@ from tensorweave.ops.random_ops import get_seed, multinomial, set_random_seed, t
 from tensorweave.ops.random_ops import random_normal as normal
 from tensorweave.ops.random_ops import random_shuffle as shuffle
 from tensorweave.ops.random_ops import random_uniform as uniform
+from tensorweave.ops.stateless_random_ops import (
+    stateless_categorical,
+    stateless_multinomial,
+    stateless_truncated_normal,
+)
 from tensorweave.ops.stateless_random_ops import stateless_random_normal as stateless_normal
 from tensorweave.ops.stateless_random_ops import stateless_random_uniform as stateless_uniform
-from tensorweave.ops.stateless_random_ops import stateless_truncated_normal
 
 
 def categorical(logits, num_samples, dtype=None, seed=None, name=None):

@@ -13,6 +13,11 @@ bfloat16: 7) under the exponent of 1.0, minus 1; a float64 takes 20 + 32 bits of
 Normals are Box-Muller on pairs, in float32 for the 16/32-bit types (the 16-bit types round the
 float32 result) and in float64 for doubles. The Box-Muller loop is compiled (`jit.compiled`)
 so that log, sin and cos are the C library's float and double functions, as in TensorFlow.
+
+StatelessMultinomial follows TF's CPU MultinomialFunctor on one thread: one SimplePhilox
+stream, two words per uniform double, drawn row after row (row b's samples are doubles
+`b * num_samples ...`). With several threads TF skips `start_row * (num_samples + 3) / 4`
+blocks at the start of each shard of rows, so its rows then depend on its sharding.
 """
 from __future__ import annotations
 
@@ -220,3 +225,55 @@ def _stateless_random_uniform_int(ctx, shape, seed, minval, maxval):
     if lo >= hi:
         raise errors.InvalidArgumentError(None, None, f"Need minval < maxval, got {lo} >= {hi}")
     return uniform_int(seed, n, lo, hi, dtype).reshape(shape)
+
+
+# --- StatelessMultinomial ---------------------------------------------------------------------
+def categorical(seed, logits: np.ndarray, num_samples: int) -> np.ndarray:
+    """TF's CPU multinomial sampling on one thread: int64 [batch, num_samples].
+
+    Per row: the CDF of exp(logit - max) in float64 over the finite logits only (the others
+    add nothing), then upper_bound(cdf, uniform_double * total) per sample.
+    """
+    batch = logits.shape[0]
+    n_words = 2 * batch * num_samples
+    w = _words(seed, _ceil_div(n_words, 4))[:n_words].reshape(-1, 2)
+    draws = _uint64_to_double(w[:, 0], w[:, 1]).reshape(batch, num_samples)
+    finite = np.isfinite(logits)
+    # The row max of the finite logits, in the logits' type (exact in float64).
+    top = np.max(np.where(finite, logits, -np.inf), axis=1, keepdims=True).astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        terms = np.where(finite, np.exp(logits.astype(np.float64) - top), 0.0)
+    cdf = np.cumsum(terms, axis=1)       # sequential, as TF's running_total
+    targets = draws * cdf[:, -1:]
+    out = np.empty((batch, num_samples), np.int64)
+    for b in range(batch):
+        out[b] = np.searchsorted(cdf[b], targets[b], side="right")   # std::upper_bound
+    return out
+
+
+def _shape_text(shape) -> str:
+    return f"[{','.join(map(str, shape))}]"
+
+
+@kernel("StatelessMultinomial", dtypes=_dtypes.FLOATING)
+def _stateless_multinomial(ctx, logits, num_samples, seed):
+    """TF's checks, in TF's order, then `categorical`."""
+    seed = _check_seed(seed)
+    logits, num_samples = np.asarray(logits), np.asarray(num_samples)
+    if logits.ndim != 2:
+        raise errors.InvalidArgumentError(
+            None, None, f"logits should be a matrix, got shape {_shape_text(logits.shape)}")
+    if num_samples.ndim != 0:
+        raise errors.InvalidArgumentError(
+            None, None, f"num_samples should be a scalar, got shape "
+            f"{_shape_text(num_samples.shape)}")
+    n = int(num_samples)
+    if n < 0:
+        raise errors.InvalidArgumentError(
+            None, None, f"num_samples should be non-negative, got {n}")
+    if logits.shape[1] == 0:
+        raise errors.InvalidArgumentError(None, None, "num_classes should be positive, got 0")
+    out_dtype = ctx.output_dtypes[0].as_numpy_dtype
+    if logits.shape[0] == 0 or n == 0:
+        return np.zeros((logits.shape[0], n), out_dtype)
+    return categorical(seed, logits, n).astype(out_dtype)

@@ -1,19 +1,21 @@
-"""Kernels of StringToHashBucketFast and StringToHashBucket: a 64-bit hash of each string's
-bytes, modulo `num_buckets` (ops/string_hash_ops.py).
+"""Kernels of StringToHashBucketFast, StringToHashBucket and StringToHashBucketStrong: a 64-bit
+hash of each string's bytes, modulo `num_buckets` (ops/string_hash_ops.py).
 
 The hashes are TensorFlow's, bit for bit, so bucket ids agree with models trained there:
 StringToHashBucketFast uses FarmHash's Fingerprint64 (farmhashna::Hash64, the function
 TensorFlow's `Fingerprint64` calls), StringToHashBucket TensorFlow's legacy `Hash64`
-(MurmurHash64A with seed 0xDECAFCAFFE). Both run as compiled loops (kernels/jit.py) over one
-buffer holding every string back to back, with wrapping unsigned 64-bit arithmetic: every
-constant is a np.uint64, so no operation mixes in a signed integer (which numba would widen to
-float64). `fingerprint_rows` runs the same Fingerprint64 over the rows of a byte matrix, for the
-Fingerprint op (kernels/fingerprint.py).
+(MurmurHash64A with seed 0xDECAFCAFFE), StringToHashBucketStrong SipHash-2-4 keyed by its
+`key` attr (highwayhash::SipHash, which TensorFlow calls). All run as compiled loops
+(kernels/jit.py) over one buffer holding every string back to back, with wrapping unsigned
+64-bit arithmetic: every constant is a np.uint64, so no operation mixes in a signed integer
+(which numba would widen to float64). `fingerprint_rows` runs the same Fingerprint64 over the
+rows of a byte matrix, for the Fingerprint op (kernels/fingerprint.py).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from tensorweave.framework.errors import invalid_argument
 from tensorweave.kernels.jit import compiled, loop_helper
 from tensorweave.kernels.registry import kernel
 
@@ -23,6 +25,11 @@ _K2 = np.uint64(0x9AE16A3B2F90404F)
 _MURMUR = np.uint64(0xC6A4A7935BD1E995)
 _LEGACY_SEED = np.uint64(0xDECAFCAFFE)
 _U = np.uint64
+# SipHash's initialization constants: "somepseudorandomlygeneratedbytes".
+_SIP_V0 = np.uint64(0x736F6D6570736575)
+_SIP_V1 = np.uint64(0x646F72616E646F6D)
+_SIP_V2 = np.uint64(0x6C7967656E657261)
+_SIP_V3 = np.uint64(0x7465646279746573)
 
 
 # --- FarmHash primitives -----------------------------------------------------------------------
@@ -191,7 +198,51 @@ def _legacy_hash64(buf, s, n):
     return h ^ (h >> _U(47))
 
 
+# --- SipHash-2-4 --------------------------------------------------------------------------------
+@loop_helper
+def _sip_rounds(v0, v1, v2, v3, rounds):
+    """`rounds` SipRounds (an ARX network; a left rotation by r is a right rotation by 64 - r)."""
+    for _ in range(rounds):
+        v0 += v1
+        v1 = _rotate(v1, _U(64 - 13)) ^ v0
+        v0 = _rotate(v0, _U(32))
+        v2 += v3
+        v3 = _rotate(v3, _U(64 - 16)) ^ v2
+        v0 += v3
+        v3 = _rotate(v3, _U(64 - 21)) ^ v0
+        v2 += v1
+        v1 = _rotate(v1, _U(64 - 17)) ^ v2
+        v2 = _rotate(v2, _U(32))
+    return v0, v1, v2, v3
+
+
+@loop_helper
+def _siphash(buf, s, n, k0, k1):
+    """SipHash-2-4 of buf[s:s+n] with key (k0, k1): 2 rounds per 8-byte word, the last word
+    padded with zeros and holding n mod 256 in its top byte, then 4 finishing rounds."""
+    v0, v1, v2, v3 = k0 ^ _SIP_V0, k1 ^ _SIP_V1, k0 ^ _SIP_V2, k1 ^ _SIP_V3
+    end = s + (n // 8) * 8
+    while s < end:
+        m = _fetch64(buf, s)
+        v3 ^= m
+        v0, v1, v2, v3 = _sip_rounds(v0, v1, v2, v3, 2)
+        v0 ^= m
+        s += 8
+    m = _fetch(buf, s, n & 7) | (_U(n & 0xFF) << _U(56))
+    v3 ^= m
+    v0, v1, v2, v3 = _sip_rounds(v0, v1, v2, v3, 2)
+    v0 ^= m
+    v2 ^= _U(0xFF)
+    v0, v1, v2, v3 = _sip_rounds(v0, v1, v2, v3, 4)
+    return v0 ^ v1 ^ v2 ^ v3
+
+
 # --- loops over every string -------------------------------------------------------------------
+def _siphash_loop(buf, offsets, k0, k1, out):
+    for i in range(out.size):
+        out[i] = _siphash(buf, offsets[i], offsets[i + 1] - offsets[i], k0, k1)
+
+
 def _fingerprint_loop(buf, offsets, out):
     for i in range(out.size):
         out[i] = _fingerprint64(buf, offsets[i], offsets[i + 1] - offsets[i])
@@ -209,15 +260,29 @@ def _hash_pieces(buf, offsets, legacy: bool = False) -> np.ndarray:
     return out
 
 
-def hash_strings(strings, legacy: bool = False) -> np.ndarray:
-    """The uint64 hash of each string of `strings` (any shape): Fingerprint64, or TensorFlow's
-    legacy Hash64 with `legacy`."""
+def _packed(strings) -> tuple[np.ndarray, np.ndarray]:
+    """Every string of `strings` back to back in one uint8 buffer, and the offsets where each
+    starts (plus the end)."""
     flat = np.asarray(strings, dtype=object).reshape(-1)
     lengths = np.fromiter((len(s) for s in flat), dtype=np.int64, count=flat.size)
     offsets = np.zeros(flat.size + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    buf = np.frombuffer(b"".join(flat.tolist()), dtype=np.uint8)
+    return np.frombuffer(b"".join(flat.tolist()), dtype=np.uint8), offsets
+
+
+def hash_strings(strings, legacy: bool = False) -> np.ndarray:
+    """The uint64 hash of each string of `strings` (any shape): Fingerprint64, or TensorFlow's
+    legacy Hash64 with `legacy`."""
+    buf, offsets = _packed(strings)
     return _hash_pieces(buf, offsets, legacy).reshape(np.shape(strings))
+
+
+def siphash_strings(strings, k0: np.uint64, k1: np.uint64) -> np.ndarray:
+    """The uint64 SipHash-2-4 of each string of `strings` (any shape) with key (k0, k1)."""
+    buf, offsets = _packed(strings)
+    out = np.empty(offsets.size - 1, np.uint64)
+    compiled(_siphash_loop)(buf, offsets, _U(k0), _U(k1), out)
+    return out.reshape(np.shape(strings))
 
 
 def fingerprint_rows(rows: np.ndarray) -> np.ndarray:
@@ -249,3 +314,19 @@ class StringToHashBucketKernel(_HashBucketKernel):
     """Legacy Hash64 buckets."""
 
     legacy = True
+
+
+@kernel("StringToHashBucketStrong")
+class StringToHashBucketStrongKernel:
+    """Keyed SipHash-2-4 buckets; the key's int64s are taken as uint64 words, as in TF."""
+
+    def __init__(self, ctx):
+        key = ctx.attrs["key"]
+        if len(key) != 2:
+            raise invalid_argument("Key must have 2 elements")
+        self.k0, self.k1 = np.array(key, np.int64).view(np.uint64)
+        self.num_buckets = np.uint64(ctx.attrs["num_buckets"])
+
+    def compute(self, ctx, strings):
+        hashes = siphash_strings(strings, self.k0, self.k1)
+        return (hashes % self.num_buckets).astype(np.int64)

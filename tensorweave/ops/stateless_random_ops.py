@@ -1,4 +1,5 @@
-"""Stateless random ops: tf.random.stateless_uniform / _normal / _truncated_normal.
+"""Stateless random ops: tf.random.stateless_uniform / _normal / _truncated_normal /
+_categorical (and compat.v1's tf.random.stateless_multinomial).
 
 Their output is a pure function of the `shape` and the [2] int32/int64 `seed` input, bit for
 bit TensorFlow's (see `kernels/stateless_random.py`): the same seed gives the same numbers in
@@ -11,6 +12,8 @@ and `normal * stddev + mean`, computed in the output dtype.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import TypeAttr, define_op
@@ -18,11 +21,11 @@ from tensorweave.framework.scopes import name_scope
 from tensorweave.framework.shape_text import shape_text
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops.array_join_ops import with_rank
-from tensorweave.ops.random_ops import checked_dtype, shape_tensor
+from tensorweave.ops.random_ops import _multinomial_shape, checked_dtype, shape_tensor
 from tensorweave.ops.reduction_ops import tf_op
 
-__all__ = ["stateless_random_normal", "stateless_random_uniform",
-           "stateless_truncated_normal"]
+__all__ = ["stateless_categorical", "stateless_multinomial", "stateless_random_normal",
+           "stateless_random_uniform", "stateless_truncated_normal"]
 
 _FLOATS = (_dtypes.float16, _dtypes.bfloat16, _dtypes.float32, _dtypes.float64)
 _INTS = (_dtypes.int32, _dtypes.int64)
@@ -31,13 +34,29 @@ _SHAPE_SEED_ATTRS = (TypeAttr("T", _dtypes.INDEX, default=_dtypes.int32),
 
 
 # --- shape functions ----------------------------------------------------------------------
+def _check_seed_shape(ctx, i: int) -> None:
+    """TF's check that input i, the seed, has shape [2]."""
+    seed = with_rank(ctx.input_shape(i)._dims, 1)
+    if seed[0] is not None and seed[0] != 2:
+        raise ValueError(f"Dimension must be 2 but is {seed[0]}")
+
+
 def _stateless_shape(ctx):
     """TF's StatelessShape: a 1-D `shape`, a seed of shape [2]; the output is `shape`'s value."""
     with_rank(ctx.input_shape(0)._dims, 1)
-    seed = with_rank(ctx.input_shape(1)._dims, 1)
-    if seed[0] is not None and seed[0] != 2:
-        raise ValueError(f"Dimension must be 2 but is {seed[0]}")
+    _check_seed_shape(ctx, 1)
     return ctx.static_shape(0)
+
+
+def _stateless_multinomial_shape(ctx):
+    """A seed of shape [2]; then Multinomial's [batch_size, num_samples] (TF's
+    MakeDimForScalarInput message for a negative constant num_samples)."""
+    _check_seed_shape(ctx, 2)
+    samples = ctx.static_value(1)
+    if samples is not None and np.ndim(samples) == 0 and int(samples) < 0:
+        raise ValueError("Dimension size, given by scalar input 1, must be non-negative but is "
+                         f"{int(samples)}")
+    return _multinomial_shape(ctx)
 
 
 def _stateless_int_shape(ctx):
@@ -79,6 +98,16 @@ StatelessRandomUniformFullInt = define_op(
     attrs=[TypeAttr("dtype", _dtypes.INDEX), *_SHAPE_SEED_ATTRS],   # TF also has uint32/64
     shape_fn=_stateless_shape, not_differentiable=True,
     doc="Integers over the whole range of `dtype`, a function of `seed`.")
+
+StatelessMultinomial = define_op(
+    "StatelessMultinomial", inputs=["logits: T", "num_samples: int32", "seed: Tseed"],
+    outputs=["output: output_dtype"],
+    attrs=[TypeAttr("T", _dtypes.REAL_NUMERIC),   # TF's CPU kernels: the float types only
+           TypeAttr("Tseed", _dtypes.INDEX, default=_dtypes.int64),
+           TypeAttr("output_dtype", _dtypes.INDEX, default=_dtypes.int64)],
+    shape_fn=_stateless_multinomial_shape, not_differentiable=True,
+    doc="Class indices sampled from softmax(logits), `num_samples` per row, a function of "
+        "`seed`.")
 
 
 # --- public wrappers ------------------------------------------------------------------------
@@ -199,3 +228,63 @@ def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=_dtypes.
     """
     return _scaled_standard(StatelessTruncatedNormal, "stateless_truncated_normal", shape,
                             seed, mean, stddev, dtype, name)
+
+
+def _stateless_multinomial(logits, num_samples, seed, dtype):
+    """TF's stateless_multinomial_categorical_impl, inside the caller's name scope."""
+    logits = convert_to_tensor(logits, name="logits")
+    dtype = checked_dtype(dtype or _dtypes.int64, _INTS)
+    num_samples = convert_to_tensor(num_samples, dtype=_dtypes.int32, name="num_samples")
+    return apply_op(StatelessMultinomial, [logits, num_samples, _seed_tensor(seed)],
+                    {"output_dtype": dtype})
+
+
+def stateless_categorical(logits, num_samples, seed, dtype=_dtypes.int64, name=None):
+    """Draws deterministic pseudorandom samples from a categorical distribution
+    (tf.random.stateless_categorical).
+
+    Row i of the result holds `num_samples` class indices drawn from softmax(logits[i]); the
+    same `seed` gives TensorFlow's indices, bit for bit (those of its CPU kernel run on one
+    thread: with several intra-op threads, TensorFlow's rows may depend on how it shards the
+    batch). Non-finite logits (-inf, +inf, NaN) get probability 0; a row with no finite logit
+    yields `num_classes`.
+
+    Args:
+      logits: a 2-D Tensor `[batch_size, num_classes]` of unnormalized log-probabilities,
+        float16, bfloat16, float32 or float64.
+      num_samples: a scalar int32 (0 or more): how many samples to draw per row.
+      seed: a shape [2] int32 or int64 Tensor (or list).
+      dtype: int32 or int64, the type of the result (default int64).
+      name: a name for the operation (default "stateless_categorical").
+
+    Returns:
+      A `[batch_size, num_samples]` Tensor of `dtype`.
+
+    Raises:
+      ValueError: for a `dtype` other than int32 and int64, logits that are not 2-D, a
+        non-scalar `num_samples` or a `seed` whose shape is not [2].
+    """
+    with name_scope(name, "stateless_categorical", [logits, seed]):
+        return _stateless_multinomial(logits, num_samples, seed, dtype)
+
+
+def stateless_multinomial(logits, num_samples, seed, output_dtype=_dtypes.int64, name=None):
+    """Draws deterministic pseudorandom samples from a multinomial distribution
+    (compat.v1's tf.random.stateless_multinomial; deprecated there for
+    `tf.random.stateless_categorical`, which it equals but for its name scope).
+
+    Args:
+      logits: a 2-D Tensor `[batch_size, num_classes]` of unnormalized log-probabilities.
+      num_samples: a scalar int32 (0 or more): how many samples to draw per row.
+      seed: a shape [2] int32 or int64 Tensor (or list).
+      output_dtype: int32 or int64, the type of the result (default int64).
+      name: a name for the operation (default "stateless_multinomial").
+
+    Returns:
+      A `[batch_size, num_samples]` Tensor of `output_dtype`.
+
+    Raises:
+      ValueError: as `stateless_categorical`.
+    """
+    with name_scope(name, "stateless_multinomial", [logits, seed]):
+        return _stateless_multinomial(logits, num_samples, seed, output_dtype)

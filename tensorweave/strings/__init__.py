@@ -10,5 +10,6 @@ from tensorweave.ops.string_ops import string_upper as upper
 from tensorweave.ops.string_regex_ops import regex_full_match, regex_replace
 from tensorweave.ops.string_hash_ops import string_to_hash_bucket as to_hash_bucket
 from tensorweave.ops.string_hash_ops import string_to_hash_bucket_fast as to_hash_bucket_fast
+from tensorweave.ops.string_hash_ops import string_to_hash_bucket_strong as to_hash_bucket_strong
 from tensorweave.ops.string_ngrams_ops import ngrams
 from tensorweave.ops.string_split_ops import strings_split as split
