@@ -79,7 +79,7 @@ def to_numpy(value, dtype: _dtypes.DType | None = None) -> np.ndarray:
     """`value` as an ndarray of `dtype` (or the dtype TF would infer)."""
     if isinstance(value, (np.ndarray, np.generic)):
         arr = np.asarray(value)
-        if arr.dtype.kind in "US":
+        if arr.dtype.kind in "US" or (arr.dtype == object and _holds_text(arr)):
             arr = np.vectorize(_to_bytes, otypes=[object])(arr) if arr.size else arr.astype(object)
         if dtype is None:
             return arr
@@ -111,6 +111,11 @@ def _cast(arr: np.ndarray, dtype: _dtypes.DType) -> np.ndarray:
     if arr.dtype == object:
         raise TypeError(f"Expected {dtype.name}, got an array of strings.")
     return arr.astype(target)
+
+
+def _holds_text(arr: np.ndarray) -> bool:
+    """Whether an object array holds a `str`: TF encodes those as UTF-8 bytes, like a list's."""
+    return any(isinstance(v, str) for v in arr.flat)
 
 
 def _to_bytes(v) -> bytes:

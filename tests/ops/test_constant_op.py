@@ -77,3 +77,19 @@ def test_a_constant_holds_the_value_it_was_made_from():
     np.testing.assert_array_equal(got_c, np.ones((2, 3)))
     np.testing.assert_array_equal(got_reshaped, np.ones(3))
     np.testing.assert_array_equal(got_v, np.ones((2, 3)))
+
+
+def test_str_in_object_arrays_becomes_utf8_bytes_as_in_tensorflow():
+    """A NumPy object array of `str` (as `np.array(names, dtype=object)` makes) converts to
+    UTF-8 bytes like a list of `str` does, in a constant and in a feed."""
+    text = np.array(["a", "bé"], dtype=object)
+    with tf.Graph().as_default():
+        const = tf.constant(text)
+        fed = tf.placeholder(tf.string)
+        out = tf.identity(fed)
+        with tf.Session() as sess:
+            got_const, got_fed = sess.run([const, out], {fed: text})
+    for got in (got_const, got_fed):
+        assert got.tolist() == [b"a", "bé".encode()]
+    with pytest.raises(TypeError, match="Expected string"):
+        tf.constant(np.array(["a", 1], dtype=object))
