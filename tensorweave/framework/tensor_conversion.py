@@ -104,7 +104,7 @@ def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None, as_ref
         return _hooks["pack"](value, dtype=dtype, name=name or "packed")
     if dtype is None and preferred is not None:
         try:
-            return _hooks["constant"](value, _dtypes.as_dtype(preferred), name or "Const")
+            return _hooks["constant"](value, preferred, name or "Const")
         except (TypeError, ValueError):
             pass
     return _hooks["constant"](value, dtype, name or "Const")

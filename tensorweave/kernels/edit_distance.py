@@ -90,7 +90,7 @@ class EditDistanceKernel:
         out_shape = tuple(int(d) for d in np.maximum(h_shape, t_shape)[:-1])
         total = int(np.prod(out_shape))
         if total == 0:
-            raise invalid_argument(f"Got output shape [{','.join(map(str, out_shape))}] which has "
+            raise invalid_argument(f"Got output shape {dims_text(out_shape)} which has "
                                    "0 elements")
         _, codes = np.unique(np.concatenate([h_val, t_val]), return_inverse=True)
         h_keys, hyp, h_len = _groups(h_idx, codes[:len(h_val)], out_shape, total)

@@ -13,6 +13,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.errors import invalid_argument
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.parsing import (
     LIST_KINDS,
     ExampleBatch,
@@ -105,7 +106,7 @@ def _list_dense(batch: _SequenceBatch, key: str, dtype, shape, missing_ok: bool)
             if len(values) != stride:
                 raise invalid_argument(f"Name: {batch.name(i)}, Key: {key}, Index: {t}.  Number of "
                                        f"values != expected.  values size: {len(values)} but "
-                                       f"output shape: [{','.join(map(str, shape))}]")
+                                       f"output shape: {dims_text(shape)}")
         per_record.append(steps or [])
     lengths = np.array([len(s) for s in per_record], dtype=np.int64)
     width = int(lengths.max()) if len(lengths) else 0

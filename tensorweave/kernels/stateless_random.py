@@ -24,7 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
-from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.jit import compiled
 from tensorweave.kernels.philox import philox_blocks, stateless_key_counter
 from tensorweave.kernels.random import output_shape
@@ -187,8 +188,7 @@ def uniform_full_int(seed, n: int, dtype: _dtypes.DType) -> np.ndarray:
 def _check_seed(seed) -> np.ndarray:
     seed = np.asarray(seed)
     if seed.shape != (2,):
-        raise errors.InvalidArgumentError(
-            None, None, f"seed must have shape [2], not [{','.join(map(str, seed.shape))}]")
+        raise invalid_argument(f"seed must have shape [2], not {dims_text(seed.shape)}")
     return seed
 
 
@@ -215,15 +215,14 @@ def _stateless_random_uniform_int(ctx, shape, seed, minval, maxval):
     shape, seed = output_shape(shape), _check_seed(seed)
     for what, v in (("minval", minval), ("maxval", maxval)):
         if np.ndim(v) != 0:
-            raise errors.InvalidArgumentError(
-                None, None, f"{what} must be 0-D, got shape [{','.join(map(str, np.shape(v)))}]")
+            raise invalid_argument(f"{what} must be 0-D, got shape {dims_text(np.shape(v))}")
     dtype = ctx.output_dtypes[0]
     n = int(np.prod(shape, dtype=np.int64))
     if n == 0:   # TF checks the range only when there is something to draw
         return np.zeros(shape, dtype.as_numpy_dtype)
     lo, hi = int(minval), int(maxval)
     if lo >= hi:
-        raise errors.InvalidArgumentError(None, None, f"Need minval < maxval, got {lo} >= {hi}")
+        raise invalid_argument(f"Need minval < maxval, got {lo} >= {hi}")
     return uniform_int(seed, n, lo, hi, dtype).reshape(shape)
 
 
@@ -251,28 +250,21 @@ def categorical(seed, logits: np.ndarray, num_samples: int) -> np.ndarray:
     return out
 
 
-def _shape_text(shape) -> str:
-    return f"[{','.join(map(str, shape))}]"
-
-
 @kernel("StatelessMultinomial", dtypes=_dtypes.FLOATING)
 def _stateless_multinomial(ctx, logits, num_samples, seed):
     """TF's checks, in TF's order, then `categorical`."""
     seed = _check_seed(seed)
     logits, num_samples = np.asarray(logits), np.asarray(num_samples)
     if logits.ndim != 2:
-        raise errors.InvalidArgumentError(
-            None, None, f"logits should be a matrix, got shape {_shape_text(logits.shape)}")
+        raise invalid_argument(f"logits should be a matrix, got shape {dims_text(logits.shape)}")
     if num_samples.ndim != 0:
-        raise errors.InvalidArgumentError(
-            None, None, f"num_samples should be a scalar, got shape "
-            f"{_shape_text(num_samples.shape)}")
+        raise invalid_argument("num_samples should be a scalar, got shape "
+                               f"{dims_text(num_samples.shape)}")
     n = int(num_samples)
     if n < 0:
-        raise errors.InvalidArgumentError(
-            None, None, f"num_samples should be non-negative, got {n}")
+        raise invalid_argument(f"num_samples should be non-negative, got {n}")
     if logits.shape[1] == 0:
-        raise errors.InvalidArgumentError(None, None, "num_classes should be positive, got 0")
+        raise invalid_argument("num_classes should be positive, got 0")
     out_dtype = ctx.output_dtypes[0].as_numpy_dtype
     if logits.shape[0] == 0 or n == 0:
         return np.zeros((logits.shape[0], n), out_dtype)
