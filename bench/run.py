@@ -195,6 +195,9 @@ def main(argv: list[str] | None = None) -> int:
         where = p["python"]
         print(f"# {fw}: {p.get('version', p['status'])} ({where})"
               + (f": {p['detail']}" if p["status"] != OK else ""))
+    if os.environ.get("OPENBLAS_CORETYPE"):
+        print(f"# OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']}: NumPy's OpenBLAS runs "
+              "that core's kernels, whatever this CPU could run (see bench/README.md)")
     results = {}
     for name in args.workloads:
         module = worker.load_workload(name)

@@ -7,7 +7,7 @@ gradient or making a second pass over it. The call goes to NumPy's own bundled O
 integers), so it shares NumPy's BLAS threads rather than starting a second pool, and is made
 from compiled code (kernels/gemm_call.py). Where that library or symbol is absent (another
 NumPy build), `gemm_accumulate` is None and callers keep the unfused path. Row blocks that run
-on one thread go to MKL's sequential GEMM where it is installed (kernels/mkl_gemm.py).
+on one thread go to oneDNN's sgemm where it is installed (kernels/onednn_gemm.py).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import os
 
 import numpy as np
 
-from tensorweave.kernels import gemm_call, intra_op, mkl_gemm
+from tensorweave.kernels import gemm_call, intra_op, onednn_gemm
 
 # ILP64 CBLAS symbols: NumPy >= 2's bundled OpenBLAS, then an unprefixed build of it.
 _SYMBOLS = ("scipy_cblas_{}gemm64_", "cblas_{}gemm64_")
@@ -58,7 +58,7 @@ def _accumulate(c, a, b, alpha, transpose_a: bool, transpose_b: bool, run=None) 
     BLAS: dtypes other than c's float32/float64, non-contiguous or read-only c, shapes that
     do not chain. `run(m, n, k, rows)`, when given, decides how `rows(i0, i1, one_thread)`
     (the product for rows i0:i1 of c, independent of the other rows; `one_thread`: on the
-    calling thread alone, through MKL where installed) covers range(m): e.g. in parallel."""
+    calling thread alone, through oneDNN where installed) covers range(m): e.g. in parallel."""
     gemm = _GEMMS.get(c.dtype)
     if gemm is None or a.dtype != c.dtype or b.dtype != c.dtype or a.ndim != 2 or \
             b.ndim != 2 or c.ndim != 2 or not c.flags.c_contiguous or not c.flags.writeable:
@@ -72,7 +72,7 @@ def _accumulate(c, a, b, alpha, transpose_a: bool, transpose_b: bool, run=None) 
     lda, ldb = max(a.shape[1], 1), max(b.shape[1], 1)
     flags = tuple(gemm_call.TRANS if t else gemm_call.NO_TRANS for t in (transpose_a,
                                                                           transpose_b))
-    mkl = mkl_gemm.suits(c.dtype, op_a, op_b)
+    onednn = onednn_gemm.suits(c.dtype, op_a, op_b)
     call = gemm_call.caller()
 
     def blas_rows(i0: int, i1: int) -> None:
@@ -82,8 +82,8 @@ def _accumulate(c, a, b, alpha, transpose_a: bool, transpose_b: bool, run=None) 
     def rows(i0: int, i1: int, one_thread: bool = False) -> None:
         if not one_thread:
             blas_rows(i0, i1)
-        elif mkl:
-            mkl_gemm.accumulate(c[i0:i1], op_a[i0:i1], op_b, alpha)
+        elif onednn:
+            onednn_gemm.accumulate(c[i0:i1], op_a[i0:i1], op_b, alpha)
         else:
             intra_op.single_blas(blas_rows, i0, i1)
 

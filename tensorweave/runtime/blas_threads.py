@@ -19,7 +19,6 @@ calls (about 3 us).
 """
 from __future__ import annotations
 
-import os
 import threading
 
 
@@ -37,16 +36,12 @@ class _BlasLimiter:
         self._version = 0          # changes whenever _apply sets a limit
 
     def _find(self) -> list:
-        """The BLAS controllers (threadpoolctl), and OpenBLAS's own thread-count calls; not the
-        sequential MKL that kernels/mkl_gemm.py loads privately (it has no threads to set)."""
+        """The BLAS controllers (threadpoolctl), and OpenBLAS's own thread-count calls."""
         try:
             import threadpoolctl
         except ImportError:
             return []
-        from tensorweave.kernels import mkl_gemm
-        libs = [lib for lib in
-                threadpoolctl.ThreadpoolController().select(user_api="blas").lib_controllers
-                if os.path.realpath(lib.filepath) != mkl_gemm.library_path()]
+        libs = threadpoolctl.ThreadpoolController().select(user_api="blas").lib_controllers
         if libs:
             self._default = self._current = libs[0].num_threads
             raw = [_raw_calls(lib) for lib in libs]

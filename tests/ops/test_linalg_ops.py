@@ -275,8 +275,9 @@ def test_kernels_are_expensive():
 
 @pytest.mark.parametrize("shape", [(32, 512, 192), (16, 2048, 512), (128, 10, 784)],
                          ids=["rnn_input_grad", "long_sums", "short_sums"])
-def test_transposed_right_operand_gives_numpys_product_exactly(shape):
-    """a @ B^T, also where the kernel computes it as (B @ a^T)^T: the same values, C order."""
+def test_transposed_right_operand_gives_numpys_product(shape):
+    """a @ B^T, also where the kernel computes it as (B @ a^T)^T: NumPy's values up to float32
+    rounding (oneDNN's kernels and OpenBLAS's differ in the last bits), C order."""
     m, k, n = shape
     rng = np.random.RandomState(0)
     a = rng.randn(m, k).astype(np.float32)
@@ -285,5 +286,5 @@ def test_transposed_right_operand_gives_numpys_product_exactly(shape):
         product = tf.matmul(tf.constant(a), tf.constant(b), transpose_b=True)
         with tf.Session() as sess:
             got = sess.run(product)
-    np.testing.assert_array_equal(got, a @ b.T)
+    np.testing.assert_allclose(got, a @ b.T, rtol=1e-5, atol=1e-4)
     assert got.flags.c_contiguous

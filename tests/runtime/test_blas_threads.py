@@ -3,7 +3,7 @@ thread count in force before comes back, including one a threadpoolctl user set.
 import numpy as np
 import pytest
 
-from tensorweave.kernels import linalg, mkl_gemm
+from tensorweave.kernels import linalg, onednn_gemm
 from tensorweave.runtime import blas_threads
 
 threadpoolctl = pytest.importorskip("threadpoolctl")
@@ -36,11 +36,13 @@ def test_a_users_single_thread_limit_is_kept():
 
 @pytest.mark.parametrize("shape", [(32, 192, 512), (300, 300, 300)], ids=["small", "large"])
 def test_matmul_equals_the_multithreaded_product(shape, monkeypatch):
-    monkeypatch.setattr(mkl_gemm, "_gemms", lambda: {})   # OpenBLAS on one thread, not MKL
+    monkeypatch.setattr(onednn_gemm, "_functions", lambda: None)   # OpenBLAS, not oneDNN
     m, k, n = shape
     rng = np.random.RandomState(0)
     a = rng.randn(m, k).astype(np.float32)
     b = rng.randn(n, k).astype(np.float32).T    # a transposed view, as MatMul passes it
     with _openblas()[0].limit(limits=2):
         expected = a @ b
-        np.testing.assert_array_equal(linalg.matmul(a, b), expected)
+        # Equal up to rounding: OpenBLAS's one- and two-thread paths may pick different kernels
+        # (they differ in the last bits with its Haswell kernels on an AMD Zen 5).
+        np.testing.assert_allclose(linalg.matmul(a, b), expected, rtol=1e-5, atol=1e-4)
