@@ -57,6 +57,14 @@ def next_turn() -> bool:
     return True
 
 
+def fds_to_pass() -> tuple[int, ...]:
+    """This worker's turn pipes, for a child process that measures on its behalf while it
+    waits (bench/isolated.py): the child inherits the environment variable naming them and
+    takes the turns in its place; () outside a lockstep run."""
+    spec = os.environ.get(ENV)
+    return tuple(int(fd) for fd in spec.split(",")) if spec else ()
+
+
 @dataclass
 class Finished:
     """How one worker of a round ended."""
