@@ -59,10 +59,12 @@ def _few_rows_long_sums(a, b) -> bool:
     right operand took 102-107 us here against 68-72 us (930 against 540 us for [16, 2048] x
     [2048, 512]^T), with the same values, since every output is the same sum in the same
     order; with short sums (k = 10) the transposed form was 5x slower, hence the bounds.
-    oneDNN gains too (425 -> 192 us on the second shape; 40 -> 36 us on the first), its
-    values equal up to float32 rounding (not always bit for bit)."""
+    oneDNN gains up to 48 rows (16 / 32 / 48 x 512 x 512: 78 -> 48, 107 -> 89, 150 -> 130
+    us; 425 -> 192 us on the second shape) and not at 64 (184 -> 187 us, plus the copy back
+    to C order: 23 us a towers step spent on it), its values equal up to float32 rounding
+    (not always bit for bit)."""
     m, k = a.shape
-    return m <= 64 and k >= 256 and m <= b.shape[1] and a.flags.c_contiguous and \
+    return m < 64 and k >= 256 and m <= b.shape[1] and a.flags.c_contiguous and \
         b.T.flags.c_contiguous
 
 
