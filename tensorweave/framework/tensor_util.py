@@ -2,6 +2,8 @@
 
 TF infers int32 for Python ints (int64 past int32), float32 for Python floats, keeps NumPy
 dtypes, turns text into bytes, and refuses lossy conversions (1.5 into int32) with TypeError.
+As in TF, None is a ValueError, and any other object that is neither number nor text (a dict,
+a function, a list or object array holding one) is a TypeError.
 """
 from __future__ import annotations
 
@@ -10,16 +12,17 @@ import numpy as np
 from tensorweave.framework import dtypes as _dtypes
 
 _INT32_MIN, _INT32_MAX = -(2 ** 31), 2 ** 31 - 1
+_NOT_CONVERTIBLE = ("Failed to convert elements of {} to Tensor. Consider casting elements to a "
+                    "supported type. See https://www.tensorflow.org/api_docs/python/tf/dtypes "
+                    "for supported TF dtypes.")
 
 
 def _python_array(value) -> np.ndarray:
+    """`value` as an array; NumPy makes an object array of what is neither number nor text."""
     try:
         arr = np.array(value)
     except ValueError as e:
         raise ValueError(f"Can't convert non-rectangular Python sequence to Tensor: {e}") from None
-    if arr.dtype == object and arr.size and not all(
-            isinstance(v, (str, bytes)) for v in arr.flat):
-        raise ValueError(f"Can't convert non-rectangular Python sequence to Tensor: {value!r}")
     if arr.dtype.kind in "SU":
         # NumPy's fixed-width strings drop trailing NUL bytes (serialized protos end in them).
         exact = np.array(value, dtype=object)
@@ -79,23 +82,33 @@ def to_numpy(value, dtype: _dtypes.DType | None = None) -> np.ndarray:
     """`value` as an ndarray of `dtype` (or the dtype TF would infer)."""
     if isinstance(value, (np.ndarray, np.generic)):
         arr = np.asarray(value)
-        if arr.dtype.kind in "US" or (arr.dtype == object and _holds_text(arr)):
+        as_text = dtype is None or dtype.base_dtype == _dtypes.string
+        if arr.dtype.kind in "US" or (arr.dtype == object and as_text and _needs_bytes(arr)):
             arr = np.vectorize(_to_bytes, otypes=[object])(arr) if arr.size else arr.astype(object)
         if dtype is None:
             return arr
         return _cast(arr, dtype)
+    if value is None:
+        raise ValueError("None values not supported.")
     if isinstance(value, (str, bytes)):
         arr = np.array(_to_bytes(value), dtype=object)
     else:
         arr = _python_array(value)
-    if dtype is None:
+    inferred = dtype is None
+    if inferred:
         dtype = _default_dtype(arr)
     else:
         _check_fits(arr, dtype, value)
     if dtype.base_dtype == _dtypes.string:
         out = np.empty(arr.shape, dtype=object)
-        for idx, v in np.ndenumerate(arr):
-            out[idx] = _to_bytes(v)
+        try:
+            for idx, v in np.ndenumerate(arr):
+                out[idx] = _to_bytes(v)
+        except TypeError:
+            if not inferred:
+                raise
+            # Inferred as strings, but an element is not text (an object, or 1 in [1, "a"]).
+            raise TypeError(_NOT_CONVERTIBLE.format(value)) from None
         return out
     return arr.astype(_dtypes.numpy_dtype(dtype), copy=False)
 
@@ -113,9 +126,10 @@ def _cast(arr: np.ndarray, dtype: _dtypes.DType) -> np.ndarray:
     return arr.astype(target)
 
 
-def _holds_text(arr: np.ndarray) -> bool:
-    """Whether an object array holds a `str`: TF encodes those as UTF-8 bytes, like a list's."""
-    return any(isinstance(v, str) for v in arr.flat)
+def _needs_bytes(arr: np.ndarray) -> bool:
+    """Whether a string object array holds more than bytes: TF encodes `str` as UTF-8 (as in a
+    list) and refuses any other object with TypeError."""
+    return not all(isinstance(v, bytes) for v in arr.flat)
 
 
 def _to_bytes(v) -> bytes:

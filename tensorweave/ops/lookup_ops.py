@@ -15,6 +15,7 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.shape_fns import scalar
+from tensorweave.ops.nn_conv_ops import merge_dim
 from tensorweave.ops.training_ops import merge_shapes, with_rank
 
 __all__ = ["tables_initializer", "initialize_all_tables"]
@@ -38,6 +39,16 @@ def _remove_shape(ctx):
 def _init_shape(ctx):
     """InitializeTableV2: keys are a vector and values have the keys' shape."""
     merge_shapes(with_rank(ctx.input_shape(1), 1), ctx.input_shape(2))
+    return []
+
+
+def _import_shape(ctx):
+    """LookupTableImportV2: keys are a vector, values have one row (rank 1 or more) per key."""
+    keys = with_rank(ctx.input_shape(1), 1)
+    values = ctx.input_shape(2)
+    if values.ndims == 0:
+        raise ValueError("Shape must be at least rank 1 but is rank 0")
+    merge_dim(keys.as_list()[0], values.as_list()[0] if values.ndims else None)
     return []
 
 
@@ -102,12 +113,13 @@ InitializeTableV2 = define_op(
     not_differentiable=True, doc="Initializes a table from a vector of keys and of values.")
 LookupTableImportV2, LookupTableInsertV2 = (
     define_op(op_type, inputs=["table_handle: resource", "keys: Tin", "values: Tout"],
-              attrs=[TypeAttr("Tin"), TypeAttr("Tout")], shape_fn=_no_outputs,
+              attrs=[TypeAttr("Tin"), TypeAttr("Tout")], shape_fn=shape_fn,
               is_stateful=True, not_differentiable=True, doc=doc)
-    for op_type, doc in (
-        ("LookupTableImportV2",
+    for op_type, shape_fn, doc in (
+        ("LookupTableImportV2", _import_shape,
          "Replaces a table's contents (initializes an initializable table)."),
-        ("LookupTableInsertV2", "Sets the value of each key (the last one of repeated keys).")))
+        ("LookupTableInsertV2", _no_outputs,
+         "Sets the value of each key (the last one of repeated keys).")))
 InitializeTableFromTextFileV2 = define_op(
     "InitializeTableFromTextFileV2", inputs=["table_handle: resource", "filename: string"],
     attrs=[Attr("key_index", "int"), Attr("value_index", "int"),

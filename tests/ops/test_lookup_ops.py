@@ -5,6 +5,7 @@ LookupTableSizeV2 and LookupTableExportV2. Values, op names and error messages w
 from TensorFlow 2.21 (tf.compat.v1 graph mode); out-of-vocabulary ids are TensorFlow's
 Fingerprint64 buckets. Exports are in key order (TensorFlow's order is its hash order)."""
 import os
+import re
 import tempfile
 
 import numpy as np
@@ -355,6 +356,54 @@ def test_bad_initializer_entries(keys, values, error, message):
         table = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(keys, vals), -1)
         with pytest.raises(error, match=message):
             _run(table.initializer, {vals: values})
+
+
+def _key_value_table(keys, values):
+    return tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(keys, values), -1)
+
+
+@pytest.mark.parametrize("inputs,message,shapes", [
+    (lambda: (1, [2]), "Shape must be rank 1 but is rank 0", "[], [], [1]"),
+    (lambda: ([1], 2), "Shape must be at least rank 1 but is rank 0", "[], [1], []"),
+    (lambda: (1, 2), "Shape must be rank 1 but is rank 0", "[], [], []"),
+    (lambda: ([[1, 2]], [2, 3]), "Shape must be rank 1 but is rank 2", "[], [1,2], [2]"),
+    (lambda: ([[1, 2]], [[2, 3]]), "Shape must be rank 1 but is rank 2", "[], [1,2], [1,2]"),
+    (lambda: ([1, 2, 3], [2, 3]), "Dimensions must be equal, but are 3 and 2", "[], [3], [2]"),
+    (lambda: (["a", "b"], [1]), "Dimensions must be equal, but are 2 and 1", "[], [2], [1]"),
+    (lambda: (tf.placeholder(tf.int64, [2]), tf.placeholder(tf.int64, [3])),
+     "Dimensions must be equal, but are 2 and 3", "[], [2], [3]"),
+    (lambda: (tf.placeholder(tf.int64, [None, None]), tf.placeholder(tf.int64, [None])),
+     "Shape must be rank 1 but is rank 2", "[], [?,?], [?]"),
+], ids=["scalar_keys", "scalar_values", "scalars", "matrix_keys", "matrices", "lengths",
+        "string_keys_lengths", "placeholder_lengths", "placeholder_matrix_keys"])
+def test_key_value_initializer_shapes_are_checked_when_the_table_is_made(inputs, message,
+                                                                         shapes):
+    """KeyValueTensorInitializer takes any shapes, but its LookupTableImportV2 wants a vector
+    of keys and as many values (rank 1 or more): a ValueError from the shape function."""
+    with tf.Graph().as_default():
+        keys, values = inputs()
+        tf.lookup.KeyValueTensorInitializer(keys, values)
+        with pytest.raises(ValueError, match=(
+                f"^{re.escape(message)} for '{{{{node key_value_init/LookupTableImportV2}}}}"
+                f".* with input shapes: {re.escape(shapes)}\\.$")):
+            _key_value_table(keys, values)
+
+
+@pytest.mark.parametrize("key_shape,value_shape,message", [
+    ([3], [2], "Expected shape [3] for value, got [2]"),
+    ([], [1], "Expected shape [] for value, got [1]"),
+    ([1], [], "Expected shape [1] for value, got []"),
+    ([1, 2], [2], "Expected shape [1,2] for value, got [2]"),
+    ([2], [2, 1], "Expected shape [2] for value, got [2,1]"),
+], ids=["lengths", "scalar_keys", "scalar_values", "matrix_keys", "matrix_values"])
+def test_key_value_shapes_known_only_at_run_time(key_shape, value_shape, message):
+    """Keys and values of unknown shape pass the shape function; the kernel checks them."""
+    with tf.Graph().as_default():
+        keys, values = tf.placeholder(tf.int64, None), tf.placeholder(tf.int64, None)
+        table = _key_value_table(keys, values)
+        with pytest.raises(tf.errors.InvalidArgumentError, match=f"^{re.escape(message)}\n"):
+            _run(table.initializer, {keys: np.zeros(key_shape, np.int64),
+                                     values: np.zeros(value_shape, np.int64)})
 
 
 def test_repeated_key_with_equal_values_is_one_entry():
