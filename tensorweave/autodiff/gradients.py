@@ -119,7 +119,9 @@ def _backward(ys, xs, grad_ys, stop_gradients=None, colocate=False, level=None):
             in_grads = _backprop_op(node, out_grads, stop_nodes, colocate)
         for index, (t_in, g) in enumerate(zip(inputs, in_grads)):
             if g is not None and is_differentiable_dtype(t_in.dtype):
-                if isinstance(g, Tensor) and not isinstance(node, WhileContext):
+                # A handle's gradient is its variable's, not shaped like the (scalar) handle.
+                if isinstance(g, Tensor) and not isinstance(node, WhileContext) and \
+                        t_in.dtype != _dtypes.resource:
                     _check_shape(node, index, g)
                 grads[t_in].append(g)
             src = _node_of(t_in.op, level)

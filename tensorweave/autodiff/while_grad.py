@@ -237,7 +237,7 @@ def loop_gradients(ctx: WhileContext, exit_grads, gradients_impl, is_differentia
     grad_ctx = GradWhileContext(ctx, outer)
     init = [count] + [_dense(exit_grads[i]) if exit_grads[i] is not None
                       else zeros_like(ctx.exits[i]) for i in var_idx] + \
-        [zeros_like(captured[j].op.inputs[0]) for j in cap_idx]
+        [_zeros_like_value(captured[j].op.inputs[0]) for j in cap_idx]
 
     terms = [None] * len(cap_idx)   # (op type, TensorArrays of its inputs' rows) if hoisted
 
@@ -263,7 +263,7 @@ def loop_gradients(ctx: WhileContext, exit_grads, gradients_impl, is_differentia
         return [n_next] + new_grads + new_accs
 
     invariants = [count.shape] + [ctx.merges[i].shape for i in var_idx] + \
-        [captured[j].shape for j in cap_idx]
+        [zeros.shape for zeros in init[1 + len(var_idx):]]
     results = build_loop(grad_ctx, lambda n, *_: n > 0, body, init, invariants)
     out = [None] * (n_enter + len(captured))
     for k, i in enumerate(var_idx):
@@ -280,6 +280,15 @@ def loop_gradients(ctx: WhileContext, exit_grads, gradients_impl, is_differentia
             summed = _summed_term(op_type, [concatenated[ta] for ta in tas])
         out[n_enter + j] = summed
     return out
+
+
+def _zeros_like_value(t):
+    """The zero gradient of a captured value: zeros like it, or like a resource variable's
+    value for its handle."""
+    from tensorweave.framework import dtypes as _dtypes
+    from tensorweave.ops.array_creation_ops import zeros_like
+    from tensorweave.ops.state_ops import zeros_like_variable
+    return zeros_like_variable(t) if t.dtype == _dtypes.resource else zeros_like(t)
 
 
 def _dense(g):

@@ -1,5 +1,6 @@
 """Kernels of ops/misc_array_ops.py: InvertPermutation, Bitcast, Cross, ParallelConcat,
-SegmentProd / UnsortedSegmentProd and the ref-variable ScatterNdAdd / Sub / Update.
+SegmentProd / UnsortedSegmentProd and the variable updates ScatterNdAdd / Sub / Update (and
+their resource twins, the storage arriving as the handle).
 
 Error messages are TensorFlow's. Bitcast reinterprets a contiguous copy's bytes with a NumPy
 view. The segment products reuse the segment kernels (kernels/segment.py) with np.multiply and
@@ -134,4 +135,5 @@ class _ScatterNdKernel:
 
 for _op_type, _ufunc in (("ScatterNdUpdate", None), ("ScatterNdAdd", np.add),
                          ("ScatterNdSub", np.subtract)):
-    kernel(_op_type)(type(f"{_op_type}Kernel", (_ScatterNdKernel,), {"ufunc": _ufunc}))
+    kernel((_op_type, "Resource" + _op_type))(
+        type(f"{_op_type}Kernel", (_ScatterNdKernel,), {"ufunc": _ufunc}))

@@ -1,4 +1,9 @@
-"""Scatter kernels: update rows of a variable's storage in place (see ops/scatter_ops.py)."""
+"""Scatter kernels: update rows of a variable's storage in place (see ops/scatter_ops.py).
+
+Each serves the ref op and its resource twin (ResourceScatterUpdate, ...): the storage arrives
+as the ref or as the handle alike. The twins have no `use_locking` and always lock, as
+TensorFlow's hold the variable's mutex.
+"""
 from __future__ import annotations
 
 import contextlib
@@ -23,7 +28,7 @@ class _ScatterKernel:
     ufunc = None  # None: plain assignment (ScatterUpdate)
 
     def __init__(self, ctx):
-        self.locking = ctx.attrs["use_locking"]
+        self.locking = ctx.attrs.get("use_locking", True)
 
     def compute(self, ctx, ref, indices, updates):
         params = deref(ref)
@@ -54,14 +59,15 @@ class _ScatterKernel:
         scatter_rows(params, flat, rows, self.ufunc)
 
 
-@kernel("ScatterUpdate")
+@kernel(("ScatterUpdate", "ResourceScatterUpdate"))
 class ScatterUpdateKernel(_ScatterKernel):
     def combine(self, params, flat, rows) -> None:
         params[flat] = rows  # rows are written in order: the last of repeated indices wins
 
 
 def _register(op_type: str, ufunc) -> None:
-    kernel(op_type)(type(f"{op_type}Kernel", (_ScatterKernel,), {"ufunc": ufunc}))
+    kernel((op_type, "Resource" + op_type))(
+        type(f"{op_type}Kernel", (_ScatterKernel,), {"ufunc": ufunc}))
 
 
 for _op_type, _ufunc in (("ScatterAdd", np.add), ("ScatterSub", np.subtract),
@@ -70,7 +76,7 @@ for _op_type, _ufunc in (("ScatterAdd", np.add), ("ScatterSub", np.subtract),
     _register(_op_type, _ufunc)
 
 
-@kernel("ScatterDiv")
+@kernel(("ScatterDiv", "ResourceScatterDiv"))
 class ScatterDivKernel(_ScatterKernel):
     """Float division; integers divide toward zero (one row at a time, in order)."""
 

@@ -1,11 +1,19 @@
-"""Variable kernels: storage lives in the device's resource manager as a VariableRef."""
+"""Variable kernels: storage lives in the device's resource manager as a VariableRef.
+
+A reference variable's VariableV2 outputs it as a ref; a resource variable's VarHandleOp outputs
+it (a ResourceVariableRef) as the DT_RESOURCE handle. The updates work on it either way, so a
+resource op whose ref twin exists (AssignAddVariableOp, ResourceCountUpTo) runs the same
+function; only the output differs (a resource update has none).
+"""
 from __future__ import annotations
 
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.errors import invalid_argument
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
-from tensorweave.runtime.executor.values import VariableRef, deref
+from tensorweave.runtime.executor.values import ResourceVariableRef, VariableRef, deref
 
 
 @kernel("VariableV2")
@@ -55,22 +63,22 @@ def _update(ref, value, sign):
     return ref
 
 
-@kernel("AssignAdd")
+@kernel(("AssignAdd", "AssignAddVariableOp"))
 def _assign_add(ctx, ref, value):
     return _update(ref, value, 1)
 
 
-@kernel("AssignSub")
+@kernel(("AssignSub", "AssignSubVariableOp"))
 def _assign_sub(ctx, ref, value):
     return _update(ref, value, -1)
 
 
-@kernel("IsVariableInitialized")
+@kernel(("IsVariableInitialized", "VarIsInitializedOp"))
 def _is_initialized(ctx, ref):
     return np.bool_(ref.value is not None)
 
 
-@kernel("CountUpTo")
+@kernel(("CountUpTo", "ResourceCountUpTo"))
 def _count_up_to(ctx, ref):
     """Returns the old value and adds one under the variable's lock; OutOfRange at the limit."""
     limit = ctx.attrs["limit"]
@@ -81,3 +89,50 @@ def _count_up_to(ctx, ref):
             raise errors.OutOfRangeError(None, None, f"Reached limit of {limit}")
         current += 1
     return before
+
+
+# --- resource variables ---------------------------------------------------------------------
+@kernel("VarHandleOp")
+class VarHandleKernel:
+    """Finds or creates the variable's storage once (under its container and shared name, as
+    VariableV2 does); each step outputs it as the handle."""
+
+    def __init__(self, ctx):
+        container = ctx.attrs["container"] or ctx.resources.DEFAULT_CONTAINER
+        name = ctx.attrs["shared_name"] or ctx.node_name
+        self.ref = ctx.resources.lookup_or_create(
+            container, name, lambda: ResourceVariableRef(name, container))
+
+    def compute(self, ctx):
+        return self.ref
+
+
+@kernel("ReadVariableOp")
+def _read_variable(ctx, ref):
+    """A copy of the value: what the read returns does not change with later updates."""
+    value = ref.value
+    if value is None:
+        raise errors.FailedPreconditionError(
+            None, None, f"Could not find variable {ref.name}. This could mean that the variable "
+            "has been deleted. In TF1, it can also mean the variable is uninitialized. Debug "
+            f"info: container={ref.container}, status error message="
+            f"{ref.uninitialized_error().message}")
+    return value.copy()
+
+
+@kernel("AssignVariableOp")
+class AssignVariableKernel:
+    """Stores a private copy of the value; with `validate_shape`, only of the variable's shape."""
+
+    def __init__(self, ctx):
+        self.validate = ctx.attrs["validate_shape"]
+        self.np_dtype = ctx.attrs["dtype"].as_numpy_dtype
+
+    def compute(self, ctx, ref, value):
+        value = np.array(value, dtype=self.np_dtype, copy=True)
+        old = ref.value
+        if self.validate and old is not None and old.shape != value.shape:
+            raise invalid_argument(f"Trying to assign to variable with tensor with wrong shape. "
+                                   f"Expected {dims_text(old.shape)} got "
+                                   f"{dims_text(value.shape)}")
+        ref.value = value

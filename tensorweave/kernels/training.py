@@ -11,7 +11,8 @@ results agree with TensorFlow to rounding (dense GradientDescent, Momentum, Adam
 FTRL with lr_power -0.5 bit for bit). Dense Adam and GradientDescent on contiguous float32 /
 float64 storage run instead as one compiled loop (kernels/jit.py) doing the same operations per
 element: one pass over memory instead of a dozen, same bits (variables of PARALLEL_SIZE
-elements or more in one chunk per intra-op thread). Refs arrive as VariableRefs;
+elements or more in one chunk per intra-op thread). Refs arrive as VariableRefs, and so do a
+resource twin's handles (ResourceApplyAdam runs ApplyAdam's kernel, its output unused);
 `use_locking` holds every ref's lock while updating.
 """
 from __future__ import annotations
@@ -289,12 +290,14 @@ class _Scratch:
 
 # --- kernels ----------------------------------------------------------------------------------
 class _Roles:
-    """Positions of the refs, scalars, grad and indices among an op's inputs."""
+    """Positions of the refs (or a resource twin's handles), scalars, grad and indices among
+    an op's inputs."""
 
     def __init__(self, op_type: str):
         args = OP_REGISTRY[op_type].inputs
         self.names = [a.name for a in args]
-        self.refs = tuple(i for i, a in enumerate(args) if a.is_ref)
+        self.refs = tuple(i for i, a in enumerate(args)
+                          if a.is_ref or a.dtype == _dtypes.resource)
         self.grad = next(i for i, a in enumerate(args) if a.name in ("grad", "delta"))
         self.indices = next((i for i, a in enumerate(args) if a.name == "indices"), None)
         self.scalars = tuple(i for i in range(len(args))
@@ -474,8 +477,9 @@ _SPARSE = {"ProximalGradientDescent", "Momentum", "Adagrad", "Adadelta", "RMSPro
 for _algo, _formula in _FORMULAS.items():
     _dense_cls = type(f"Apply{_algo}Kernel", (ApplyKernel,),
                       {"formula": _formula, "loop": _LOOPS.get(_algo)})
-    kernel(f"Apply{_algo}", dtypes=_dtypes.FLOATING)(_dense_cls)
+    kernel((f"Apply{_algo}", f"ResourceApply{_algo}"), dtypes=_dtypes.FLOATING)(_dense_cls)
     if _algo in _SPARSE:
         _sparse_cls = type(f"SparseApply{_algo}Kernel", (SparseApplyKernel,),
                            {"formula": _formula})
-        kernel(f"SparseApply{_algo}", dtypes=_dtypes.FLOATING)(_sparse_cls)
+        kernel((f"SparseApply{_algo}", f"ResourceSparseApply{_algo}"),
+               dtypes=_dtypes.FLOATING)(_sparse_cls)

@@ -106,7 +106,7 @@ _FLOAT32_64 = (_dtypes.float32, _dtypes.float64)   # TensorFlow's CPU kernels of
 
 for _algo, _formula in (("ProximalAdagrad", _proximal_adagrad), ("AdagradDA", _adagrad_da)):
     _members = {"formula": _formula, "rules": _RULES[_algo]}
-    kernel(f"Apply{_algo}", dtypes=_FLOAT32_64)(
+    kernel((f"Apply{_algo}", f"ResourceApply{_algo}"), dtypes=_FLOAT32_64)(
         type(f"Apply{_algo}Kernel", (_Checks, ApplyKernel), _members))
-    kernel(f"SparseApply{_algo}", dtypes=_FLOAT32_64)(
+    kernel((f"SparseApply{_algo}", f"ResourceSparseApply{_algo}"), dtypes=_FLOAT32_64)(
         type(f"SparseApply{_algo}Kernel", (_SparseChecks, SparseApplyKernel), _members))

@@ -417,14 +417,19 @@ def _merge_grad(op, grad, _index_grad=None):
 
 def _switch_grad(op, grad_false, grad_true):
     """Merges the branch gradients; a branch without one contributes zeros, live only when
-    that branch is taken."""
+    that branch is taken. For a resource handle (a variable read in one branch) the zeros are
+    shaped like the variable's value, as TF's are."""
     if op not in COND_SWITCHES:
         return [None, None]
     grads = [grad_false, grad_true]
     for k, g in enumerate(grads):
         if g is None:
             from tensorweave.ops.array_creation_ops import zeros_like
-            grads[k] = prim.switch(zeros_like(op.inputs[0]), op.inputs[1])[k]
+            from tensorweave.ops.state_ops import zeros_like_variable
+            source = op.inputs[0]
+            zeros = zeros_like_variable(source) if source.dtype == _dtypes.resource else \
+                zeros_like(source)
+            grads[k] = prim.switch(zeros, op.inputs[1])[k]
         else:
             grads[k] = convert_to_tensor(g)
     merged = prim.merge(grads, name="cond_grad")[0]

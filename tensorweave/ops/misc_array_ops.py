@@ -1,7 +1,8 @@
 """Array ops TF1 programs reach for now and then: InvertPermutation, Bitcast, Cross,
-ParallelConcat (tf.parallel_stack), SegmentProd / UnsortedSegmentProd, the ref-variable
-ScatterNdAdd / ScatterNdSub / ScatterNdUpdate, and the compositions tf.repeat and
-tf.batch_gather, which TensorFlow builds from other ops (as here, op for op).
+ParallelConcat (tf.parallel_stack), SegmentProd / UnsortedSegmentProd, the variable updates
+ScatterNdAdd / ScatterNdSub / ScatterNdUpdate (each with its resource twin, ResourceScatterNdAdd
+..., used on a resource variable's handle), and the compositions tf.repeat and tf.batch_gather,
+which TensorFlow builds from other ops (as here, op for op).
 
 InvertPermutation, Bitcast and ParallelConcat have no gradient in TensorFlow: InvertPermutation
 is declared not differentiable; Bitcast and ParallelConcat have nothing registered, so
@@ -17,7 +18,9 @@ from tensorweave.framework.scopes import name_scope
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops.array_index_ops import check_scatter_nd_shapes
 from tensorweave.ops.math_segment_ops import sorted_segment_shape, unsorted_segment_shape
+from tensorweave.ops.state_ops import on_variable_shapes
 from tensorweave.ops.training_ops import merge_shapes, with_rank
+from tensorweave.ops.variables import is_resource_variable
 
 __all__ = ["batch_gather", "bitcast", "cross", "invert_permutation", "parallel_stack", "repeat",
            "scatter_nd_add", "scatter_nd_sub", "scatter_nd_update", "segment_prod",
@@ -292,19 +295,27 @@ def _scatter_nd_ref_shape(ctx):
 
 
 def _scatter_nd_op(op_type: str, use_locking_default: bool):
-    return define_op(op_type, inputs=["ref: Ref(T)", "indices: Tindices", "updates: T"],
-                     outputs=["output_ref: Ref(T)"],
-                     attrs=[TypeAttr("T", None if op_type == "ScatterNdUpdate"
-                                     else _dtypes.NUMERIC),
-                            TypeAttr("Tindices", _INDEX),
-                            Attr("use_locking", "bool", use_locking_default)],
-                     shape_fn=_scatter_nd_ref_shape, is_stateful=True,
+    """The ref op `op_type` and its resource twin `Resource<op_type>` (which locks by
+    default, as in TensorFlow)."""
+    allowed = None if op_type == "ScatterNdUpdate" else _dtypes.NUMERIC
+    ref_op = define_op(op_type, inputs=["ref: Ref(T)", "indices: Tindices", "updates: T"],
+                       outputs=["output_ref: Ref(T)"],
+                       attrs=[TypeAttr("T", allowed), TypeAttr("Tindices", _INDEX),
+                              Attr("use_locking", "bool", use_locking_default)],
+                       shape_fn=_scatter_nd_ref_shape, is_stateful=True,
+                       not_differentiable=True)
+    twin = define_op("Resource" + op_type,
+                     inputs=["ref: resource", "indices: Tindices", "updates: T"],
+                     attrs=[TypeAttr("T", allowed), TypeAttr("Tindices", _INDEX),
+                            Attr("use_locking", "bool", True)],
+                     shape_fn=on_variable_shapes(_scatter_nd_ref_shape), is_stateful=True,
                      not_differentiable=True)
+    return ref_op, twin
 
 
-ScatterNdUpdate = _scatter_nd_op("ScatterNdUpdate", True)
-ScatterNdAdd = _scatter_nd_op("ScatterNdAdd", False)
-ScatterNdSub = _scatter_nd_op("ScatterNdSub", False)
+ScatterNdUpdate, ResourceScatterNdUpdate = _scatter_nd_op("ScatterNdUpdate", True)
+ScatterNdAdd, ResourceScatterNdAdd = _scatter_nd_op("ScatterNdAdd", False)
+ScatterNdSub, ResourceScatterNdSub = _scatter_nd_op("ScatterNdSub", False)
 
 _SCATTER_ND_DOC = """{summary}
 
@@ -316,7 +327,8 @@ _SCATTER_ND_DOC = """{summary}
       name: the op name (default "{op}").
 
     Returns:
-      `ref` after the update (a ref tensor; reading it gives the new value).
+      `ref` after the update (a ref tensor; reading it gives the new value), or a resource
+      variable's value read after it.
 
     Raises:
       ValueError: if the static shapes do not fit.
@@ -324,10 +336,16 @@ _SCATTER_ND_DOC = """{summary}
     """
 
 
-def _scatter_nd_fn(op_def, public_name: str, summary: str):
+def _scatter_nd_fn(op_def, twin, public_name: str, summary: str):
+    """The wrapper of `op_def`: on a resource variable, `twin` on its handle, returning the
+    value read after it."""
     default = op_def.attrs["use_locking"].default
 
     def wrapper(ref, indices, updates, use_locking=default, name=None):
+        if is_resource_variable(ref):
+            update = apply_op(twin, [ref.handle, indices, convert_to_tensor(updates, ref.dtype)],
+                              {"use_locking": use_locking}, name=name)
+            return ref._read_after(update)
         return apply_op(op_def, [ref, indices, updates], {"use_locking": use_locking},
                         name=name)
     wrapper.__name__ = wrapper.__qualname__ = public_name
@@ -336,14 +354,15 @@ def _scatter_nd_fn(op_def, public_name: str, summary: str):
 
 
 scatter_nd_update = _scatter_nd_fn(
-    ScatterNdUpdate, "scatter_nd_update", "Assigns `updates` to the slices of the variable "
-    "`ref` at `indices` (tf.scatter_nd_update).")
+    ScatterNdUpdate, ResourceScatterNdUpdate, "scatter_nd_update", "Assigns `updates` to the "
+    "slices of the variable `ref` at `indices`, in order: the last of repeated indices wins, "
+    "as on TensorFlow's CPU (tf.scatter_nd_update).")
 scatter_nd_add = _scatter_nd_fn(
-    ScatterNdAdd, "scatter_nd_add", "Adds `updates` to the slices of `ref` at `indices`; "
-    "repeated indices accumulate (tf.scatter_nd_add).")
+    ScatterNdAdd, ResourceScatterNdAdd, "scatter_nd_add", "Adds `updates` to the slices of "
+    "`ref` at `indices`; repeated indices accumulate (tf.scatter_nd_add).")
 scatter_nd_sub = _scatter_nd_fn(
-    ScatterNdSub, "scatter_nd_sub", "Subtracts `updates` from the slices of `ref` at "
-    "`indices`; repeated indices accumulate (tf.scatter_nd_sub).")
+    ScatterNdSub, ResourceScatterNdSub, "scatter_nd_sub", "Subtracts `updates` from the "
+    "slices of `ref` at `indices`; repeated indices accumulate (tf.scatter_nd_sub).")
 
 
 # --- compositions: repeat, batch_gather ---------------------------------------------------------

@@ -6,13 +6,17 @@ scatter_max are one op each: it combines `updates` into the rows of the variable
 ref.shape[1:] (or is a scalar); repeated indices accumulate (add, sub, mul, div, min, max) or
 the last one wins (update). batch_scatter_update does the same within each batch entry (TF's
 composition: the indices made full coordinates for ScatterNdUpdate).
+
+Each op has a resource twin (ResourceScatterUpdate, ...: TF's `dtype` attr, no `use_locking`,
+no output) run by the same kernel; given a resource variable the wrappers use it on the
+variable's handle and return the value read after the update, as TensorFlow's do.
 """
 from __future__ import annotations
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
-from tensorweave.framework.op_def import Attr, TypeAttr, define_op
+from tensorweave.framework.op_def import OP_REGISTRY, Attr, TypeAttr, define_op
 from tensorweave.framework.scopes import name_scope
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops.array_creation_ops import Range, ones_like
@@ -20,7 +24,9 @@ from tensorweave.ops.array_join_ops import concat
 from tensorweave.ops.array_ops import expand_dims, reshape, shape
 from tensorweave.ops.math_unary_ops import cast
 from tensorweave.ops.misc_array_ops import scatter_nd_update
+from tensorweave.ops.state_ops import on_variable_shapes
 from tensorweave.ops.training_ops import merge_shapes
+from tensorweave.ops.variables import is_resource_variable
 
 __all__ = ["scatter_update", "scatter_add", "scatter_sub", "scatter_mul", "scatter_div",
            "scatter_min", "scatter_max", "batch_scatter_update"]
@@ -38,23 +44,37 @@ def _scatter_shape(ctx):
 
 
 def _scatter(name, allowed, use_locking_default=False):
-    return define_op(name, inputs=["ref: Ref(T)", "indices: Tindices", "updates: T"],
-                     outputs=["output_ref: Ref(T)"],
-                     attrs=[TypeAttr("T", allowed), TypeAttr("Tindices", _dtypes.INDEX),
-                            Attr("use_locking", "bool", use_locking_default)],
-                     shape_fn=_scatter_shape, is_stateful=True, not_differentiable=True)
+    """The ref op `name` and its resource twin `Resource<name>`."""
+    ref_op = define_op(name, inputs=["ref: Ref(T)", "indices: Tindices", "updates: T"],
+                       outputs=["output_ref: Ref(T)"],
+                       attrs=[TypeAttr("T", allowed), TypeAttr("Tindices", _dtypes.INDEX),
+                              Attr("use_locking", "bool", use_locking_default)],
+                       shape_fn=_scatter_shape, is_stateful=True, not_differentiable=True)
+    twin = define_op("Resource" + name,
+                     inputs=["resource: resource", "indices: Tindices", "updates: dtype"],
+                     attrs=[TypeAttr("dtype", allowed), TypeAttr("Tindices", _dtypes.INDEX)],
+                     shape_fn=on_variable_shapes(_scatter_shape), is_stateful=True,
+                     not_differentiable=True)
+    return ref_op, twin
 
 
-ScatterUpdate = _scatter("ScatterUpdate", None, use_locking_default=True)
-ScatterAdd = _scatter("ScatterAdd", _dtypes.NUMERIC)
-ScatterSub = _scatter("ScatterSub", _dtypes.NUMERIC)
-ScatterMul = _scatter("ScatterMul", _dtypes.NUMERIC)
-ScatterDiv = _scatter("ScatterDiv", _dtypes.NUMERIC)
-ScatterMin = _scatter("ScatterMin", _dtypes.REAL_NUMERIC)
-ScatterMax = _scatter("ScatterMax", _dtypes.REAL_NUMERIC)
+ScatterUpdate, ResourceScatterUpdate = _scatter("ScatterUpdate", None, use_locking_default=True)
+ScatterAdd, ResourceScatterAdd = _scatter("ScatterAdd", _dtypes.NUMERIC)
+ScatterSub, ResourceScatterSub = _scatter("ScatterSub", _dtypes.NUMERIC)
+ScatterMul, ResourceScatterMul = _scatter("ScatterMul", _dtypes.NUMERIC)
+ScatterDiv, ResourceScatterDiv = _scatter("ScatterDiv", _dtypes.NUMERIC)
+ScatterMin, ResourceScatterMin = _scatter("ScatterMin", _dtypes.REAL_NUMERIC)
+ScatterMax, ResourceScatterMax = _scatter("ScatterMax", _dtypes.REAL_NUMERIC)
 
 
 def _apply(op_def, ref, indices, updates, use_locking, name):
+    """`op_def` on the variable `ref`; on a resource variable, its twin on the handle (which
+    always locks), returning the value read after it."""
+    if is_resource_variable(ref):
+        twin = OP_REGISTRY["Resource" + op_def.name]
+        update = apply_op(twin, [ref.handle, indices, convert_to_tensor(updates, ref.dtype)],
+                          name=name or twin.name)
+        return ref._read_after(update)
     attrs = {"use_locking": use_locking} if use_locking is not None else {}
     return apply_op(op_def, [ref, indices, updates], attrs, name=name or op_def.name)
 
@@ -72,7 +92,8 @@ def scatter_update(ref, indices, updates, use_locking=True, name=None):
       name: the op name (default "ScatterUpdate").
 
     Returns:
-      `ref` after the update (a ref tensor; reading it gives the new value).
+      `ref` after the update (a ref tensor; reading it gives the new value), or a resource
+      variable's value read after it.
 
     Raises:
       InvalidArgumentError: at run time, for an index outside [0, ref.shape[0]).

@@ -3,6 +3,17 @@
 A TF1 variable is a `VariableV2` node whose ref output is the variable's storage (a
 `VariableRef` in the device's resource manager, so each session has its own values); `Assign`,
 `AssignAdd` and `AssignSub` update it and return the ref; reading it as a value is an `Identity`.
+
+A resource variable (`use_resource=True`, variables.ResourceVariable) keeps the same storage
+behind a `VarHandleOp`, whose output is a DT_RESOURCE handle: `ReadVariableOp` reads a copy of
+the value (later updates do not change it), `AssignVariableOp` stores one, `AssignAddVariableOp`
+/ `AssignSubVariableOp` update in place, `VarIsInitializedOp` and `ResourceCountUpTo` are
+IsVariableInitialized and CountUpTo through the handle. These ops return no ref: an update has
+no output. The other ref updates have resource twins defined next to them (ResourceScatterAdd
+in scatter_ops.py, ResourceApplyAdam in training_ops.py, ...) that run the same kernels, a
+handle arriving as the storage a ref input would; their shape functions are the ref ops', run
+on the variable's static shape (`on_variable_shapes`). The wrappers here dispatch as
+TensorFlow's do: given a resource variable, `assign` is its `assign` method, and so on.
 """
 from __future__ import annotations
 
@@ -10,6 +21,7 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
+from tensorweave.framework.shape_fns import ShapeContext, scalar
 
 __all__ = ["assign", "assign_add", "assign_sub", "count_up_to", "is_variable_initialized"]
 
@@ -77,6 +89,141 @@ IsVariableInitialized = define_op(
     not_differentiable=True)
 
 
+# --- resource variables -------------------------------------------------------------------------
+# Ops that pass their first input on unchanged: conds and loops put them between a handle and
+# the ops using it.
+_FORWARDING = frozenset({"Identity", "Switch", "Enter"})
+
+
+def _handle_op(handle):
+    """The VarHandleOp a DT_RESOURCE `handle` comes from, or None."""
+    op = handle.op
+    while op.type in _FORWARDING:
+        op = op.inputs[0].op
+    return op if op.type == "VarHandleOp" else None
+
+
+def variable_shape(handle) -> _ts.TensorShape:
+    """The static shape of the variable whose DT_RESOURCE `handle` this is: its VarHandleOp's
+    `shape` attr (TensorFlow carries it as the handle's shape-and-type data); unknown when the
+    handle comes from anything else."""
+    op = _handle_op(handle)
+    return op.get_attr("shape") if op is not None else _ts.unknown_shape()
+
+
+def zeros_like_variable(handle):
+    """Zeros like the value of the variable behind `handle`: the gradient of a handle that a
+    cond branch or a loop iteration does not read. A handle of anything else (a loop's stack)
+    gets no gradient, and its zeros stand for none."""
+    from tensorweave.ops.array_creation_ops import zeros_like
+    op = _handle_op(handle)
+    if op is None:
+        return zeros_like(handle)
+    return zeros_like(read_variable_op(handle, op.get_attr("dtype")))
+
+
+class _VariableShaped:
+    """A resource input as a ref op's shape function sees it: its variable's static shape."""
+
+    __slots__ = ("_shape",)
+
+    def __init__(self, shape: _ts.TensorShape):
+        self._shape = shape
+
+
+def on_variable_shapes(shape_fn):
+    """The shape function of a ref op's resource twin: `shape_fn` with each resource input
+    standing for its variable's shape, so the twin checks its inputs as the ref op does."""
+    def resource_shape_fn(ctx):
+        inputs = [_VariableShaped(variable_shape(t)) if t.dtype == _dtypes.resource else t
+                  for t in ctx.inputs]
+        return shape_fn(ShapeContext(inputs, ctx.attrs, ctx.op_type))
+    return resource_shape_fn
+
+
+VarHandleOp = define_op(
+    "VarHandleOp", outputs=["resource: resource"],
+    attrs=[Attr("container", "string", ""), Attr("shared_name", "string", ""),
+           Attr("debug_name", "string", ""), TypeAttr("dtype"), Attr("shape", "shape"),
+           Attr("allowed_devices", "list(string)", [])],
+    shape_fn=scalar, is_stateful=True, not_differentiable=True)
+
+ReadVariableOp = define_op(
+    "ReadVariableOp", inputs=["resource: resource"], outputs=["value: dtype"],
+    attrs=[TypeAttr("dtype")], shape_fn=lambda ctx: variable_shape(ctx.inputs[0]),
+    is_stateful=True)
+
+
+@ReadVariableOp.gradient
+def _read_variable_grad(op, grad):
+    """A read passes its gradient to the handle: gradients w.r.t. a resource variable are
+    taken at its handle, where every read's gradient sums."""
+    return [grad]
+
+
+AssignVariableOp = define_op(
+    "AssignVariableOp", inputs=["resource: resource", "value: dtype"],
+    attrs=[TypeAttr("dtype"), Attr("validate_shape", "bool", False)],
+    shape_fn=on_variable_shapes(_update_shape), is_stateful=True,
+    not_differentiable=True)
+AssignAddVariableOp = define_op(
+    "AssignAddVariableOp", inputs=["resource: resource", "value: dtype"],
+    attrs=[TypeAttr("dtype")], shape_fn=on_variable_shapes(_update_shape), is_stateful=True,
+    not_differentiable=True)
+AssignSubVariableOp = define_op(
+    "AssignSubVariableOp", inputs=["resource: resource", "value: dtype"],
+    attrs=[TypeAttr("dtype")], shape_fn=on_variable_shapes(_update_shape), is_stateful=True,
+    not_differentiable=True)
+VarIsInitializedOp = define_op(
+    "VarIsInitializedOp", inputs=["resource: resource"], outputs=["is_initialized: bool"],
+    shape_fn=scalar, is_stateful=True, not_differentiable=True)
+ResourceCountUpTo = define_op(
+    "ResourceCountUpTo", inputs=["resource: resource"], outputs=["output: T"],
+    attrs=[Attr("limit", "int"), TypeAttr("T", (_dtypes.int32, _dtypes.int64))],
+    shape_fn=on_variable_shapes(lambda ctx: ctx.inputs[0]._shape), is_stateful=True,
+    not_differentiable=True)
+
+
+def var_handle_op(shape, dtype, shared_name, name, container=""):
+    """Adds a VarHandleOp: the handle of the variable `shared_name` of `dtype` and `shape`."""
+    return apply_op(VarHandleOp, [], {"shape": _ts.as_shape(shape), "dtype": dtype,
+                                      "shared_name": shared_name, "debug_name": name,
+                                      "container": container}, name=name)
+
+
+def read_variable_op(handle, dtype, name=None):
+    """A copy of the value of the variable behind `handle` (FailedPrecondition before it is
+    assigned)."""
+    return apply_op(ReadVariableOp, [handle], {"dtype": dtype}, name=name)
+
+
+def assign_variable_op(handle, value, validate_shape=False, name=None):
+    """Stores a copy of `value` in the variable behind `handle` (its shape must be unchanged
+    when `validate_shape`); returns the op."""
+    return apply_op(AssignVariableOp, [handle, value], {"validate_shape": validate_shape},
+                    name=name)
+
+
+def assign_add_variable_op(handle, value, name=None):
+    """Adds `value` to the variable behind `handle` in place; returns the op."""
+    return apply_op(AssignAddVariableOp, [handle, value], name=name)
+
+
+def assign_sub_variable_op(handle, value, name=None):
+    """Subtracts `value` from the variable behind `handle` in place; returns the op."""
+    return apply_op(AssignSubVariableOp, [handle, value], name=name)
+
+
+def var_is_initialized_op(handle, name=None):
+    """A scalar bool: whether the variable behind `handle` has been assigned."""
+    return apply_op(VarIsInitializedOp, [handle], name=name)
+
+
+def _is_resource_variable(value) -> bool:
+    from tensorweave.ops.variables import is_resource_variable
+    return is_resource_variable(value)
+
+
 def assign(ref, value, validate_shape=None, use_locking=None, name=None):
     """Assigns `value` to the variable `ref` and returns `ref` after the assignment.
 
@@ -86,7 +233,12 @@ def assign(ref, value, validate_shape=None, use_locking=None, name=None):
       validate_shape: if False, the variable takes `value`'s shape.
       use_locking: whether the update is protected by a lock.
       name: the op name.
+
+    Returns:
+      `ref` after the assignment; for a resource variable, its value read after it.
     """
+    if _is_resource_variable(ref):
+        return ref.assign(value, name=name)
     attrs = {}
     if validate_shape is not None:
         attrs["validate_shape"] = validate_shape
@@ -96,19 +248,27 @@ def assign(ref, value, validate_shape=None, use_locking=None, name=None):
 
 
 def assign_add(ref, value, use_locking=None, name=None):
-    """Adds `value` to the variable `ref` and returns `ref` after the update."""
+    """Adds `value` to the variable `ref` and returns `ref` after the update (a resource
+    variable's value read after it)."""
+    if _is_resource_variable(ref):
+        return ref.assign_add(value)   # TF drops the name here (not in `assign`)
     attrs = {"use_locking": use_locking} if use_locking is not None else {}
     return apply_op(AssignAdd, [ref, value], attrs, name=name or "AssignAdd")
 
 
 def assign_sub(ref, value, use_locking=None, name=None):
-    """Subtracts `value` from the variable `ref` and returns `ref` after the update."""
+    """Subtracts `value` from the variable `ref` and returns `ref` after the update (a
+    resource variable's value read after it)."""
+    if _is_resource_variable(ref):
+        return ref.assign_sub(value)   # TF drops the name here (not in `assign`)
     attrs = {"use_locking": use_locking} if use_locking is not None else {}
     return apply_op(AssignSub, [ref, value], attrs, name=name or "AssignSub")
 
 
 def is_variable_initialized(variable):
     """A scalar bool tensor: whether `variable` has been initialized in this session."""
+    if _is_resource_variable(variable):
+        return variable.is_initialized()
     return apply_op(IsVariableInitialized, [variable], name="IsVariableInitialized")
 
 
@@ -123,4 +283,7 @@ def count_up_to(ref, limit, name=None):
     Returns:
       The value of `ref` before the increment.
     """
+    if _is_resource_variable(ref):
+        return apply_op(ResourceCountUpTo, [ref.handle], {"limit": limit, "T": ref.dtype},
+                        name=name or "ResourceCountUpTo")
     return apply_op(CountUpTo, [ref], {"limit": limit}, name=name or "CountUpTo")

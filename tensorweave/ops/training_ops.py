@@ -7,6 +7,11 @@ TensorFlow does, so a training step is not a chain of small elementwise ops per 
 The ops are marked stateful (they mutate their ref inputs) so no graph pass folds or merges
 them, and not differentiable.
 
+Each op has a resource twin, `Resource<name>` (ResourceApplyAdam, ResourceSparseApplyAdagrad):
+the same inputs with DT_RESOURCE handles for the refs, no output, the same kernel. Given
+resource variables, the wrappers add the twin on their handles, as the optimizers' resource
+paths do in TensorFlow.
+
 The wrappers are TensorFlow's `gen_training_ops` functions (not public tf.* names; the
 optimizers call them).
 """
@@ -15,8 +20,10 @@ from __future__ import annotations
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
-from tensorweave.framework.op_def import Attr, TypeAttr, arg, define_op
+from tensorweave.framework.op_def import OP_REGISTRY, Arg, Attr, TypeAttr, arg, define_op
 from tensorweave.framework.shape_text import shape_text
+from tensorweave.ops.state_ops import on_variable_shapes
+from tensorweave.ops.variables import is_resource_variable
 
 __all__: list[str] = []
 
@@ -85,7 +92,8 @@ _GRAD_NAMES = ("grad", "delta")
 
 
 def define_apply_op(name: str, inputs: list[str], extra_attrs=()):
-    """Defines an Apply/SparseApply op; input roles come from the arg specs and names."""
+    """Defines an Apply/SparseApply op and its resource twin `Resource<name>`; input roles
+    come from the arg specs and names. Returns the ref op."""
     args = [arg(s) for s in inputs]
     refs = [i for i, a in enumerate(args) if a.is_ref]
     grad = next(i for i, a in enumerate(args) if a.name in _GRAD_NAMES)
@@ -96,9 +104,12 @@ def define_apply_op(name: str, inputs: list[str], extra_attrs=()):
         attrs.append(TypeAttr("Tindices", _dtypes.INDEX))
     attrs.append(Attr("use_locking", "bool", False))
     attrs.extend(extra_attrs)
-    return define_op(name, inputs=args, outputs=["out: Ref(T)"], attrs=attrs,
-                     shape_fn=_apply_shape(refs, scalars, grad, indices), is_stateful=True,
-                     not_differentiable=True)
+    shape_fn = _apply_shape(refs, scalars, grad, indices)
+    handles = [Arg(a.name, dtype=_dtypes.resource) if a.is_ref else a for a in args]
+    define_op("Resource" + name, inputs=handles, attrs=attrs,
+              shape_fn=on_variable_shapes(shape_fn), is_stateful=True, not_differentiable=True)
+    return define_op(name, inputs=args, outputs=["out: Ref(T)"], attrs=attrs, shape_fn=shape_fn,
+                     is_stateful=True, not_differentiable=True)
 
 
 _NESTEROV = Attr("use_nesterov", "bool", False)
@@ -164,7 +175,13 @@ SparseApplyFtrlV2 = define_apply_op(
 
 # --- wrappers (TensorFlow's gen_training_ops signatures) ---------------------------------------
 def apply_update(op_def, inputs, name, **attrs):
-    """Adds `op_def` with the non-None attrs; returns the updated variable's ref tensor."""
+    """Adds `op_def` with the non-None attrs; returns the updated variable's ref tensor. For a
+    resource variable (and slots), adds the op's resource twin on their handles and returns
+    that op."""
+    if is_resource_variable(inputs[0]):
+        op_def = OP_REGISTRY["Resource" + op_def.name]
+        inputs = [x.handle if a.dtype == _dtypes.resource else x
+                  for x, a in zip(inputs, op_def.inputs)]
     return apply_op(op_def, inputs, {k: v for k, v in attrs.items() if v is not None},
                     name=name or op_def.name)
 

@@ -1,11 +1,12 @@
 """variable_scope and get_variable: named, shareable variables (TF1's variable store).
 
 Each graph has a store mapping full variable names to Variables. `variable_scope` prefixes
-names, carries defaults (initializer, regularizer, dtype, reuse) and opens a matching name
-scope; `get_variable` creates a variable under the current scope or, with reuse, returns the
-existing one. With a partitioner (given or the scope's) it makes or finds a PartitionedVariable:
-parts `name/part_<i>`, each an ordinary variable in the store and the collections, with its
-slice of the full variable recorded for the Saver (ops/sliced_variables.py).
+names, carries defaults (initializer, regularizer, dtype, reuse, use_resource) and opens a
+matching name scope; `get_variable` creates a variable under the current scope or, with reuse,
+returns the existing one. With a partitioner (given or the scope's) it makes or finds a
+PartitionedVariable: parts `name/part_<i>`, each an ordinary variable in the store and the
+collections, with its slice of the full variable recorded for the Saver
+(ops/sliced_variables.py).
 """
 from __future__ import annotations
 
@@ -59,6 +60,7 @@ class VariableScope:
         self._custom_getter = custom_getter
         self._name_scope = name_scope
         self._dtype = dtype
+        self._use_resource = use_resource
         self._constraint = constraint
 
     name = property(lambda self: self._name)
@@ -67,6 +69,7 @@ class VariableScope:
     initializer = property(lambda self: self._initializer)
     regularizer = property(lambda self: self._regularizer)
     dtype = property(lambda self: self._dtype)
+    use_resource = property(lambda self: self._use_resource)
     partitioner = property(lambda self: self._partitioner)
     custom_getter = property(lambda self: self._custom_getter)
     constraint = property(lambda self: self._constraint)
@@ -83,6 +86,9 @@ class VariableScope:
 
     def set_dtype(self, dtype) -> None:
         self._dtype = dtype
+
+    def set_use_resource(self, use_resource) -> None:
+        self._use_resource = use_resource
 
     def set_partitioner(self, partitioner) -> None:
         self._partitioner = partitioner
@@ -184,12 +190,14 @@ def variable_scope(name_or_scope, default_name=None, values=None, initializer=No
     Args:
       name_or_scope: a string or VariableScope; with None, `default_name` is made unique.
       reuse: True, AUTO_REUSE or None (inherit). False is treated like None, as in TF1.
+      use_resource: if True, variables made in the scope (by get_variable or tf.Variable) are
+        ResourceVariables; None inherits.
       initializer, regularizer, dtype, constraint, ...: defaults for variables in the scope.
 
     Yields:
       The VariableScope.
     """
-    del values, use_resource
+    del values
     if name_or_scope is None and default_name is None:
         raise TypeError("If default_name is None then name_or_scope is required")
     if name_or_scope is None and reuse is True:
@@ -226,6 +234,7 @@ def variable_scope(name_or_scope, default_name=None, values=None, initializer=No
         partitioner=partitioner if partitioner is not None else base.partitioner,
         custom_getter=custom_getter if custom_getter is not None else base.custom_getter,
         dtype=_dtypes.as_dtype(dtype) if dtype is not None else base.dtype,
+        use_resource=use_resource if use_resource is not None else base.use_resource,
         constraint=constraint if constraint is not None else base.constraint)
     if not auxiliary_name_scope or name_ctx is None:
         current = graph.get_name_scope()
@@ -270,7 +279,8 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
         partitioner = scope.partitioner
     kwargs = dict(shape=shape, dtype=dtype, initializer=initializer, regularizer=regularizer,
                   trainable=trainable, collections=collections, caching_device=caching_device,
-                  partitioner=partitioner, validate_shape=validate_shape, constraint=constraint)
+                  partitioner=partitioner, validate_shape=validate_shape,
+                  use_resource=use_resource, constraint=constraint)
     if getter is not None:
         return getter(_true_getter, full, **kwargs)
     return _true_getter(full, **kwargs)
@@ -287,22 +297,25 @@ class _Request:
     trainable: object
     collections: object
     validate_shape: bool
+    use_resource: object
     constraint: object
 
 
 def _request(scope, dtype, initializer, regularizer, trainable, collections, validate_shape,
-             constraint) -> _Request:
+             use_resource, constraint) -> _Request:
     return _Request(
         dtype=_dtypes.as_dtype(dtype) if dtype is not None else scope.dtype,
         initializer=initializer if initializer is not None else scope.initializer,
         regularizer=regularizer if regularizer is not None else scope.regularizer,
         reuse=scope.reuse, trainable=trainable, collections=collections,
-        validate_shape=validate_shape, constraint=constraint or scope.constraint)
+        validate_shape=validate_shape,
+        use_resource=use_resource if use_resource is not None else scope.use_resource,
+        constraint=constraint or scope.constraint)
 
 
 def _true_getter(full, shape=None, dtype=None, initializer=None, regularizer=None,
                  trainable=None, collections=None, caching_device=None, partitioner=None,
-                 validate_shape=True, constraint=None, **_):
+                 validate_shape=True, use_resource=None, constraint=None, **_):
     scope = get_variable_scope()
     store = _store(get_default_graph())
     is_scalar = isinstance(shape, (list, tuple)) and not shape
@@ -312,7 +325,7 @@ def _true_getter(full, shape=None, dtype=None, initializer=None, regularizer=Non
         if not partitioned:   # TF: a whole variable takes the value's dtype, parts the scope's
             dtype = value_dtype
     request = _request(scope, dtype, initializer, regularizer, trainable, collections,
-                       validate_shape, constraint)
+                       validate_shape, use_resource, constraint)
     if partitioned:
         if not callable(partitioner):
             raise ValueError(f"Partitioner must be callable, but received: {partitioner}")
@@ -371,6 +384,7 @@ def _get_single_variable(store, full, shape, request: _Request, initializer,
         variable = Variable(initial_value=init_value, trainable=request.trainable,
                             collections=request.collections,
                             validate_shape=request.validate_shape, name=full, dtype=dtype,
+                            use_resource=bool(request.use_resource),
                             constraint=request.constraint)
     store.vars[full] = variable
     if request.regularizer is not None:
@@ -514,7 +528,8 @@ def get_partitioned_variable(name, shape, dtype, initializer, trainable, collect
             "using create_partitioned_variables.  If so, consider instead using get_variable "
             "with a non-empty partitioner parameter instead.")
     full = "/".join(part for part in (scope.name, name) if part)
-    request = _request(scope, dtype, initializer, None, trainable, collections, True, None)
+    request = _request(scope, dtype, initializer, None, trainable, collections, True, None,
+                       None)
     with name_scope(None):
         return _get_partitioned_variable(_store(get_default_graph()), full, shape, partitioner,
                                          request)

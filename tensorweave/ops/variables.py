@@ -1,17 +1,29 @@
-"""tf.Variable (TF1's reference variable) and the variable collections and initializers.
+"""tf.Variable (TF1's reference and resource variables) and the variable collections and
+initializers.
 
 A Variable is three ops made together, as the seeds describe: the `VariableV2` node holding
 the state, an `Assign` of the initial value (its initializer) colocated with it, and an
-`Identity` named `read` that yields its value to the rest of the graph.
+`Identity` named `read` that yields its value to the rest of the graph. Its dtype is a ref
+dtype (float32_ref).
+
+With `use_resource=True` (or in a `variable_scope(use_resource=True)`, or from a VariableDef
+that says so) tf.Variable makes a ResourceVariable instead, as TF1's variable creator does: a
+`VarHandleOp` whose DT_RESOURCE output is the handle, an `AssignVariableOp` initializer, and
+`Read/ReadVariableOp`, the value `sess.run(v)` fetches. Its dtype is the value's (float32);
+every other read is a new ReadVariableOp, and an update returns the value read after it. The
+state ops, scatter updates and optimizers' fused updates dispatch on the variable, so the same
+programs run with either kind (ops/state_ops.py).
 """
 from __future__ import annotations
 
 import contextlib
+import inspect
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_conversion
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.graph import GraphKeys, get_default_graph
+from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.meta_graph import prepend_name_scope, strip_name_scope
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.scopes import (
@@ -47,7 +59,17 @@ class Variable:
       validate_shape: if False, the variable may take values of any shape.
       name: the variable's op name.
       dtype: converts the initial value to this dtype.
+      use_resource: if True, a ResourceVariable; None follows the enclosing variable_scope.
     """
+
+    def __new__(cls, *args, **kwargs):
+        """TF1's variable creator: a ResourceVariable when `use_resource` (else the enclosing
+        variable_scope's) asks for one or `variable_def` describes one, else this class."""
+        if cls is Variable:
+            arguments = _INIT_SIGNATURE.bind(None, *args, **kwargs).arguments
+            if _wants_resource(arguments.get("use_resource"), arguments.get("variable_def")):
+                cls = ResourceVariable
+        return super().__new__(cls)
 
     def __init__(self, initial_value=None, trainable=None, collections=None,
                  validate_shape=True, caching_device=None, name=None, variable_def=None,
@@ -71,38 +93,42 @@ class Variable:
         from tensorweave.ops.control_flow_context import building_in
         with building_in(None), control_dependencies(None), \
                 name_scope(name, "Variable") as scope:
-            # Like TF: an initial value built by a callable (get_variable's initializer) is
-            # made without a device and, as the variable op, with `_class` "loc:@<name>"; a
-            # given value is converted in the variable's scope under the current device.
-            from_fn = callable(initial_value)
-            with colocate_with_pending(scope[:-1]) if from_fn else contextlib.nullcontext():
-                if from_fn:
-                    with name_scope("Initializer"), device(None):
-                        value = tensor_conversion.convert_to_tensor(
-                            initial_value(), dtype=dtype, name="initial_value")
-                else:
-                    value = tensor_conversion.convert_to_tensor(initial_value, dtype=dtype,
-                                                                name="initial_value")
-                static = value.shape if validate_shape else _ts.unknown_shape()
-                if shape is not None:
-                    static = _ts.as_shape(shape)
-                if validate_shape and not static.is_fully_defined():
-                    raise ValueError(f"initial_value must have a shape specified: {value}")
-                self._variable = state_ops.variable_op_v2(static, value.dtype.base_dtype,
-                                                          name=scope)
-            self._initial_value = value
-            with colocate_with(self._variable.op):
-                self._initializer_op = state_ops.assign(
-                    self._variable, value, validate_shape=validate_shape).op
-            # TF: the snapshot goes on the caching device if one is given, else with the op.
-            with device(caching_device) if caching_device is not None else \
-                    colocate_with(self._variable.op):
-                self._snapshot = _identity(self._variable, name="read")
+            self._build(scope, initial_value, dtype, validate_shape, shape, caching_device)
         self._trainable = trainable
         self._constraint = constraint
         self._caching_device = caching_device
         self._save_slice_info = None
         get_default_graph().add_to_collections(collections, self)
+
+    def _build(self, scope, initial_value, dtype, validate_shape, shape, caching_device):
+        """Makes the VariableV2 node `scope`, its initializer and its `read` snapshot."""
+        # Like TF: an initial value built by a callable (get_variable's initializer) is made
+        # without a device and, as the variable op, with `_class` "loc:@<name>"; a given value
+        # is converted in the variable's scope under the current device.
+        from_fn = callable(initial_value)
+        with colocate_with_pending(scope[:-1]) if from_fn else contextlib.nullcontext():
+            if from_fn:
+                with name_scope("Initializer"), device(None):
+                    value = tensor_conversion.convert_to_tensor(
+                        initial_value(), dtype=dtype, name="initial_value")
+            else:
+                value = tensor_conversion.convert_to_tensor(initial_value, dtype=dtype,
+                                                            name="initial_value")
+            static = value.shape if validate_shape else _ts.unknown_shape()
+            if shape is not None:
+                static = _ts.as_shape(shape)
+            if validate_shape and not static.is_fully_defined():
+                raise ValueError(f"initial_value must have a shape specified: {value}")
+            self._variable = state_ops.variable_op_v2(static, value.dtype.base_dtype,
+                                                      name=scope)
+        self._initial_value = value
+        with colocate_with(self._variable.op):
+            self._initializer_op = state_ops.assign(
+                self._variable, value, validate_shape=validate_shape).op
+        # TF: the snapshot goes on the caching device if one is given, else with the op.
+        with device(caching_device) if caching_device is not None else \
+                colocate_with(self._variable.op):
+            self._snapshot = _identity(self._variable, name="read")
 
     def _init_from_graph(self, variable_def, import_scope):
         """Wraps the ops a VariableDef names (under `import_scope`) that already exist."""
@@ -209,6 +235,8 @@ class Variable:
         return self._variable
 
     def _ref(self) -> Tensor:
+        """The tensor that stands for the variable itself: a gradient's target, an update's
+        input (the ref; a resource variable's handle)."""
         return self._variable
 
     def value(self) -> Tensor:
@@ -224,7 +252,7 @@ class Variable:
         cond on is_variable_initialized), for initial values that depend on other variables."""
         from tensorweave.ops.cond import cond
         with control_dependencies(None):
-            return cond(state_ops.is_variable_initialized(self._variable), self.read_value,
+            return cond(state_ops.is_variable_initialized(self), self.read_value,
                         lambda: self.initial_value)
 
     # --- updates ----------------------------------------------------------------------------
@@ -242,7 +270,7 @@ class Variable:
 
     def count_up_to(self, limit):
         """Increments this int variable until it reaches `limit` (see tf.count_up_to)."""
-        return state_ops.count_up_to(self._variable, limit)
+        return state_ops.count_up_to(self, limit)
 
     def load(self, value, session=None) -> None:
         """Writes `value` into the variable by feeding its initializer (TF1's Variable.load)."""
@@ -255,7 +283,7 @@ class Variable:
 
     def eval(self, session=None):
         """The variable's value in `session` (or the default session)."""
-        return self._variable.eval(session=session)
+        return self._as_graph_element().eval(session=session)
 
     def set_shape(self, shape) -> None:
         self._variable.set_shape(shape)
@@ -280,7 +308,7 @@ class Variable:
         raise TypeError("Using a `tf.Variable` as a Python `bool` is not allowed.")
 
     def __getitem__(self, key):
-        return self._snapshot[key]
+        return self.value()[key]
 
     def __array__(self, dtype=None):
         raise TypeError("A symbolic tf.Variable cannot be converted to a NumPy array; run it "
@@ -304,7 +332,7 @@ _OPERATORS = ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__
 
 def _delegate(op_name):
     def operator(self, *args):
-        return getattr(Tensor, op_name)(self._snapshot, *args)
+        return getattr(Tensor, op_name)(self.value(), *args)
     operator.__name__ = op_name
     return operator
 
@@ -313,12 +341,253 @@ for _name in _OPERATORS:
     setattr(Variable, _name, _delegate(_name))
 
 
+# --- sparse updates: the wrappers in ops/scatter_ops.py and ops/misc_array_ops.py --------------
+_ROWS_DOC = """{summary} (TF's Variable.{method}).
+
+    Args:
+      sparse_delta: an IndexedSlices: `values` for the rows `indices` of this variable.
+      use_locking: if True, the update holds the variable's lock.
+      name: the op name.
+
+    Returns:
+      The variable after the update (the ref; a resource variable's value read after it).
+
+    Raises:
+      TypeError: if `sparse_delta` is not an IndexedSlices.
+    """
+
+
+def _rows_update(method: str, summary: str):
+    """Variable.<method>(sparse_delta): tf.<method> of the delta's rows, as TF's does."""
+    def update(self, sparse_delta, use_locking=False, name=None):
+        if not isinstance(sparse_delta, IndexedSlices):   # (TF's two classes' words)
+            raise TypeError(f"Argument `sparse_delta` must be a `tf.IndexedSlices`. Received "
+                            f"arg: {sparse_delta}" if is_resource_variable(self) else
+                            f"sparse_delta is not IndexedSlices: {sparse_delta}")
+        from tensorweave.ops import scatter_ops
+        return getattr(scatter_ops, method)(self, sparse_delta.indices, sparse_delta.values,
+                                            use_locking=use_locking, name=name)
+    update.__name__ = update.__qualname__ = method
+    update.__doc__ = _ROWS_DOC.format(summary=summary, method=method)
+    return update
+
+
+_SLICES_DOC = """{summary} (TF's Variable.{method}).
+
+    Args:
+      indices: an int32/int64 Tensor whose last dimension K indexes the first K dimensions.
+      updates: a Tensor of shape indices.shape[:-1] + shape[K:].
+      name: the op name.
+
+    Returns:
+      The variable after the update (the ref; a resource variable's value read after it).
+    """
+
+
+def _slices_update(method: str, summary: str):
+    """Variable.<method>(indices, updates): tf.<method> holding the variable's lock."""
+    def update(self, indices, updates, name=None):
+        from tensorweave.ops import misc_array_ops
+        return getattr(misc_array_ops, method)(self, indices, updates, use_locking=True,
+                                               name=name)
+    update.__name__ = update.__qualname__ = method
+    update.__doc__ = _SLICES_DOC.format(summary=summary, method=method)
+    return update
+
+
+for _method, _summary in (
+        ("scatter_update", "Assigns the rows of `sparse_delta`; the last of repeated rows wins"),
+        ("scatter_add", "Adds the rows of `sparse_delta`"),
+        ("scatter_sub", "Subtracts the rows of `sparse_delta`"),
+        ("scatter_mul", "Multiplies by the rows of `sparse_delta`"),
+        ("scatter_div", "Divides by the rows of `sparse_delta`"),
+        ("scatter_min", "Takes the minimum with the rows of `sparse_delta`"),
+        ("scatter_max", "Takes the maximum with the rows of `sparse_delta`"),
+        ("batch_scatter_update", "Assigns the rows of `sparse_delta` within each batch entry")):
+    setattr(Variable, _method, _rows_update(_method, _summary))
+for _method, _summary in (
+        ("scatter_nd_update", "Assigns `updates` to the slices at `indices`; the last of "
+                              "repeated indices wins"),
+        ("scatter_nd_add", "Adds `updates` to the slices at `indices`"),
+        ("scatter_nd_sub", "Subtracts `updates` from the slices at `indices`")):
+    setattr(Variable, _method, _slices_update(_method, _summary))
+
+
+class ResourceVariable(Variable):
+    """A variable reached through a DT_RESOURCE handle (TF1's `use_resource=True` variable).
+
+    Made by tf.Variable / tf.get_variable when asked for (see the module docstring), with
+    TensorFlow's ops and names: `<name>` (VarHandleOp), `<name>/Initializer/...`,
+    `<name>/IsInitialized/VarIsInitializedOp`, `<name>/Assign` (AssignVariableOp, the
+    initializer) and `<name>/Read/ReadVariableOp`. `dtype` is the value's dtype, not a ref
+    dtype; `handle` is the VarHandleOp's output.
+    """
+
+    def _build(self, scope, initial_value, dtype, validate_shape, shape, caching_device):
+        """Makes the VarHandleOp `scope` and its ops; the initial value always goes under
+        `Initializer`, colocated with the handle and without a device, as in TF."""
+        handle_name = scope[:-1]
+        with colocate_with_pending(handle_name):
+            with name_scope("Initializer"), device(None):
+                value = tensor_conversion.convert_to_tensor(
+                    initial_value() if callable(initial_value) else initial_value,
+                    dtype=dtype, name="initial_value")
+            static = value.shape
+            if shape is not None:
+                if not static.is_compatible_with(shape):
+                    raise ValueError(f"In this `tf.Variable` creation, the initial value's "
+                                     f"shape ({static}) is not compatible with the explicitly "
+                                     f"supplied `shape` argument ({_ts.as_shape(shape)}).")
+                static = _ts.as_shape(shape)
+            self._variable = state_ops.var_handle_op(static, value.dtype.base_dtype,
+                                                     shared_name=handle_name, name=scope)
+        handle = self._variable
+        self._dtype, self._shape = value.dtype.base_dtype, static
+        self._validate_shape = validate_shape
+        self._initial_value = value
+        with name_scope("IsInitialized"):
+            state_ops.var_is_initialized_op(handle)   # TF's graph has it, whether used or not
+        with name_scope("Assign") as assign_name, colocate_with(None, ignore_existing=True), \
+                device(handle.device):
+            self._initializer_op = state_ops.assign_variable_op(handle, value, name=assign_name)
+        with name_scope("Read"):
+            with device(handle.device):
+                self._graph_element = state_ops.read_variable_op(handle, self._dtype)
+            self._cached_value = None
+            if caching_device is not None:
+                with colocate_with(None, ignore_existing=True), device(caching_device):
+                    self._cached_value = _identity(self._graph_element, name=None)
+        self._snapshot = self._cached_value if caching_device is not None else \
+            self._graph_element
+
+    def _init_from_graph(self, variable_def, import_scope):
+        """Also reads the dtype and shape from the VarHandleOp, and finds the ReadVariableOp
+        behind the snapshot (an Identity on the caching device, if there was one)."""
+        super()._init_from_graph(variable_def, import_scope)
+        handle_op = self._variable.op
+        self._dtype, self._shape = handle_op.get_attr("dtype"), handle_op.get_attr("shape")
+        self._validate_shape = True
+        read = self._snapshot
+        while read.op.type != "ReadVariableOp":
+            read = read.op.inputs[0]
+        self._graph_element = read
+        self._cached_value = None if read is self._snapshot else self._snapshot
+
+    def to_proto(self, export_scope=None):
+        proto = super().to_proto(export_scope)
+        if proto is not None:
+            proto.is_resource = True
+        return proto
+
+    @property
+    def handle(self) -> Tensor:
+        """The DT_RESOURCE tensor (the VarHandleOp's output) the variable's ops take."""
+        return self._variable
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def shape(self) -> _ts.TensorShape:
+        return self._shape
+
+    def get_shape(self) -> _ts.TensorShape:
+        return self._shape
+
+    def set_shape(self, shape) -> None:
+        self._shape = self._shape.merge_with(shape)
+
+    def _as_graph_element(self):
+        return self._graph_element
+
+    def _read(self) -> Tensor:
+        return state_ops.read_variable_op(self._variable, self._dtype)
+
+    def _read_after(self, op) -> Tensor:
+        """The value read once `op` (an update) has run: what an update returns."""
+        with control_dependencies([op]):
+            return self._read()
+
+    def value(self) -> Tensor:
+        """A new read of the variable (`ReadVariableOp`), or its cached copy on the caching
+        device."""
+        if self._cached_value is not None:
+            return self._cached_value
+        with colocate_with(None, ignore_existing=True):
+            return self._read()
+
+    def read_value(self) -> Tensor:
+        """A new read of the variable (`Read/ReadVariableOp`) through an Identity."""
+        with name_scope("Read"):
+            value = self._read()
+        return _identity(value, name=None)
+
+    def is_initialized(self, name=None) -> Tensor:
+        """A scalar bool: whether the variable has been assigned in this session."""
+        return state_ops.var_is_initialized_op(self._variable, name=name)
+
+    def assign(self, value, use_locking=None, name=None, read_value=True):
+        """Assigns `value` (AssignVariableOp).
+
+        Returns:
+          The value read after the assignment, or with `read_value=False` the op.
+
+        Raises:
+          ValueError: if `value`'s static shape is incompatible with the variable's.
+        """
+        value = tensor_conversion.convert_to_tensor(value, dtype=self._dtype)
+        if not self._shape.is_compatible_with(value.shape):
+            raise ValueError(f"Cannot assign value to variable ' {self.name}': Shape mismatch."
+                             f"The variable shape {self._shape}, and the assigned value shape "
+                             f"{value.shape} are incompatible.")
+        op = state_ops.assign_variable_op(
+            self._variable, value,
+            validate_shape=self._validate_shape and self._shape.is_fully_defined(), name=name)
+        return self._read_after(op) if read_value else op
+
+    def assign_add(self, delta, use_locking=None, name=None, read_value=True):
+        """Adds `delta` in place (AssignAddVariableOp); returns the value read after it, or
+        with `read_value=False` the op."""
+        return self._update(state_ops.assign_add_variable_op, delta, name, read_value)
+
+    def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
+        """Subtracts `delta` in place (AssignSubVariableOp); returns the value read after it,
+        or with `read_value=False` the op."""
+        return self._update(state_ops.assign_sub_variable_op, delta, name, read_value)
+
+    def _update(self, update_op, delta, name, read_value):
+        op = update_op(self._variable,
+                       tensor_conversion.convert_to_tensor(delta, dtype=self._dtype), name=name)
+        return self._read_after(op) if read_value else op
+
+
+_INIT_SIGNATURE = inspect.signature(Variable.__init__)
+
+
+def _wants_resource(use_resource, variable_def) -> bool:
+    """Whether tf.Variable makes a ResourceVariable: as the VariableDef says, else as
+    `use_resource` says, else as the enclosing variable_scope says (TF1's default: no)."""
+    if variable_def is not None:
+        return variable_def.is_resource
+    if use_resource is None:
+        from tensorweave.ops.variable_scope import get_variable_scope
+        use_resource = get_variable_scope().use_resource
+    return bool(use_resource)
+
+
+def is_resource_variable(value) -> bool:
+    """Whether `value` is a ResourceVariable (whose updates go through its handle)."""
+    return isinstance(value, ResourceVariable)
+
+
 def _convert_variable(value, dtype=None, name=None, as_ref=False):
-    tensor = value._variable if as_ref else value._snapshot
-    if dtype is not None and not dtype.is_compatible_with(tensor.dtype):
+    """The variable as an op input: itself (`_ref`) for a ref argument, else its value."""
+    own = value.dtype if as_ref else value.dtype.base_dtype
+    if dtype is not None and not dtype.is_compatible_with(own):
         raise ValueError(f"Incompatible type conversion requested to type '{dtype.name}' for "
-                         f"variable of type '{tensor.dtype.name}'")
-    return tensor
+                         f"variable of type '{own.name}'")
+    return value._ref() if as_ref else value.value()
 
 
 tensor_conversion.register_tensor_conversion_function_internal(Variable, _convert_variable)

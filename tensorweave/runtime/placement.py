@@ -2,9 +2,11 @@
 
 In: an RGraph whose nodes carry requested device strings, the session's devices. Out: the same
 RGraph with `node.device` set to a full device name. Honours explicit constraints (merged with
-the session's job/task), keeps colocation groups (`_class` "loc:@x" attrs and ref edges to
-variables) together, moves nodes whose device cannot run them when soft placement is allowed,
-and otherwise raises one InvalidArgumentError listing every unplaceable node. Unconstrained
+the session's job/task), keeps colocation groups (`_class` "loc:@x" attrs, and ref and
+DT_RESOURCE edges to the variable or resource they reach) together, moves nodes whose device
+cannot run them when soft placement is allowed, and otherwise raises one InvalidArgumentError
+listing every unplaceable node. As in TF's placer, a node joined to a group by such an edge
+gives up a requested device the group's others conflict with. Unconstrained
 groups are placed by the cost model, in topological order: a group goes to the capable device
 holding the most bytes on its edges to already placed nodes (static sizes, see
 cost_model.tensor_bytes), ties and groups with no placed neighbour to the first capable device.
@@ -12,6 +14,7 @@ cost_model.tensor_bytes), ties and groups with no placed neighbour to the first 
 """
 from __future__ import annotations
 
+from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
 from tensorweave.framework.device_spec import DeviceSpec
 from tensorweave.kernels.registry import find_kernel
@@ -40,8 +43,10 @@ class _Groups:
             self.parent[rb] = ra
 
 
-def _colocation_groups(graph) -> _Groups:
+def _colocation_groups(graph) -> tuple[_Groups, set[str]]:
+    """The colocation groups, and the nodes that joined theirs by a ref or resource input."""
     groups = _Groups(graph.nodes)
+    by_edge = set()
     for node in graph:
         for entry in node.attrs.get("_class", ()):
             entry = entry.decode() if isinstance(entry, bytes) else entry
@@ -51,10 +56,12 @@ def _colocation_groups(graph) -> _Groups:
         for j, ((src, k), dtype) in enumerate(zip(node.inputs, node.input_dtypes)):
             # A ref argument (assign, a cond's RefSwitch) works on the variable's storage and
             # must sit with it; a plain argument reading a ref gets a copy and may be elsewhere.
+            # A resource handle (a resource variable's, a table's) likewise, as in TF's placer.
             if dtype._is_ref_dtype and graph.nodes[src].output_dtypes[k]._is_ref_dtype and \
-                    input_arg_is_ref(node, j):
+                    input_arg_is_ref(node, j) or dtype == _dtypes.resource:
                 groups.union(src, node.name)
-    return groups
+                by_edge.add(node.name)
+    return groups, by_edge
 
 
 def _can_run(node, device) -> bool:
@@ -84,7 +91,7 @@ def _topological(graph) -> list:
 def place(graph, devices, allow_soft_placement: bool = False, job: str = "localhost",
           task: int = 0) -> dict[str, str]:
     """Assigns `node.device` for every node; returns {node name: why it landed there}."""
-    groups = _colocation_groups(graph)
+    groups, by_edge = _colocation_groups(graph)
     members: dict[str, list] = {}
     for node in _topological(graph):
         members.setdefault(groups.find(node.name), []).append(node)
@@ -94,7 +101,7 @@ def place(graph, devices, allow_soft_placement: bool = False, job: str = "localh
             by_cost.append(group)
             continue
         device, why = _place_constrained(group, devices, allow_soft_placement, job, task,
-                                         failures)
+                                         failures, by_edge)
         _assign(group, device, why, reasons)
     consumers = graph.consumers()
     for group in by_cost:
@@ -158,9 +165,10 @@ def _place_by_cost(group, devices, graph, consumers, failures):
                   f"({moved})")
 
 
-def _place_constrained(group, devices, soft: bool, job: str, task: int, failures):
+def _place_constrained(group, devices, soft: bool, job: str, task: int, failures, by_edge):
     requested = None
-    for node in group:
+    # The others' requests first: one from a node joined by a ref or resource edge yields.
+    for node in sorted(group, key=lambda n: n.name in by_edge):
         if not node.requested_device:
             continue
         spec = DeviceSpec.from_string(node.requested_device)
@@ -169,6 +177,8 @@ def _place_constrained(group, devices, soft: bool, job: str, task: int, failures
             continue
         merged = _merge_requests(requested[0], spec, soft)
         if merged is None:
+            if node.name in by_edge:
+                continue
             failures.append(f"{node.name}: colocation group has conflicting devices "
                             f"{requested[0].to_string()} ({requested[1].name}) and "
                             f"{spec.to_string()} ({node.name})")

@@ -61,7 +61,7 @@ class AdamOptimizer(Optimizer):
             cast_like(beta1_power, var), cast_like(beta2_power, var),
             cast_like(self._lr_t, var), cast_like(self._beta1_t, var),
             cast_like(self._beta2_t, var), cast_like(self._epsilon_t, var), grad,
-            use_locking=self._use_locking).op
+            use_locking=self._use_locking)
 
     def _apply_sparse(self, grad, var):
         """m = beta1 * m, then m[rows] += (1 - beta1) * g (likewise v); var -= lr_t * m /

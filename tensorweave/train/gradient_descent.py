@@ -28,7 +28,7 @@ class GradientDescentOptimizer(Optimizer):
     def _apply_dense(self, grad, var):
         return training_ops.apply_gradient_descent(
             var, cast_like(self._learning_rate_tensor, var), grad,
-            use_locking=self._use_locking).op
+            use_locking=self._use_locking)
 
     def _apply_sparse_duplicate_indices(self, grad, var):
         from tensorweave.ops.scatter_ops import scatter_sub

@@ -17,7 +17,7 @@ from collections import abc
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.scopes import device
 from tensorweave.ops.sliced_variables import PartitionedVariable
-from tensorweave.ops.variables import Variable
+from tensorweave.ops.variables import Variable, is_resource_variable
 from tensorweave.train import checkpoint_management
 from tensorweave.train.checkpoint_reader import load_checkpoint
 
@@ -144,16 +144,18 @@ def _set_slices_initializers(parts, ckpt_file, tensor_name) -> None:
 
 
 def _set_checkpoint_initializer(variable, ckpt_file, tensor_name, slice_spec="") -> None:
-    """Makes `Assign(variable, RestoreV2(ckpt_file, tensor_name, slice_spec))` the variable's
-    initializer and the restored tensor (given the variable's static shape) its initial
-    value."""
+    """Makes `Assign(variable, RestoreV2(ckpt_file, tensor_name, slice_spec))` (for a
+    resource variable an AssignVariableOp) the variable's initializer and the restored tensor
+    (given the variable's static shape) its initial value."""
     from tensorweave.ops.io_ops import restore_v2
     from tensorweave.ops.state_ops import assign
     with device(variable.device), device("/cpu:0"):
         restored = restore_v2(ckpt_file, [tensor_name], [slice_spec],
                               [variable.dtype.base_dtype], name="checkpoint_initializer")[0]
-    init = assign(variable._ref(), restored,
-                  validate_shape=variable.get_shape().is_fully_defined())
-    variable._initializer_op = init.op
+    if is_resource_variable(variable):
+        variable._initializer_op = variable.assign(restored, read_value=False)
+    else:
+        variable._initializer_op = assign(
+            variable._ref(), restored, validate_shape=variable.get_shape().is_fully_defined()).op
     restored.set_shape(variable.get_shape())
     variable._initial_value = restored

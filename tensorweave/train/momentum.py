@@ -38,10 +38,10 @@ class MomentumOptimizer(Optimizer):
         return training_ops.apply_momentum(
             var, self.get_slot(var, "momentum"), cast_like(self._learning_rate_tensor, var),
             grad, cast_like(self._momentum_tensor, var), use_locking=self._use_locking,
-            use_nesterov=self._use_nesterov).op
+            use_nesterov=self._use_nesterov)
 
     def _apply_sparse(self, grad, var):
         return training_ops.sparse_apply_momentum(
             var, self.get_slot(var, "momentum"), cast_like(self._learning_rate_tensor, var),
             grad.values, grad.indices, cast_like(self._momentum_tensor, var),
-            use_locking=self._use_locking, use_nesterov=self._use_nesterov).op
+            use_locking=self._use_locking, use_nesterov=self._use_nesterov)

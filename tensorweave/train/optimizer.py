@@ -301,14 +301,16 @@ class Optimizer:
         return named_slots[key]
 
     def _create_non_slot_variable(self, initial_value, name, colocate_with_var):
-        """A variable of the optimizer itself (Adam's `beta1_power`), one per graph."""
-        from tensorweave.ops.variables import Variable
+        """A variable of the optimizer itself (Adam's `beta1_power`), one per graph: a
+        resource variable if `colocate_with_var` is one, as in TF."""
+        from tensorweave.ops.variables import Variable, is_resource_variable
         graph = colocate_with_var.op.graph
         key = (name, graph)
         v = self._non_slot_dict.get(key)
         if v is None:
             with colocate_with(colocate_with_var):
-                v = Variable(initial_value, name=name, trainable=False)
+                v = Variable(initial_value, name=name, trainable=False,
+                             use_resource=is_resource_variable(colocate_with_var))
             self._non_slot_dict[key] = v
         return v
 

@@ -39,8 +39,8 @@ class ProximalGradientDescentOptimizer(Optimizer):
 
     def _apply_dense(self, grad, var):
         return training_ops.apply_proximal_gradient_descent(
-            var, *self._hyper(), grad, use_locking=self._use_locking).op
+            var, *self._hyper(), grad, use_locking=self._use_locking)
 
     def _apply_sparse(self, grad, var):
         return training_ops.sparse_apply_proximal_gradient_descent(
-            var, *self._hyper(), grad.values, grad.indices, use_locking=self._use_locking).op
+            var, *self._hyper(), grad.values, grad.indices, use_locking=self._use_locking)

@@ -64,9 +64,9 @@ class RMSPropOptimizer(Optimizer):
         if self._centered:
             return training_ops.apply_centered_rms_prop(
                 var, self.get_slot(var, "mg"), rms, mom, *self._hyper(var), grad,
-                use_locking=self._use_locking).op
+                use_locking=self._use_locking)
         return training_ops.apply_rms_prop(var, rms, mom, *self._hyper(var), grad,
-                                           use_locking=self._use_locking).op
+                                           use_locking=self._use_locking)
 
     def _apply_sparse(self, grad, var):
         rms, mom = self.get_slot(var, "rms"), self.get_slot(var, "momentum")

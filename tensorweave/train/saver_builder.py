@@ -25,7 +25,9 @@ A SaveableObject (e.g. a mutable lookup table's, from the SAVEABLE_OBJECTS colle
 as its specs' tensors under their own names and restored by its `restore` op instead of
 Assigns. A Trackable (a mutable lookup table itself) in var_list is saved through the
 SaveableObject it makes. As in TensorFlow, of two SaveableObjects of one name the later one is
-saved (with a warning here; TensorFlow is silent).
+saved (with a warning here; TensorFlow is silent). A resource variable is saved as TF saves
+it, through a SaveableObject: its `Read/ReadVariableOp` is saved, and `save/Identity` +
+`save/AssignVariableOp` restore it.
 """
 from __future__ import annotations
 
@@ -99,8 +101,40 @@ class Trackable:
         raise NotImplementedError
 
 
+class _ResourceVariableSaveable(SaveableObject):
+    """A resource variable (or a part of a partitioned one) in a checkpoint under `name`: its
+    value, read when the save runs, restored by an AssignVariableOp (TF's
+    ResourceVariableSaveable)."""
+
+    def __init__(self, variable, name: str, slice_info=None):
+        spec = SaveSpec(name, variable._as_graph_element(), variable.dtype, variable.shape,
+                        slice_info)
+        super().__init__(variable, [spec], name)
+        spec.saveable = self
+
+    def restore(self, restored_tensors, restored_shapes=None):
+        """`save/Identity` of the restored tensor, then `save/AssignVariableOp`, on the
+        variable's device."""
+        from tensorweave.ops.array_ops import identity
+        variable = self.op
+        with device(variable.device):
+            value = identity(restored_tensors[0])
+            variable.shape.assert_is_compatible_with(value.shape)
+            return state_ops.assign_variable_op(variable.handle, value)
+
+
+def _variable_spec(key: str, var, slice_info=None) -> SaveSpec:
+    """The SaveSpec of a variable (a Variable, its ref Tensor or its op) under `key`."""
+    from tensorweave.ops.variables import is_resource_variable
+    if is_resource_variable(var):
+        return _ResourceVariableSaveable(var, key, slice_info).specs[0]
+    ref = _ref_of(var)
+    return SaveSpec(key, ref, ref.dtype.base_dtype, ref.shape, slice_info)
+
+
 def _ref_of(var):
-    """The ref tensor of a variable given as a Variable, its ref Tensor or its op."""
+    """The ref tensor of a variable given as a Variable (a resource variable's handle), its
+    ref Tensor or its op."""
     from tensorweave.framework.operation import Operation
     from tensorweave.ops.variables import Variable
     if isinstance(var, Variable):
@@ -182,8 +216,7 @@ def _specs_of(key: str, value) -> list:
         return [SaveSpec(spec.name, spec.ref, spec.dtype.base_dtype, spec.shape,
                          saveable=value) for spec in value.specs]
     if not isinstance(value, (list, tuple, PartitionedVariable)):
-        ref = _ref_of(value)
-        return [SaveSpec(key, ref, ref.dtype.base_dtype, ref.shape)]
+        return [_variable_spec(key, value)]
     specs, full_name = [], None
     for var in value:
         if not isinstance(var, Variable):
@@ -195,8 +228,7 @@ def _specs_of(key: str, value) -> list:
             raise ValueError(f"Slices must all be from the same tensor: {full_name} != "
                              f"{info.full_name}")
         full_name = info.full_name
-        ref = _ref_of(var)
-        specs.append(SaveSpec(key, ref, ref.dtype.base_dtype, ref.shape, info))
+        specs.append(_variable_spec(key, var, info))
     return sorted(specs, key=lambda s: s.slice_info.var_offset)
 
 

@@ -3,7 +3,8 @@
 A slot is created through `get_variable` under a fresh variable scope named
 `<primary op name>/<optimizer name>` (made unique, so a second Adam gets `w/Adam_2`), in the
 enclosing variable scope, colocated with its primary variable, not trainable, in
-GLOBAL_VARIABLES: exactly TensorFlow's names, so checkpoints line up.
+GLOBAL_VARIABLES: exactly TensorFlow's names, so checkpoints line up. A resource variable's
+slots are resource variables (the fused updates take all of them through handles).
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import contextlib
 from tensorweave.framework.scopes import colocate_with
 from tensorweave.ops import variable_scope as _vs
 from tensorweave.ops.sliced_variables import SaveSliceInfo
+from tensorweave.ops.variables import is_resource_variable
 
 
 def _primary_name(primary) -> str:
@@ -41,7 +43,8 @@ def _create_slot_var(primary, initializer, name, shape, dtype, validate_shape,
     colocation = colocate_with(primary) if colocate_with_primary else contextlib.nullcontext()
     with colocation, _no_partitioner():
         slot = _vs.get_variable(relative, shape=shape, dtype=dtype, initializer=initializer,
-                                trainable=False, validate_shape=validate_shape)
+                                trainable=False, validate_shape=validate_shape,
+                                use_resource=is_resource_variable(primary))
     _slice_like_primary(slot, primary)
     return slot
 

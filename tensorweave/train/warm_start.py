@@ -21,7 +21,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.graph import GraphKeys, get_collection
 from tensorweave.ops.sliced_variables import PartitionedVariable
-from tensorweave.ops.variables import Variable
+from tensorweave.ops.variables import Variable, is_resource_variable
 from tensorweave.platform import tf_logging as logging
 from tensorweave.train.checkpoint_reader import load_checkpoint
 from tensorweave.train.init_from_checkpoint import init_from_checkpoint
@@ -159,7 +159,8 @@ def _warm_start_with_vocab(parts, ckpt, prev_tensor_name, info: VocabInfo) -> No
         total_rows = sum(p.get_shape().as_list()[0] for p in parts)
     for part in parts:
         value = _remapped(part, old_matrix, index, info, total_rows)
-        part._initializer_op = assign(part._ref(), value).op
+        part._initializer_op = part.assign(value, read_value=False) \
+            if is_resource_variable(part) else assign(part._ref(), value).op
         part._initial_value = value
 
 

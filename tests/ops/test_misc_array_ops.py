@@ -1,7 +1,8 @@
 """InvertPermutation, Bitcast, Cross, ParallelConcat, SegmentProd / UnsortedSegmentProd,
-ScatterNdAdd / Sub / Update and the compositions tf.repeat and tf.batch_gather: OpCase rows
-against NumPy (forward, shape functions, gradients), TensorFlow 2.21's values and messages,
-names, build-time and run-time errors."""
+ScatterNdAdd / Sub / Update (and their ResourceScatterNd* twins) and the compositions tf.repeat
+and tf.batch_gather: OpCase rows against NumPy (forward, shape functions, gradients), TensorFlow
+2.21's values and messages (repeated scatter indices among them), names, build-time and
+run-time errors."""
 import numpy as np
 import pytest
 
@@ -34,6 +35,15 @@ def _scattered_nd(fn):
     """The variable's value after `fn(ref, indices, updates)`."""
     def build(ref, indices, updates):
         return tf.identity(fn(_fresh(ref), indices, updates))
+    return build
+
+
+def _resource_scattered_nd(fn):
+    """A resource variable's value after `fn(variable, indices, updates)` (the op's twin)."""
+    def build(value, indices, updates):
+        var = tf.Variable(value, use_resource=True)
+        with tf.control_dependencies([var.initializer]):
+            return fn(var, indices, updates)
     return build
 
 
@@ -144,6 +154,12 @@ CASES = [
       for name, fn, ufunc in (("add", tf.scatter_nd_add, np.add),
                               ("sub", tf.scatter_nd_sub, np.subtract),
                               ("update", tf.scatter_nd_update, None))],
+    *[OpCase(f"resource_scatter_nd_{name}", _resource_scattered_nd(fn), _scatter_nd_ref(ufunc),
+             [_randn(4, 3), _value([[1], [3], [1]]), _randn(3, 3)], dtypes=NUM, grad=False,
+             fixed_dtypes=(None, I32, None))
+      for name, fn, ufunc in (("add", tf.scatter_nd_add, np.add),
+                              ("sub", tf.scatter_nd_sub, np.subtract),
+                              ("update", tf.scatter_nd_update, None))],
     OpCase("scatter_nd_add_elements", _scattered_nd(tf.scatter_nd_add),
            _scatter_nd_ref(np.add), [_randn(3, 2), _value([[0, 1], [2, 0], [0, 1]]), _randn(3)],
            dtypes=FLOAT, grad=False, fixed_dtypes=(None, I64, None)),
@@ -196,6 +212,35 @@ def test_values_recorded_from_tensorflow():
     np.testing.assert_array_equal(g_sorted, [[3, 8], [1, 0], [6, 0], [0, 24]])
     np.testing.assert_array_equal(g_unsorted, [[0, 0], [0, 0], [6, 0], [0, 0]])
     np.testing.assert_array_equal(added, [[5, 6], [3, 4], [7, 8]])
+
+
+@pytest.mark.parametrize("use_resource", [False, True], ids=["ref", "resource"])
+@pytest.mark.parametrize("update", [
+    tf.scatter_nd_update, tf.compat.v1.scatter_nd_update,
+    lambda v, indices, updates: v.scatter_nd_update(indices, updates),
+], ids=["tf", "compat_v1", "method"])
+@pytest.mark.parametrize("init,indices,updates,expected", [
+    ([0] * 4, [[1], [1], [1]], [1, 2, 3], [0, 3, 0, 0]),
+    ([0] * 4, [[1], [3], [1], [0], [3]], [1, 2, 3, 4, 5], [4, 3, 0, 5]),
+    (np.zeros([3, 3]), [[0, 1], [2, 2], [0, 1], [0, 1]], [1, 2, 3, 4],
+     [[0, 4, 0], [0, 0, 0], [0, 0, 2]]),
+    (np.zeros([3, 2]), [[1], [0], [1]], [[1, 2], [3, 4], [5, 6]], [[3, 4], [5, 6], [0, 0]]),
+    (np.zeros([2, 2, 2]), [[1, 0], [1, 0], [0, 1], [1, 0]], [[1, 2], [3, 4], [5, 6], [7, 8]],
+     [[[0, 0], [5, 6]], [[7, 8], [0, 0]]]),
+    ([0] * 4, [[[2], [2]], [[2], [1]]], [[1, 2], [3, 4]], [0, 4, 3, 0]),
+    ([0] * 5, [[i % 3] for i in range(40)], list(range(40)), [39, 37, 38, 0, 0]),
+], ids=["thrice", "mixed", "points", "rows", "slices", "batched", "many"])
+def test_scatter_nd_update_applies_repeated_indices_in_order(update, use_resource, init,
+                                                             indices, updates, expected):
+    """TensorFlow's CPU kernel writes the updates in order: the last of repeated indices
+    wins (values from TF 2.21), for reference and resource variables alike."""
+    with tf.Graph().as_default():
+        v = tf.Variable(np.asarray(init, np.float32), use_resource=use_resource)
+        result = update(v, indices, np.asarray(updates, np.float32))
+        with tf.Session() as sess:
+            sess.run(v.initializer)
+            assert sess.run(result).tolist() == expected
+            assert sess.run(v).tolist() == expected
 
 
 def test_names_attrs_and_static_shapes():

@@ -1,5 +1,8 @@
-"""Scatter updates of variables: every op against NumPy (OpCase rows through a fresh variable),
-repeated indices, scalar updates, TF1 names and the errors TensorFlow raises."""
+"""Scatter updates of variables: every op against NumPy (OpCase rows through a fresh variable,
+and through a resource variable for the ResourceScatter* twins), repeated indices, scalar
+updates, TF1 names and the errors TensorFlow raises."""
+import re
+
 import numpy as np
 import pytest
 
@@ -21,6 +24,15 @@ def _scattered(fn):
     """The variable's value after `fn(ref, indices, updates)`."""
     def build(ref, indices, updates):
         return tf.identity(fn(_fresh(ref), indices, updates))
+    return build
+
+
+def _resource_scattered(fn):
+    """A resource variable's value after `fn(variable, indices, updates)` (the op's twin)."""
+    def build(value, indices, updates):
+        var = tf.Variable(value, use_resource=True)
+        with tf.control_dependencies([var.initializer]):
+            return fn(var, indices, updates)
     return build
 
 
@@ -71,10 +83,78 @@ for _name, _fn, _ufunc in OPS:
         OpCase(f"scatter_{_name}_scalar_update", _scattered(_fn), _ref(_ufunc),
                [_params(4, 2), _idx(2, 0), lambda rng, dt: np.array(3, dt)], (tf.float32,),
                grad=False, fixed_dtypes=[None, I32, None]),
+        OpCase(f"resource_scatter_{_name}", _resource_scattered(_fn), _ref(_ufunc),
+               [_params(5, 3), REPEATED, _params(3, 3)], NUMERIC, grad=False,
+               fixed_dtypes=[None, I32, None]),
+        OpCase(f"resource_scatter_{_name}_scalar_update", _resource_scattered(_fn),
+               _ref(_ufunc), [_params(4, 2), _idx(2, 0), lambda rng, dt: np.array(3, dt)],
+               (tf.float32,), grad=False, fixed_dtypes=[None, I32, None]),
     ]
 
 
 test_forward, test_shapes = case_tests(CASES)
+
+
+@pytest.mark.parametrize("use_resource", [False, True], ids=["ref", "resource"])
+@pytest.mark.parametrize("update", [
+    tf.scatter_update, tf.compat.v1.scatter_update,
+    lambda v, indices, updates: v.scatter_update(
+        tf.IndexedSlices(tf.constant(updates), tf.constant(indices))),
+], ids=["tf", "compat_v1", "method"])
+@pytest.mark.parametrize("init,indices,updates,expected", [
+    ([0] * 4, [1, 1, 1], [1, 2, 3], [0, 3, 0, 0]),
+    (np.zeros([3, 2]), [1, 0, 1], [[1, 2], [3, 4], [5, 6]], [[3, 4], [5, 6], [0, 0]]),
+    ([0] * 4, [[2, 2], [2, 1]], [[1, 2], [3, 4]], [0, 4, 3, 0]),
+    ([0] * 5, [i % 3 for i in range(40)], list(range(40)), [39, 37, 38, 0, 0]),
+    (np.zeros([3, 4]), [i % 3 for i in range(40)], np.arange(160).reshape(40, 4),
+     [[156, 157, 158, 159], [148, 149, 150, 151], [152, 153, 154, 155]]),
+], ids=["thrice", "rows", "2d_indices", "many", "many_rows"])
+def test_scatter_update_applies_repeated_indices_in_order(update, use_resource, init, indices,
+                                                          updates, expected):
+    """As TensorFlow's CPU kernel: the last of repeated indices wins (values from TF 2.21),
+    through tf.scatter_update and Variable.scatter_update, on both kinds of variable."""
+    with tf.Graph().as_default():
+        v = tf.Variable(np.asarray(init, np.float32), use_resource=use_resource)
+        result = update(v, indices, np.asarray(updates, np.float32))
+        with tf.Session() as sess:
+            sess.run(v.initializer)
+            assert sess.run(result).tolist() == expected
+            assert sess.run(v).tolist() == expected
+
+
+@pytest.mark.parametrize("use_resource", [False, True], ids=["ref", "resource"])
+def test_variable_scatter_methods(use_resource):
+    """Variable.scatter_* take an IndexedSlices, scatter_nd_* indices and updates (holding the
+    lock); values and messages from TF 2.21."""
+    rows = [("scatter_update", [20, 2, 3, 0.5]), ("scatter_add", [31, 2, 3, 4.5]),
+            ("scatter_sub", [-29, 2, 3, 3.5]), ("scatter_mul", [200, 2, 3, 2]),
+            ("scatter_div", [0.005, 2, 3, 8]), ("scatter_min", [1, 2, 3, 0.5]),
+            ("scatter_max", [20, 2, 3, 4])]
+    slices = [("scatter_nd_update", [[1, 0.5], [20, 4]]), ("scatter_nd_add", [[1, 2.5], [33, 4]]),
+              ("scatter_nd_sub", [[1, 1.5], [-27, 4]])]
+    with tf.Graph().as_default():
+        v = tf.Variable([1.0, 2.0, 3.0, 4.0], use_resource=use_resource)
+        m = tf.Variable([[1.0, 2.0], [3.0, 4.0]], use_resource=use_resource)
+        delta = tf.IndexedSlices(tf.constant([10.0, 20.0, 0.5]), tf.constant([0, 0, 3]))
+        nd = ([[1, 0], [1, 0], [0, 1]], [10.0, 20.0, 0.5])
+        batch = tf.IndexedSlices(tf.constant([[10.0], [20.0]]), tf.constant([[1], [0]]))
+        with tf.Session() as sess:
+            for method, expected in rows:
+                sess.run(v.initializer)
+                got = sess.run(getattr(v, method)(delta))
+                np.testing.assert_allclose(got, expected, rtol=1e-6, err_msg=method)
+            for method, expected in slices:
+                sess.run(m.initializer)
+                result = getattr(m, method)(*nd)
+                update = result.op.control_inputs[0] if use_resource else result.op
+                assert update.get_attr("use_locking") is True
+                assert sess.run(result).tolist() == expected
+            sess.run(m.initializer)
+            assert sess.run(m.batch_scatter_update(batch)).tolist() == [[1, 10], [20, 4]]
+        message = "Argument `sparse_delta` must be a `tf.IndexedSlices`. Received arg: [1.0]" \
+            if use_resource else "sparse_delta is not IndexedSlices: [1.0]"
+        with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+            v.scatter_add([1.0])
 
 
 def test_names_attrs_and_result():

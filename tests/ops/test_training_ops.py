@@ -1,6 +1,6 @@
-"""Fused optimizer updates (Apply*/SparseApply*): every op against a NumPy re-implementation of
-TensorFlow's formula (OpCase rows), then shape checks, runtime errors, repeated sparse indices,
-locking and in-place updates."""
+"""Fused optimizer updates (Apply*/SparseApply*): every op and its resource twin against a NumPy
+re-implementation of TensorFlow's formula (OpCase rows), then shape checks, runtime errors,
+repeated sparse indices, locking and in-place updates."""
 import numpy as np
 import pytest
 
@@ -27,6 +27,17 @@ def _updated(apply_fn, n_refs):
         out = apply_fn(*refs, *inputs[n_refs:])
         with tf.control_dependencies([out]):
             return [tf.identity(out)] + [tf.identity(r) for r in refs[1:]]
+    return build
+
+
+def _resource_updated(apply_fn, n_refs):
+    """_updated through resource variables: the op's resource twin updates them."""
+    def build(*inputs):
+        variables = [tf.Variable(x, use_resource=True) for x in inputs[:n_refs]]
+        with tf.control_dependencies([v.initializer for v in variables]):
+            update = apply_fn(*variables, *inputs[n_refs:])
+        with tf.control_dependencies([update]):
+            return [v.read_value() for v in variables]
     return build
 
 
@@ -152,17 +163,19 @@ G_ROWS = _randn(3, 3)
 I32 = tf.int32
 
 
+_KINDS = (("", _updated), ("resource_", _resource_updated))   # the op, its resource twin
+
+
 def _dense_case(name, apply_fn, ref, inputs, n_refs, **kw):
-    n_out = n_refs
-    return OpCase(name, _updated(apply_fn, n_refs), _f64(ref, n_out, **kw), inputs,
-                  dtypes=F32_64, grad=False)
+    return [OpCase(prefix + name, updated(apply_fn, n_refs), _f64(ref, n_refs, **kw), inputs,
+                   dtypes=F32_64, grad=False) for prefix, updated in _KINDS]
 
 
 def _sparse_case(name, apply_fn, ref, inputs, n_refs, order, **kw):
     fixed = [None] * n_refs + [I32 if k == "i" else None for k in order]
-    return OpCase(name, _updated(apply_fn, n_refs),
-                  _cast_like_first(_sparse_ref(ref, n_refs, order, **kw)), inputs,
-                  dtypes=F32_64, grad=False, fixed_dtypes=fixed)
+    return [OpCase(prefix + name, updated(apply_fn, n_refs),
+                   _cast_like_first(_sparse_ref(ref, n_refs, order, **kw)), inputs,
+                   dtypes=F32_64, grad=False, fixed_dtypes=fixed) for prefix, updated in _KINDS]
 
 
 S = _scalar
@@ -170,7 +183,7 @@ V = _randn(*SHAPE)
 P = _positive(*SHAPE)
 G = _randn(*SHAPE)
 
-CASES = [
+CASES = [case for cases in [
     _dense_case("apply_gradient_descent", T.apply_gradient_descent, _gd, [V, S(0.1), G], 1),
     _dense_case("apply_proximal_gd", T.apply_proximal_gradient_descent, _pgd,
                 [V, S(0.1), S(0.05), S(0.2), G], 1),
@@ -233,7 +246,7 @@ CASES = [
     _sparse_case("sparse_apply_ftrl_1d", T.sparse_apply_ftrl, _ftrl,
                  [_randn(5), _positive(5), _randn(5), _randn(3), IDX, S(0.1), S(0.01),
                   S(0.02), S(-0.5)], 3, "gissss"),
-]
+] for case in cases]
 
 
 test_forward, test_shapes = case_tests(CASES)

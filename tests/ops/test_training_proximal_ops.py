@@ -1,6 +1,7 @@
-"""ApplyProximalAdagrad, ApplyAdagradDA and their sparse forms: each op against a NumPy
-re-implementation of TensorFlow's formula (OpCase rows), then TensorFlow's graph-build and
-run-time errors (messages checked against TensorFlow 2.21), repeated sparse indices and names.
+"""ApplyProximalAdagrad, ApplyAdagradDA and their sparse forms: each op and its resource twin
+against a NumPy re-implementation of TensorFlow's formula (OpCase rows), then TensorFlow's
+graph-build and run-time errors (messages checked against TensorFlow 2.21), repeated sparse
+indices and names.
 Multi-step results against recorded TensorFlow values: tests/train/test_proximal_optimizers.py.
 """
 import numpy as np
@@ -22,6 +23,17 @@ def _after_one_update(apply_fn, n_refs):
         updated = apply_fn(*refs, *inputs[n_refs:])
         with tf.control_dependencies([updated]):
             return [tf.identity(r) for r in (updated, *refs[1:])]
+    return build
+
+
+def _after_one_resource_update(apply_fn, n_refs):
+    """_after_one_update through resource variables: the op's resource twin updates them."""
+    def build(*inputs):
+        variables = [tf.Variable(x, use_resource=True) for x in inputs[:n_refs]]
+        with tf.control_dependencies([v.initializer for v in variables]):
+            updated = apply_fn(*variables, *inputs[n_refs:])
+        with tf.control_dependencies([updated]):
+            return [v.read_value() for v in variables]
     return build
 
 
@@ -76,23 +88,26 @@ V, A, G, G_ROWS = _sample(4, 3), _sample(4, 3, positive=True), _sample(4, 3), _s
 STEP = S(3, np.int64)
 
 
+_KINDS = (("", _after_one_update), ("resource_", _after_one_resource_update))  # op, twin
+
+
 def _dense(name, apply_fn, formula, inputs, n_refs, fixed=()):
-    return OpCase(name, _after_one_update(apply_fn, n_refs), _in_float64(formula), inputs,
-                  dtypes=FLOATS, grad=False, fixed_dtypes=fixed)
+    return [OpCase(prefix + name, build(apply_fn, n_refs), _in_float64(formula), inputs,
+                   dtypes=FLOATS, grad=False, fixed_dtypes=fixed) for prefix, build in _KINDS]
 
 
 def _sparse(name, apply_fn, formula, inputs, n_refs, indices_at, fixed=()):
     fixed = tuple(fixed) or (None,) * len(inputs)
     fixed = fixed[:indices_at] + (tf.int32,) + fixed[indices_at + 1:]
-    return OpCase(name, _after_one_update(apply_fn, n_refs),
-                  _in_float64(formula, indices_at, n_refs), inputs, dtypes=FLOATS, grad=False,
-                  fixed_dtypes=fixed)
+    return [OpCase(prefix + name, build(apply_fn, n_refs),
+                   _in_float64(formula, indices_at, n_refs), inputs, dtypes=FLOATS, grad=False,
+                   fixed_dtypes=fixed) for prefix, build in _KINDS]
 
 
 _DA_FIXED = (None,) * 7 + (tf.int64,)
 _SPARSE_DA_FIXED = (None,) * 8 + (tf.int64,)
 
-CASES = [
+CASES = [case for cases in [
     _dense("apply_proximal_adagrad", P.apply_proximal_adagrad, _proximal_adagrad,
            [V, A, S(0.3), S(0.05), S(0.1), G], 2),
     _dense("apply_proximal_adagrad_no_l1", P.apply_proximal_adagrad, _proximal_adagrad,
@@ -116,7 +131,7 @@ CASES = [
     _sparse("sparse_apply_adagrad_da_1d", P.sparse_apply_adagrad_da, _adagrad_da,
             [_sample(5), _sample(5), _sample(5, positive=True), _sample(3), ROWS, S(0.3),
              S(0.0), S(0.1), STEP], 3, 4, _SPARSE_DA_FIXED),
-]
+] for case in cases]
 
 test_forward, test_shapes = case_tests(CASES)
 

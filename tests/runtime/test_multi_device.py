@@ -215,9 +215,10 @@ def test_colocated_group_follows_the_variable():
 def test_conflicting_devices_in_a_group_name_the_ops():
     with tf.Graph().as_default() as g:
         with tf.device("/cpu:1"):
-            v = tf.Variable(1.0, name="v")
-        with tf.device("/cpu:0"):
-            upd = tf.assign(v, 2.0, name="upd")
+            v = tf.constant(1.0, name="v")
+        with tf.colocate_with(v):
+            upd = tf.identity(v, name="upd")
+        upd.op._set_device("/cpu:0")
     with tf.Session(graph=g, config=config()) as sess:
         with pytest.raises(tf.errors.InvalidArgumentError, match="upd.*conflicting|conflicting"):
             sess.run(upd)

@@ -103,3 +103,27 @@ def test_variable_ops_devices_and_colocation_as_in_tensorflow():
         assert where["v/Initializer/zeros"] == CPU + "1"   # the group follows the variable
         sess.run(u.initializer)
         assert sess.run(u.value()).tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("use_resource", [False, True], ids=["ref", "resource"])
+def test_a_variable_update_or_read_requested_elsewhere_runs_with_the_variable(use_resource):
+    """TF's placer: across a ref or DT_RESOURCE edge the consumer's requested device yields to
+    the variable's, without soft placement; a plain read (through the ref's snapshot) keeps
+    its own. Devices recorded from TF 2.21."""
+    with tf.Graph().as_default() as g:
+        with tf.device("/cpu:1"):
+            v = tf.Variable([1.0, 2.0], use_resource=use_resource, name="v")
+        with tf.device("/cpu:0"):
+            bump = tf.assign_add(v, [1.0, 1.0], name="bump")
+            r = tf.identity(v, name="r")
+        with tf.device("/cpu:2"):
+            r2 = v.read_value()
+    config = tf.ConfigProto(device_count={"CPU": 3}, allow_soft_placement=False)
+    with tf.Session(graph=g, config=config) as sess:
+        sess.run(v.initializer)
+        _, where = _devices_of(sess, [bump, r, r2])
+    update = bump.op.control_inputs[0] if use_resource else bump.op
+    assert (where["v"], where[update.name], where["r"], where[r2.op.name]) == (
+        CPU + "1", CPU + "1", CPU + "0", CPU + "2")
+    if use_resource:   # the reads of the handle run with it
+        assert {where[t.op.name] for t in (bump, r.op.inputs[0], r2.op.inputs[0])} == {CPU + "1"}

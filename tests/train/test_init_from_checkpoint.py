@@ -179,6 +179,15 @@ def test_a_partitioned_checkpoint_loads_into_a_whole_variable(tmp_path):
         np.testing.assert_array_equal(_initialized(whole), [[0, 0, 1], [0, 0, 1]])
 
 
+def test_a_resource_variable_loads_through_assign_variable_op(ckpt):
+    """As in TF: the initializer is an AssignVariableOp of the restored tensor."""
+    with tf.Graph().as_default():
+        v = tf.get_variable("root_v", [2], use_resource=True)
+        tf.train.init_from_checkpoint(ckpt, {"root_v": "root_v"})
+        assert v.initializer.type == "AssignVariableOp" and v.initial_value.shape == [2]
+        assert _initialized(v).tolist() == ROOT.tolist()
+
+
 def test_a_scope_without_variables_is_no_error(ckpt):
     with tf.Graph().as_default() as graph:
         tf.train.init_from_checkpoint(ckpt, {"old/": "nothing/"})

@@ -24,9 +24,9 @@ def ckpt(tmp_path):
             return tf.train.Saver().save(sess, str(tmp_path / "model")), tmp_path
 
 
-def _warm(path, emb_partitions=None, **kwargs):
+def _warm(path, emb_partitions=None, use_resource=False, **kwargs):
     """New graph: emb [5, 3], out [2, 5], bias, sc/b, c (not trainable), all zeros."""
-    with tf.Graph().as_default():
+    with tf.Graph().as_default(), tf.variable_scope("", use_resource=use_resource):
         zeros = tf.zeros_initializer()
         emb = tf.get_variable("emb", [5, 3], initializer=zeros, partitioner=emb_partitions)
         out = tf.get_variable("out", [2, 5], initializer=zeros)
@@ -52,10 +52,12 @@ def test_by_regex_and_by_variables(ckpt):
     assert b.tolist() == [5.0, 6.0] and c.tolist() == [5.0, 6.0]
 
 
-def test_rows_remapped_with_oov_bucket(ckpt):
+@pytest.mark.parametrize("use_resource", [False, True], ids=["ref", "resource"])
+def test_rows_remapped_with_oov_bucket(ckpt, use_resource):
     path, d = ckpt
     info = tf.train.VocabInfo(str(d / "new.txt"), 4, 1, str(d / "old.txt"), old_vocab_size=3)
-    emb, out, *_ = _warm(path, vars_to_warm_start=None, var_name_to_vocab_info={"emb": info})
+    emb, out, *_ = _warm(path, vars_to_warm_start=None, var_name_to_vocab_info={"emb": info},
+                         use_resource=use_resource)
     # cherry, fig (new), apple, banana, OOV
     np.testing.assert_array_equal(emb, [EMB[2], [0, 0, 0], EMB[0], EMB[1], [0, 0, 0]])
     assert not out.any()
@@ -68,6 +70,12 @@ def test_backup_initializer_and_partitions(ckpt):
     emb, *_ = _warm(path, emb_partitions=tf.fixed_size_partitioner(2), vars_to_warm_start=None,
                     var_name_to_vocab_info={"emb": info})
     np.testing.assert_array_equal(emb, [EMB[2], [-1, -1, -1], EMB[0], EMB[1], [-1, -1, -1]])
+
+
+def test_resource_variables_by_regex(ckpt):
+    path, _ = ckpt
+    emb, out, bias, b, c = _warm(path, vars_to_warm_start="sc/", use_resource=True)
+    assert b.tolist() == [1.0, 2.0] and not emb.any() and not c.any() and not bias.any()
 
 
 def test_columns_remapped(ckpt):

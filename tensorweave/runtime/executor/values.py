@@ -1,4 +1,5 @@
-"""What flows on edges besides arrays: variable references and how executors read them."""
+"""What flows on edges besides arrays: variable storage (the value of a ref edge, or of a
+resource variable's handle) and how executors read it."""
 from __future__ import annotations
 
 import threading
@@ -22,16 +23,37 @@ class VariableRef:
     def initialized(self) -> bool:
         return self.value is not None
 
+    def uninitialized_error(self) -> errors.OpError:
+        """What using the variable before its first assignment raises."""
+        return errors.FailedPreconditionError(
+            None, None, f"Attempting to use uninitialized value {self.name}")
+
     def __repr__(self) -> str:
         return f"VariableRef({self.name!r})"
 
 
+class ResourceVariableRef(VariableRef):
+    """A resource variable's storage, which a VarHandleOp's DT_RESOURCE handle carries to the
+    ops reading and updating it. Until the first assignment TensorFlow has no `Var` resource to
+    find, so using it then is a NotFoundError naming the resource."""
+
+    __slots__ = ("container",)
+
+    def __init__(self, name: str, container: str):
+        super().__init__(name)
+        self.container = container
+
+    def uninitialized_error(self) -> errors.OpError:
+        return errors.NotFoundError(
+            None, None, f"Resource {self.container}/{self.name}/N10tensorflow3VarE does not "
+            "exist.")
+
+
 def deref(ref: VariableRef):
-    """The variable's current value; FailedPreconditionError if it was never assigned."""
+    """The variable's current value; its `uninitialized_error` if it was never assigned."""
     value = ref.value
     if value is None:
-        raise errors.FailedPreconditionError(
-            None, None, f"Attempting to use uninitialized value {ref.name}")
+        raise ref.uninitialized_error()
     return value
 
 
