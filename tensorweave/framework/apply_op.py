@@ -9,6 +9,7 @@ from __future__ import annotations
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import scopes as _scopes
 from tensorweave.framework import tensor_shape as _ts
+from tensorweave.framework.attr_text import attrs_text
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.op_def import Arg, OpDef
 from tensorweave.framework.operation import Operation, Tensor, user_creation_site
@@ -254,8 +255,9 @@ def _infer_shapes(op_def: OpDef, inputs, attrs, name: str, n_out: int) -> list:
     except ValueError as e:
         in_shapes = ", ".join(shape_text(t._shape) for t in inputs)
         in_names = ", ".join(t._op._name for t in inputs)
-        raise ValueError(f"{e} for '{{{{node {name}}}}} = {op_def.name}[]({in_names})' with "
-                         f"input shapes: {in_shapes}.") from None
+        node_attrs = attrs_text(attrs, op_def.attrs)
+        raise ValueError(f"{e} for '{{{{node {name}}}}} = {op_def.name}[{node_attrs}]({in_names})'"
+                         f" with input shapes: {in_shapes}.") from None
     if isinstance(shapes, _ts.TensorShape):
         shapes = [shapes] * n_out if n_out != 1 else [shapes]
     if len(shapes) != n_out:

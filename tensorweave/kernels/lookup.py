@@ -8,8 +8,10 @@ table of tensors), so a find of any number of keys is one binary search (no per-
 work), and an insert is one merge: new entries first (the last of repeated keys first), then
 the old, deduplicated by np.unique keeping each key's first occurrence. An initializable table
 (HashTableV2) starts uninitialized and is filled once; initializing it again with the same
-entries is a no-op, with others an error, as in TensorFlow. A mutable table (MutableHashTableV2
-and its table of tensors) starts empty and takes inserts, removes and imports; an import
+entries is a no-op, with others an error, as in TensorFlow. Filled from key and value tensors
+(InitializeTableV2, or LookupTableImportV2, which is its initialization), it refuses empty ones,
+as TensorFlow's KeyValueTensorIterator does. A mutable table (MutableHashTableV2 and its table
+of tensors) starts empty and takes inserts, removes and imports, empty ones included; an import
 replaces the contents (a checkpoint restore). MutableDenseHashTableV2's table is in
 kernels/dense_hash_table.py.
 """
@@ -201,7 +203,13 @@ class InitializableTableResource(TableResource):
             self._keys, self._values = keys, values
             self.is_initialized = True
 
-    import_values = initialize
+    def import_values(self, keys: np.ndarray, values: np.ndarray) -> None:
+        """Fills the table from key and value tensors, which must not be empty (checked after
+        their shapes and before a second initialization, as TensorFlow does)."""
+        self.check_values(keys, values)
+        if not keys.size:
+            raise invalid_argument("keys and values cannot be empty tensors.")
+        self.initialize(keys, values)
 
 
 _TF_NAMES = {_dtypes.float32: "float", _dtypes.float64: "double", _dtypes.float16: "half"}
@@ -376,7 +384,11 @@ def _table(ctx, handle, arity: str, key_attr: str = "Tin", value_attr: str = "To
 
 @kernel("InitializeTableV2")
 def _initialize_table(ctx, handle, keys, values):
-    _table(ctx, handle, "resource, {0}, {1}->", "Tkey", "Tval").initialize(keys, values)
+    table = _table(ctx, handle, "resource, {0}, {1}->", "Tkey", "Tval")
+    if table.initializable:
+        table.import_values(keys, values)   # the same key-value fill as LookupTableImportV2
+    else:
+        table.initialize(keys, values)      # InvalidArgument: not initializable
 
 
 @kernel("LookupTableImportV2")

@@ -395,7 +395,11 @@ def test_key_value_initializer_shapes_are_checked_when_the_table_is_made(inputs,
     ([1], [], "Expected shape [1] for value, got []"),
     ([1, 2], [2], "Expected shape [1,2] for value, got [2]"),
     ([2], [2, 1], "Expected shape [2] for value, got [2,1]"),
-], ids=["lengths", "scalar_keys", "scalar_values", "matrix_keys", "matrix_values"])
+    ([0], [2], "Expected shape [0] for value, got [2]"),
+    ([2], [0], "Expected shape [2] for value, got [0]"),
+    ([0], [0, 2], "Expected shape [0] for value, got [0,2]"),
+], ids=["lengths", "scalar_keys", "scalar_values", "matrix_keys", "matrix_values",
+        "no_keys", "no_values", "no_keys_matrix_values"])
 def test_key_value_shapes_known_only_at_run_time(key_shape, value_shape, message):
     """Keys and values of unknown shape pass the shape function; the kernel checks them."""
     with tf.Graph().as_default():
@@ -404,6 +408,108 @@ def test_key_value_shapes_known_only_at_run_time(key_shape, value_shape, message
         with pytest.raises(tf.errors.InvalidArgumentError, match=f"^{re.escape(message)}\n"):
             _run(table.initializer, {keys: np.zeros(key_shape, np.int64),
                                      values: np.zeros(value_shape, np.int64)})
+
+
+_EMPTY = r"^keys and values cannot be empty tensors\.\n"
+
+
+@pytest.mark.parametrize("keys,values", [
+    (np.zeros([0], np.int64), np.zeros([0], np.int64)),
+    (np.zeros([0, 3], np.int64), np.zeros([0, 3], np.int64)),
+    (np.zeros([2, 0], np.int64), np.zeros([2, 0], np.int64)),
+], ids=["vectors", "no_rows", "no_columns"])
+def test_empty_keys_and_values_are_refused_at_run_time(keys, values):
+    """TensorFlow's KeyValueTensorIterator refuses empty tensors (any shape with no elements):
+    the table stays uninitialized, and can be initialized afterwards."""
+    with tf.Graph().as_default():
+        k, v = tf.placeholder(tf.int64, None), tf.placeholder(tf.int64, None)
+        table = _key_value_table(k, v)
+        with tf.Session() as sess:
+            with pytest.raises(tf.errors.InvalidArgumentError, match=_EMPTY):
+                sess.run(table.initializer, {k: keys, v: values})
+            assert sess.run(table.size()) == 0
+            with pytest.raises(tf.errors.FailedPreconditionError, match="Table not initialized"):
+                sess.run(table.lookup(tf.constant([1], tf.int64)))
+            sess.run(table.initializer, {k: [1], v: [2]})
+            assert sess.run(table.lookup(tf.constant([1, 3], tf.int64))).tolist() == [2, -1]
+
+
+@pytest.mark.parametrize("key_dtype,value_dtype", [
+    (tf.int64, tf.int64), (tf.string, tf.float32), (tf.int32, tf.string),
+])
+def test_empty_constant_initializer_fails_in_tables_initializer(key_dtype, value_dtype):
+    with tf.Graph().as_default():
+        init = tf.lookup.KeyValueTensorInitializer(tf.constant([], key_dtype),
+                                                   tf.constant([], value_dtype))
+        table = tf.lookup.StaticHashTable(init, "?" if value_dtype == tf.string else -1)
+        with tf.Session() as sess:
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match=_EMPTY + r"\t \[\[node key_value_init/LookupTableImportV2 "):
+                sess.run(tf.tables_initializer())
+            assert sess.run(table.size()) == 0
+
+
+def test_empty_entries_do_not_count_as_a_second_initialization():
+    """The empty check comes before the already-initialized one; the entries stay."""
+    with tf.Graph().as_default():
+        k, v = tf.placeholder(tf.int64, None), tf.placeholder(tf.int64, None)
+        table = _key_value_table(k, v)
+        with tf.Session() as sess:
+            sess.run(table.initializer, {k: [1], v: [2]})
+            with pytest.raises(tf.errors.InvalidArgumentError, match=_EMPTY):
+                sess.run(table.initializer, {k: np.zeros([0], np.int64),
+                                             v: np.zeros([0], np.int64)})
+            assert sess.run(table.size()) == 1
+            assert sess.run(table.lookup(tf.constant([1], tf.int64))).tolist() == [2]
+
+
+def test_initialize_and_import_ops_refuse_empty_entries():
+    with tf.Graph().as_default():
+        empty = tf.constant([], tf.int64)
+        fills = []
+        for op_def in (lookup_ops.InitializeTableV2, lookup_ops.LookupTableImportV2):
+            handle = apply_op(lookup_ops.HashTableV2, [],
+                              {"key_dtype": tf.int64, "value_dtype": tf.int64})
+            fills.append((apply_op(op_def, [handle, empty, empty]), handle))
+        with tf.Session() as sess:
+            for fill, handle in fills:
+                with pytest.raises(tf.errors.InvalidArgumentError,
+                                   match=_EMPTY + f"\t \\[\\[node {fill.name} "):
+                    sess.run(fill)
+                assert sess.run(_raw(lookup_ops.LookupTableSizeV2, handle)) == 0
+
+
+@pytest.mark.parametrize("default,rows", [(0.5, [2]), ([0.5, 0.5], [2, 2])],
+                         ids=["scalars", "vectors"])
+def test_mutable_tables_take_empty_inserts_and_imports(default, rows):
+    """Only an initializable table refuses empty entries: a mutable one inserts nothing, and an
+    empty import empties it, as in TensorFlow."""
+    with tf.Graph().as_default():
+        table = tf.lookup.experimental.MutableHashTable(tf.int64, tf.float32, default,
+                                                        checkpoint=False)
+        empty_values = tf.zeros([0] + rows[1:])
+        insert = table.insert(tf.constant([1, 2], tf.int64), tf.ones(rows))
+        insert_none = table.insert(tf.constant([], tf.int64), empty_values)
+        import_none = _raw(lookup_ops.LookupTableImportV2, table.resource_handle,
+                           tf.constant([], tf.int64), empty_values)
+        with tf.Session() as sess:
+            sess.run(insert)
+            sess.run(insert_none)
+            assert sess.run(table.size()) == 2
+            sess.run(import_none)
+            assert sess.run(table.size()) == 0
+
+
+def test_dense_table_takes_an_empty_insert():
+    with tf.Graph().as_default():
+        table = tf.lookup.experimental.DenseHashTable(tf.int64, tf.int64, -1, empty_key=-5,
+                                                      deleted_key=-6, checkpoint=False)
+        insert = table.insert(tf.constant([1, 2], tf.int64), tf.constant([1, 2], tf.int64))
+        insert_none = table.insert(tf.constant([], tf.int64), tf.constant([], tf.int64))
+        with tf.Session() as sess:
+            sess.run(insert)
+            sess.run(insert_none)
+            assert sess.run(table.size()) == 2
 
 
 def test_repeated_key_with_equal_values_is_one_entry():
