@@ -9,12 +9,13 @@ from __future__ import annotations
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import scopes as _scopes
 from tensorweave.framework import tensor_shape as _ts
-from tensorweave.framework.attr_text import attrs_text
+from tensorweave.framework.attr_text import attrs_text, summarize_value
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.op_def import Arg, OpDef
 from tensorweave.framework.operation import Operation, Tensor, user_creation_site
 from tensorweave.framework.shape_fns import ShapeContext
 from tensorweave.framework.shape_text import shape_text
+from tensorweave.framework.static_value import static_shape_value, static_value
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 
 
@@ -250,14 +251,16 @@ def _infer_shapes(op_def: OpDef, inputs, attrs, name: str, n_out: int) -> list:
     # As in TF, an op without outputs still runs its shape function: it validates the inputs.
     if op_def.shape_fn is None:
         return [_ts.unknown_shape()] * n_out
+    ctx = ShapeContext(inputs, attrs, op_def.name)
     try:
-        shapes = op_def.shape_fn(ShapeContext(inputs, attrs, op_def.name))
+        shapes = op_def.shape_fn(ctx)
     except ValueError as e:
         in_shapes = ", ".join(shape_text(t._shape) for t in inputs)
-        in_names = ", ".join(t._op._name for t in inputs)
+        in_names = ", ".join(t._as_node_def_input() for t in inputs)
         node_attrs = attrs_text(attrs, op_def.attrs)
         raise ValueError(f"{e} for '{{{{node {name}}}}} = {op_def.name}[{node_attrs}]({in_names})'"
-                         f" with input shapes: {in_shapes}.") from None
+                         f" with input shapes: {in_shapes}{_read_inputs_text(op_def, ctx)}."
+                         ) from None
     if isinstance(shapes, _ts.TensorShape):
         shapes = [shapes] * n_out if n_out != 1 else [shapes]
     if len(shapes) != n_out:
@@ -265,3 +268,37 @@ def _infer_shapes(op_def: OpDef, inputs, attrs, name: str, n_out: int) -> list:
                              f"for {n_out} outputs")
     return shapes
 
+
+
+def _read_inputs_text(op_def: OpDef, ctx: ShapeContext) -> str:
+    """TF's ` and with computed input tensors: input[i] = <v>` and ` and with input tensors
+    computed as partial shapes: input[i] = [4,?]` clauses, or "".
+
+    TF's shape refiner first runs the shape function without input values, then materializes
+    the values it asked for and runs it again; only an error of that second run lists them.
+    So the clauses appear only if the function succeeds when every value is hidden; the inputs
+    listed are those either run read (TF's request flags outlive a run), an input read as a
+    partial shape shown as one.
+    """
+    if not (ctx.read_values or ctx.read_shapes):
+        return ""
+    blind = ShapeContext(ctx.inputs, ctx.attrs, ctx.op_type, blind=True)
+    try:
+        op_def.shape_fn(blind)
+    except Exception:   # noqa: BLE001 - failing blind means TF's first run failed: no clause
+        return ""
+    read_values = ctx.read_values | blind.read_values
+    read_shapes = ctx.read_shapes | blind.read_shapes
+    values, shapes = [], []
+    for i, t in enumerate(ctx.inputs):
+        partial = static_shape_value(t) if i in read_shapes else None
+        if partial is not None and partial.ndims is not None:
+            shapes.append(f"input[{i}] = {shape_text(partial)}")
+            continue
+        value = static_value(t) if i in read_values else None
+        if value is not None:
+            values.append(f"input[{i}] = <{summarize_value(value, 256)}>")
+    text = " and with computed input tensors: " + ", ".join(values) if values else ""
+    if shapes:   # TF joins these with "," but the computed tensors with ", "
+        text += " and with input tensors computed as partial shapes: " + ",".join(shapes)
+    return text

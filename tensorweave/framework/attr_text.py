@@ -30,10 +30,11 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
+from tensorweave.framework.graph_io import infer_attr_kind
 from tensorweave.framework.shape_text import dims_text, shape_text
 from tensorweave.protos import types_pb2
 
-__all__ = ["attr_text", "attrs_text"]
+__all__ = ["attr_text", "attrs_text", "summarize_value"]
 
 _MAX_STRING = 80    # kMaxStringSummarySize
 _MAX_LIST = 30      # kMaxListSummarySize
@@ -64,7 +65,7 @@ def attrs_text(attrs: Mapping, specs: Mapping) -> str:
 def attr_text(value, kind: str | None = None) -> str:
     """One attr value as SummarizeAttrValue writes it; `kind` is the OpDef kind, or None to
     infer it from the value."""
-    kind = kind or _infer_kind(value)
+    kind = kind or infer_attr_kind(value)
     if kind.startswith("list("):
         return _list_text([attr_text(v, kind[5:-1]) for v in value])
     if kind == "type":
@@ -86,25 +87,6 @@ def attr_text(value, kind: str | None = None) -> str:
     raise TypeError(f"Cannot summarize attr of kind {kind!r}: {value!r}")
 
 
-def _infer_kind(value) -> str:
-    """The attr kind of an untyped (private) attr's value."""
-    if isinstance(value, (bool, np.bool_)):
-        return "bool"
-    if isinstance(value, (int, np.integer)):
-        return "int"
-    if isinstance(value, (float, np.floating)):
-        return "float"
-    if isinstance(value, (str, bytes)):
-        return "string"
-    if isinstance(value, _dtypes.DType):
-        return "type"
-    if isinstance(value, _ts.TensorShape):
-        return "shape"
-    if isinstance(value, np.ndarray):
-        return "tensor"
-    if isinstance(value, (list, tuple)):
-        return f"list({_infer_kind(value[0]) if value else 'int'})"
-    raise TypeError(f"Cannot infer the attr kind of {value!r}")
 
 
 def _list_text(pieces: list[str]) -> str:
@@ -172,14 +154,22 @@ def _tensor_text(arr: np.ndarray) -> str:
             f"values: {_tensor_values(arr, dtype)}>")
 
 
-def _tensor_values(arr: np.ndarray, dtype: _dtypes.DType) -> str:
-    """Tensor::SummarizeValue(3): the first three values, nested in brackets by dimension."""
+def summarize_value(arr: np.ndarray, max_values: int) -> str:
+    """Tensor::SummarizeValue(max_values) of a NumPy value: `1 2 3...`, `[1 2][3...]`."""
+    arr = np.asarray(arr)
+    return _tensor_values(arr, _dtypes.from_numpy(arr.dtype), max_values)
+
+
+def _tensor_values(arr: np.ndarray, dtype: _dtypes.DType, max_values: int = _TENSOR_VALUES
+                   ) -> str:
+    """Tensor::SummarizeValue: the first `max_values` values, nested in brackets by
+    dimension."""
     n = arr.size
-    limit = min(_TENSOR_VALUES, n)
+    limit = min(max_values, n)
     flat = arr.reshape(-1)[:limit]
     element = _element_text(dtype)
     if element is None:     # complex and other types TensorFlow does not print
-        return " ".join("?" * limit) + ("..." if _TENSOR_VALUES < n else "")
+        return " ".join("?" * limit) + ("..." if max_values < n else "")
     values = [element(v) for v in flat]
     if arr.ndim == 0:
         return " ".join(values) + ("..." if n > limit else "")

@@ -113,7 +113,7 @@ def tensor_proto_to_ndarray(proto) -> np.ndarray:
 def attr_to_proto(value, kind: str | None) -> attr_value_pb2.AttrValue:
     """Encodes a typed attr value; `kind` is the OpDef kind, or None to infer it."""
     a = attr_value_pb2.AttrValue()
-    kind = kind or _infer_kind(value)
+    kind = kind or infer_attr_kind(value)
     if kind == "type":
         a.type = _dtypes.as_dtype(value).as_datatype_enum
     elif kind == "int":
@@ -156,12 +156,14 @@ def _list_to_proto(lst, values, inner: str) -> None:
             raise TypeError(f"Cannot encode list attr of {inner!r}")
 
 
-def _infer_kind(value) -> str:
-    if isinstance(value, bool):
+def infer_attr_kind(value) -> str:
+    """The attr kind (OpDef spelling: "int", "list(type)", ...) of an untyped (private) attr's
+    value, NumPy scalars included; an empty list counts as list(string)."""
+    if isinstance(value, (bool, np.bool_)):
         return "bool"
-    if isinstance(value, int):
+    if isinstance(value, (int, np.integer)):
         return "int"
-    if isinstance(value, float):
+    if isinstance(value, (float, np.floating)):
         return "float"
     if isinstance(value, (str, bytes)):
         return "string"
@@ -172,7 +174,7 @@ def _infer_kind(value) -> str:
     if isinstance(value, np.ndarray):
         return "tensor"
     if isinstance(value, (list, tuple)):
-        inner = _infer_kind(value[0]) if value else "string"
+        inner = infer_attr_kind(value[0]) if value else "string"
         return f"list({inner})"
     raise TypeError(f"Cannot infer the attr kind of {value!r}")
 

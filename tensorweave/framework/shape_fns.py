@@ -2,25 +2,33 @@
 
 A shape function takes a `ShapeContext` and returns the output shapes (a TensorShape for a
 single-output op, else a list). It is pure, handles unknown dims and ranks, and raises
-ValueError for incompatible inputs; `apply_op` adds the op name and input shapes to the message.
+ValueError for incompatible inputs; `apply_op` adds the node, the input shapes and the input
+values the function read (as TensorFlow lists them) to the message.
 """
 from __future__ import annotations
 
 from tensorweave.framework import tensor_shape as _ts
-from tensorweave.framework.static_value import static_shape_value, static_value
+from tensorweave.framework.static_value import static_shape_value, static_value, unknown_shape_value
 
 TensorShape = _ts.TensorShape
 
 
 class ShapeContext:
-    """What a shape function may read: input shapes, attrs, statically known input values."""
+    """What a shape function may read: input shapes, attrs, statically known input values.
 
-    __slots__ = ("inputs", "attrs", "op_type")
+    It records which inputs the function read as values or as partial shapes, for the error
+    text; a `blind` context hides every value, as TF's first shape-function run sees them.
+    """
 
-    def __init__(self, inputs, attrs: dict, op_type: str):
+    __slots__ = ("inputs", "attrs", "op_type", "blind", "read_values", "read_shapes")
+
+    def __init__(self, inputs, attrs: dict, op_type: str, blind: bool = False):
         self.inputs = inputs
         self.attrs = attrs
         self.op_type = op_type
+        self.blind = blind
+        self.read_values: set[int] = set()
+        self.read_shapes: set[int] = set()
 
     def input_shape(self, i: int) -> TensorShape:
         return self.inputs[i]._shape
@@ -34,10 +42,14 @@ class ShapeContext:
 
     def static_value(self, i: int):
         """The NumPy value of input i if the graph fixes it, else None."""
-        return static_value(self.inputs[i])
+        self.read_values.add(i)
+        return None if self.blind else static_value(self.inputs[i])
 
     def static_shape(self, i: int) -> TensorShape:
         """Input i (a 1-D shape tensor) as a possibly partial TensorShape."""
+        self.read_shapes.add(i)
+        if self.blind:
+            return unknown_shape_value(self.inputs[i])
         return static_shape_value(self.inputs[i])
 
 

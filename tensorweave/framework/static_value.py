@@ -66,5 +66,12 @@ def static_shape_value(tensor):
         for t in op.inputs[:-1]:
             result = result.concatenate(static_shape_value(t))
         return result
+    return unknown_shape_value(tensor)
+
+
+def unknown_shape_value(tensor):
+    """A 1-D shape tensor of unknown value as a shape: one unknown dim per entry if its length
+    is known, else an unknown shape."""
+    from tensorweave.framework import tensor_shape as _ts
     length = _ts.dimension_value(tensor.shape[0]) if tensor.shape.ndims == 1 else None
     return _ts.unknown_shape(rank=length) if length is not None else _ts.unknown_shape()

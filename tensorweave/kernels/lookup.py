@@ -251,7 +251,8 @@ def read_text_table(filename: str, key_index: int, value_index: int, vocab_size:
     """The keys and values InitializeTableFromTextFileV2 reads from a text file.
 
     TensorFlow reads line by line and stops at the first bad line (empty, too few columns,
-    a field that does not parse), so of several problems the earliest line's is reported.
+    a field that does not parse), so of several problems the earliest line's is reported. An
+    empty file without a vocab_size is OutOfRange, as TensorFlow's first read fails.
     """
     if len(delimiter) != 1:
         raise invalid_argument("delimiter should be only 1 char")
@@ -263,6 +264,10 @@ def read_text_table(filename: str, key_index: int, value_index: int, vocab_size:
             from None
     if raw[-1] == b"":
         raw.pop()   # the file's final newline ends the last line
+    if not raw and vocab_size == -1:
+        # TF counts 0 lines, then its first read hits the end; a given vocab_size is checked
+        # below instead.
+        raise errors.OutOfRangeError(None, None, "Read less bytes than requested")
     if vocab_size != -1:
         raw = raw[:vocab_size]
     lines = [line[:-1] if line.endswith(b"\r") else line for line in raw]

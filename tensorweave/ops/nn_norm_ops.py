@@ -195,7 +195,8 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001,
       mean: A 1-D Tensor of population means: required for inference or when
         `exponential_avg_factor` != 1.
       variance: A 1-D Tensor of population variances, likewise.
-      epsilon: Added to the variance; at least 1.001e-5 (smaller values are raised to it).
+      epsilon: Added to the variance, kept as given (TF 2.21 no longer raises small values
+        to 1.001e-5; 0 or a negative value is accepted and may give inf or NaN).
       data_format: "NHWC" (default), "NCHW", "NDHWC" or "NCDHW".
       is_training: Use (and output) the batch statistics.
       name: A name for the operation (default "FusedBatchNormV3").
@@ -221,10 +222,9 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001,
         mean = constant([], dtype=scale.dtype.base_dtype)
     if variance is None:
         variance = constant([], dtype=scale.dtype.base_dtype)
-    epsilon = max(float(epsilon), 1.001e-5)
     y, batch_mean, batch_var = apply_op(
         FusedBatchNormV3, [x, scale, offset, mean, variance],
-        {"epsilon": epsilon, "exponential_avg_factor": float(exponential_avg_factor),
+        {"epsilon": float(epsilon), "exponential_avg_factor": float(exponential_avg_factor),
          "data_format": data_format, "is_training": bool(is_training)}, name=name)[:3]
     return y, batch_mean, batch_var
 

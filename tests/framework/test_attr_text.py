@@ -1,4 +1,5 @@
-"""How a shape function's error quotes the node's attrs (framework/attr_text.py).
+"""How a shape function's error quotes the node's attrs (framework/attr_text.py), its inputs
+and the input values the shape function read (framework/apply_op.py).
 
 Every expected text was recorded from TensorFlow 2.21 (tf.compat.v1 graph mode) running the same
 program: `'{{node n}} = Op[<attrs>](<inputs>)'`, the attrs sorted by name and written as
@@ -257,3 +258,66 @@ def test_private_attrs_of_an_imported_node(value, expected):
 ])
 def test_attr_text_of_typed_values(value, kind, expected):
     assert attr_text(value, kind) == expected
+
+
+def test_inputs_are_quoted_as_node_def_inputs():
+    # TF 2.21 names output 0 by its op and output k > 0 as 'op:k'; control inputs are not quoted.
+    def build():
+        a, b = tf.unstack(tf.zeros([2, 3]))
+        with tf.control_dependencies([a.op]):
+            tf.matmul(b, a)
+    assert _node_text(build) == (
+        "{{node MatMul}} = MatMul[T=DT_FLOAT, grad_a=false, grad_b=false, transpose_a=false, "
+        "transpose_b=false](unstack:1, unstack)")
+
+
+def _message(build) -> str:
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError) as info:
+            build()
+    return str(info.value)
+
+
+# TF lists the inputs whose values the shape function read, if the function passed without them.
+@pytest.mark.parametrize("build,expected", [
+    (lambda: tf.reshape(tf.zeros([6]), [4]),
+     "Cannot reshape a tensor with 6 elements to shape [4] (4 elements) for '{{node Reshape}} = "
+     "Reshape[T=DT_FLOAT, Tshape=DT_INT32](zeros, Reshape/shape)' with input shapes: [6], [1] "
+     "and with input tensors computed as partial shapes: input[1] = [4]."),
+    (lambda: tf.reshape(tf.zeros([6]), [-1, 4]),
+     "Dimension size must be evenly divisible by 4 but is 6 for '{{node Reshape}} = "
+     "Reshape[T=DT_FLOAT, Tshape=DT_INT32](zeros, Reshape/shape)' with input shapes: [6], [2] "
+     "and with input tensors computed as partial shapes: input[1] = [?,4]."),
+    (lambda: tf.reshape(tf.zeros([6]),
+                        tf.stack([4, tf.shape(tf.placeholder(tf.int32, [None]))[0]])),
+     "Dimension size must be evenly divisible by 4 but is 6 for '{{node Reshape}} = "
+     "Reshape[T=DT_FLOAT, Tshape=DT_INT32](zeros, stack)' with input shapes: [6], [2] "
+     "and with input tensors computed as partial shapes: input[1] = [4,?]."),
+    (lambda: tf.fill([2, -1], 1.0),
+     "Fill dimensions must be >= 0 for '{{node Fill}} = Fill[T=DT_FLOAT, index_type=DT_INT32]"
+     "(Fill/dims, Fill/value)' with input shapes: [2], [] and with input tensors computed as "
+     "partial shapes: input[0] = [2,?]."),
+    (lambda: tf.zeros([2, 3])[5],
+     "slice index 5 of dimension 0 out of bounds. for '{{node strided_slice}} = StridedSlice["
+     "Index=DT_INT32, T=DT_FLOAT, begin_mask=0, ellipsis_mask=0, end_mask=0, new_axis_mask=0, "
+     "shrink_axis_mask=1](zeros, strided_slice/stack, strided_slice/stack_1, "
+     "strided_slice/stack_2)' with input shapes: [2,3], [1], [1], [1] and with computed input "
+     "tensors: input[1] = <5>, input[2] = <6>, input[3] = <1>."),
+    (lambda: tf.range(0, 5, 0),
+     None),
+    # The function fails without the values too (TF's first run): no clause.
+    (lambda: tf.transpose(tf.zeros([2, 3]), [0, 1, 2]),
+     "Dimension must be 2 but is 3 for '{{node transpose}} = Transpose[T=DT_FLOAT, "
+     "Tperm=DT_INT32](zeros, transpose/perm)' with input shapes: [2,3], [3]."),
+    (lambda: tf.tile(tf.zeros([2, 3]), [1, 2, 3]),
+     "Shape must be rank 2 but is rank 3 for '{{node Tile}} = Tile[T=DT_FLOAT, "
+     "Tmultiples=DT_INT32](zeros, Tile/multiples)' with input shapes: [2,3], [3]."),
+], ids=["reshape", "reshape_minus_one", "reshape_partial", "fill", "strided_slice", "range",
+        "transpose", "tile"])
+def test_message_lists_the_input_values_the_shape_function_read(build, expected):
+    text = _message(build)
+    if expected is None:   # only the clause: the reason's wording is the op's own
+        assert text.endswith(" with input shapes: [], [], [] and with computed input tensors: "
+                             "input[0] = <0>, input[1] = <5>, input[2] = <0>."), text
+    else:
+        assert text == expected

@@ -135,6 +135,22 @@ def test_batch_norm_update_ops_are_assign_sub_operations_named_as_tensorflow(fus
         np.testing.assert_allclose(var, 0.9 + 0.1 * batch_var, rtol=1e-6)
 
 
+def test_fused_batch_norm_layer_keeps_a_small_epsilon():
+    # TF 2.21: the FusedBatchNormV3 node carries epsilon=1e-7 and normalizes with it.
+    x = np.linspace(0, 1e-3, 2 * 2 * 2 * 3).reshape(2, 2, 2, 3).astype(np.float32)
+    with tf.Graph().as_default() as g:
+        y = tf.layers.batch_normalization(tf.constant(x), epsilon=1e-7, fused=True,
+                                          training=True)
+        (op,) = [o for o in g.get_operations() if o.type == "FusedBatchNormV3"]
+        assert op.get_attr("epsilon") == pytest.approx(1e-7)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            out = sess.run(y)
+    flat = x.reshape(-1, 3).astype(np.float64)
+    ref = (flat - flat.mean(0)) / np.sqrt(flat.var(0) + 1e-7)
+    np.testing.assert_allclose(out.reshape(-1, 3), ref, rtol=1e-3, atol=1e-3)
+
+
 def test_batch_norm_with_a_training_tensor_updates_through_conds():
     x = np.linspace(-1, 1, 8).reshape(4, 2).astype(np.float32)
     with tf.Graph().as_default():

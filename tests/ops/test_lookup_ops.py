@@ -31,6 +31,7 @@ WORDS = _write("words.txt", b"a\nb\nc\n")
 CRLF = _write("crlf.txt", b"a,1\r\nb,2\nc,x\n,4\n")
 INTS = _write("ints.txt", b"10\n20\n30")
 EMPTY_LINE = _write("odd.txt", b"x,1\r\n\ny 2,3\nz,4")
+EMPTY = _write("empty.txt", b"")
 
 
 def _fixed(value, dtype=None):
@@ -648,6 +649,8 @@ def test_no_kernel_for_key_value_pairs_tensorflow_lacks():
     (EMPTY_LINE, (0, tf.int64, 1), {"delimiter": ", "}, "delimiter should be only 1 char"),
     (WORDS, (-2, tf.int64, -1), {"vocab_size": 5},
      rf"Invalid vocab_size in {WORDS}: expected 5 but got 3"),
+    (EMPTY, (-2, tf.int64, -1), {"vocab_size": 3},
+     rf"Invalid vocab_size in {EMPTY}: expected 3 but got 0"),
     (VOCAB, (0, tf.int64, 2), {}, r"Field 1.5 in line 0 is not a valid int64\."),
     (CRLF, (0, tf.int64, 1), {"delimiter": ",", "vocab_size": 3},
      r"Field x in line 2 is not a valid int64\."),
@@ -661,6 +664,29 @@ def test_text_file_errors(path, args, kwargs, message):
             with pytest.raises(tf.errors.InvalidArgumentError, match=message):
                 sess.run(table.initializer)
             assert sess.run(table.size()) == 0
+
+
+@pytest.mark.parametrize("make_table", [
+    lambda: tf.lookup.StaticHashTable(tf.lookup.TextFileInitializer(
+        EMPTY, tf.string, tf.lookup.TextFileIndex.WHOLE_LINE, tf.int64,
+        tf.lookup.TextFileIndex.LINE_NUMBER), -1),
+    lambda: tf.lookup.StaticHashTable(tf.lookup.TextFileInitializer(
+        EMPTY, tf.int64, tf.lookup.TextFileIndex.LINE_NUMBER, tf.string,
+        tf.lookup.TextFileIndex.WHOLE_LINE), "?"),
+    lambda: tf.lookup.StaticVocabularyTable(tf.lookup.TextFileInitializer(
+        EMPTY, tf.string, tf.lookup.TextFileIndex.WHOLE_LINE, tf.int64,
+        tf.lookup.TextFileIndex.LINE_NUMBER), 1),
+], ids=["static", "line_number_keys", "vocabulary"])
+def test_empty_text_file_is_out_of_range(make_table):
+    # TF 2.21: OutOfRangeError 'Read less bytes than requested' (with a vocab_size given, the
+    # vocab_size check's InvalidArgumentError instead: see test_text_file_errors).
+    with tf.Graph().as_default():
+        make_table()
+        with tf.Session() as sess:
+            with pytest.raises(tf.errors.OutOfRangeError,
+                               match="^Read less bytes than requested") as info:
+                sess.run(tf.tables_initializer())
+            assert info.value.op.name == "text_file_init/InitializeTableFromTextFileV2"
 
 
 def test_missing_text_file():

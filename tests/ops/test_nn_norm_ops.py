@@ -175,10 +175,14 @@ CASES += [
     OpCase("fused_bn_exponential_avg_factor", _bn("NHWC", True, 0.3),
            _bn_ref("NHWC", True, 0.3), [_randn(2, 3, 4, 2), _randn(2), _randn(2), *_stats(2)],
            F32_64, grad=False),
-    OpCase("fused_bn_small_epsilon_is_raised", _bn("NHWC", True, epsilon=1e-9),
-           _bn_ref("NHWC", True, epsilon=1.001e-5),
-           [_randn(2, 2, 2, 2, scale=1e-2), _randn(2), _randn(2)], rtol=1e-3, atol=1e-4,
+    # TF 2.21 keeps a small epsilon (older wrappers raised it to 1.001e-5).
+    OpCase("fused_bn_small_epsilon_is_kept", _bn("NHWC", True, epsilon=1e-7),
+           _bn_ref("NHWC", True, epsilon=1e-7),
+           [_randn(2, 2, 2, 2, scale=1e-3), _randn(2), _randn(2)], rtol=1e-3, atol=1e-4,
            grad=False),
+    OpCase("fused_bn_zero_epsilon_inference", _bn("NHWC", False, epsilon=0.0),
+           _bn_ref("NHWC", False, epsilon=0.0),
+           [_randn(2, 2, 2, 2), _randn(2), _randn(2), *_stats(2)], F32_64, grad=False),
     OpCase("fused_bn_float16", _bn("NHWC", True), _bn_ref("NHWC", True),
            [_randn(2, 3, 3, 2), _randn(2), _randn(2)], (tf.float16,),
            fixed_dtypes=(None, tf.float32, tf.float32), rtol=1e-2, atol=1e-2, grad=False),
@@ -246,7 +250,7 @@ def test_fused_batch_norm_graph_like_tensorflow():
                                                  "FusedBatchNormV3:2")
         op = y.op
         assert [t.name for t in op.inputs[3:]] == ["Const:0", "Const_1:0"]
-        assert op.get_attr("epsilon") == pytest.approx(1.001e-5)
+        assert op.get_attr("epsilon") == pytest.approx(1e-7)
         assert op.get_attr("is_training") is True and op.get_attr("data_format") == b"NHWC"
         assert [o.shape.as_list() for o in op.outputs[1:5]] == [[3]] * 4
         assert op.outputs[5].shape.ndims is None
@@ -367,3 +371,19 @@ def test_batch_normalization_layer_uses_the_fused_op():
             out = sess.run([y] + updates, {x: x0})[0]
         np.testing.assert_allclose(out.mean((0, 1, 2)), 0, atol=1e-5)
         np.testing.assert_allclose(out.std((0, 1, 2)), 1, atol=1e-3)
+
+
+@pytest.mark.parametrize("epsilon", [0.0, -1.0])
+def test_fused_batch_norm_keeps_zero_and_negative_epsilon(epsilon):
+    # TF 2.21 stores the epsilon as given and computes with it: -1 makes var + eps < 0 -> NaN.
+    x = np.linspace(0, 1e-3, 12, dtype=np.float32).reshape(1, 2, 2, 3)
+    with tf.Graph().as_default():
+        y = tf.nn.fused_batch_norm(x, tf.ones([3]), tf.zeros([3]), epsilon=epsilon)[0]
+        assert y.op.get_attr("epsilon") == epsilon
+        with tf.Session() as sess:
+            out = sess.run(y)
+    if epsilon < 0:
+        assert np.isnan(out).all()
+    else:
+        ref = ref_fused_bn(x, np.ones(3, np.float32), np.zeros(3, np.float32), epsilon=0.0)[0]
+        np.testing.assert_allclose(out, ref, rtol=1e-3, atol=1e-3)
