@@ -13,9 +13,13 @@ from tensorweave.framework.attr_text import attrs_text, summarize_value
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.op_def import Arg, OpDef
 from tensorweave.framework.operation import Operation, Tensor, user_creation_site
-from tensorweave.framework.shape_fns import ShapeContext
+from tensorweave.framework.shape_fns import ShapeContext, ShapeTensorError
 from tensorweave.framework.shape_text import shape_text
-from tensorweave.framework.static_value import static_shape_value, static_value
+from tensorweave.framework.static_value import (
+    invalid_shape_entry,
+    static_shape_value,
+    static_value,
+)
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 
 
@@ -99,8 +103,8 @@ def _op_name(graph, name, op_def) -> str:
 def _needs_conversion(value) -> bool:
     if isinstance(value, Tensor) or hasattr(value, "_as_graph_element"):
         return False
-    if isinstance(value, (list, tuple)):
-        return any(_needs_conversion(v) for v in value)
+    if isinstance(value, (list, tuple)):   # [] is a value too: tf.reshape(x, [])
+        return not value or any(_needs_conversion(v) for v in value)
     return True
 
 
@@ -188,12 +192,24 @@ def _convert_one(op_def: OpDef, arg_def: Arg, value, known: dict, source: dict) 
     is_graph_value = isinstance(value, Tensor) or hasattr(value, "_as_graph_element")
     # Like TF, a Python value (not a NumPy array, which keeps its dtype) of a type attr with a
     # default prefers that dtype: tf.reshape(x, []) gets an int32 shape.
-    default = op_def.attrs[arg_def.type_attr].default if want is None and arg_def.type_attr \
-        and op_def.attrs[arg_def.type_attr].has_default and not hasattr(value, "dtype") \
-        else None
-    tensor = convert_to_tensor(value, dtype=None if is_graph_value else want,
-                               preferred_dtype=default, as_ref=arg_def.is_ref,
-                               name=None if is_graph_value else arg_def.name)
+    spec = op_def.attrs[arg_def.type_attr] if arg_def.type_attr else None
+    default = spec.default if want is None and spec is not None and spec.has_default \
+        and not hasattr(value, "dtype") else None
+    name = None if is_graph_value else arg_def.name
+    tensor = None
+    if default is not None and spec.allowed is not None:
+        # TF first converts without the preference and keeps the result if its dtype is
+        # allowed (tf.one_hot([1, 2], 3) gets TI=int32 though TI defaults to int64); else it
+        # converts again, preferring the default, and the first constant stays unused.
+        try:
+            tensor = convert_to_tensor(value, as_ref=arg_def.is_ref, name=name)
+        except TypeError:
+            pass
+        if tensor is not None and tensor.dtype.base_dtype not in spec.allowed:
+            tensor = None
+    if tensor is None:
+        tensor = convert_to_tensor(value, dtype=None if is_graph_value else want,
+                                   preferred_dtype=default, as_ref=arg_def.is_ref, name=name)
     dtype = tensor.dtype
     if arg_def.is_ref and not dtype._is_ref_dtype:
         raise TypeError(f"'{op_def.name}' Op requires that input '{arg_def.name}' be a mutable "
@@ -255,11 +271,21 @@ def _infer_shapes(op_def: OpDef, inputs, attrs, name: str, n_out: int) -> list:
     try:
         shapes = op_def.shape_fn(ctx)
     except ValueError as e:
+        blind, blind_error = _run_blind(op_def, ctx)
+        if blind is not None:
+            # TF materializes the shape tensors its first (blind) run asked for before the
+            # second run; an entry below -1 fails there, outside the shape function.
+            for i in sorted(blind.read_shapes):
+                bad = invalid_shape_entry(inputs[i])
+                if bad is not None:
+                    raise ValueError(f"Invalid value in tensor used for shape: {bad}") from None
+        elif isinstance(e, ShapeTensorError) and isinstance(blind_error, ValueError):
+            e = blind_error   # TF's first run failed, so its error is the one reported
         in_shapes = ", ".join(shape_text(t._shape) for t in inputs)
         in_names = ", ".join(t._as_node_def_input() for t in inputs)
         node_attrs = attrs_text(attrs, op_def.attrs)
         raise ValueError(f"{e} for '{{{{node {name}}}}} = {op_def.name}[{node_attrs}]({in_names})'"
-                         f" with input shapes: {in_shapes}{_read_inputs_text(op_def, ctx)}."
+                         f" with input shapes: {in_shapes}{_read_inputs_text(ctx, blind)}."
                          ) from None
     if isinstance(shapes, _ts.TensorShape):
         shapes = [shapes] * n_out if n_out != 1 else [shapes]
@@ -270,22 +296,33 @@ def _infer_shapes(op_def: OpDef, inputs, attrs, name: str, n_out: int) -> list:
 
 
 
-def _read_inputs_text(op_def: OpDef, ctx: ShapeContext) -> str:
+def _run_blind(op_def: OpDef, ctx: ShapeContext):
+    """Reruns the shape function with every input value hidden, as TF's first run sees them.
+
+    Returns (the blind context, None), or (None, the error) if that run fails. Runs only if
+    the failed run read some input value: otherwise both runs are the same.
+    """
+    if not (ctx.read_values or ctx.read_shapes):
+        return None, None
+    blind = ShapeContext(ctx.inputs, ctx.attrs, ctx.op_type, blind=True)
+    try:
+        op_def.shape_fn(blind)
+    except Exception as e:   # noqa: BLE001 - failing blind means TF's first run failed
+        return None, e
+    return blind, None
+
+
+def _read_inputs_text(ctx: ShapeContext, blind: ShapeContext | None) -> str:
     """TF's ` and with computed input tensors: input[i] = <v>` and ` and with input tensors
     computed as partial shapes: input[i] = [4,?]` clauses, or "".
 
     TF's shape refiner first runs the shape function without input values, then materializes
     the values it asked for and runs it again; only an error of that second run lists them.
-    So the clauses appear only if the function succeeds when every value is hidden; the inputs
-    listed are those either run read (TF's request flags outlive a run), an input read as a
-    partial shape shown as one.
+    So the clauses appear only if the function succeeds when every value is hidden (`blind`
+    is that run's context, None if it failed); the inputs listed are those either run read
+    (TF's request flags outlive a run), an input read as a partial shape shown as one.
     """
-    if not (ctx.read_values or ctx.read_shapes):
-        return ""
-    blind = ShapeContext(ctx.inputs, ctx.attrs, ctx.op_type, blind=True)
-    try:
-        op_def.shape_fn(blind)
-    except Exception:   # noqa: BLE001 - failing blind means TF's first run failed: no clause
+    if blind is None:
         return ""
     read_values = ctx.read_values | blind.read_values
     read_shapes = ctx.read_shapes | blind.read_shapes

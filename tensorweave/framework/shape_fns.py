@@ -8,9 +8,19 @@ values the function read (as TensorFlow lists them) to the message.
 from __future__ import annotations
 
 from tensorweave.framework import tensor_shape as _ts
-from tensorweave.framework.static_value import static_shape_value, static_value, unknown_shape_value
+from tensorweave.framework.static_value import (
+    invalid_shape_entry,
+    static_shape_value,
+    static_value,
+    unknown_shape_value,
+)
 
 TensorShape = _ts.TensorShape
+
+
+class ShapeTensorError(ValueError):
+    """A shape tensor holds an entry below -1. TF raises this while materializing the input
+    for the shape function, outside it, so `apply_op` adds no node text."""
 
 
 class ShapeContext:
@@ -50,6 +60,9 @@ class ShapeContext:
         self.read_shapes.add(i)
         if self.blind:
             return unknown_shape_value(self.inputs[i])
+        bad = invalid_shape_entry(self.inputs[i])
+        if bad is not None:
+            raise ShapeTensorError(f"Invalid value in tensor used for shape: {bad}")
         return static_shape_value(self.inputs[i])
 
 
@@ -114,7 +127,7 @@ def normalize_axes(axes, rank: int, what: str = "axis") -> list[int]:
     for a in axes:
         a = int(a)
         if not -rank <= a < rank:
-            raise ValueError(f"Invalid reduction dimension {a} for input with {rank} dimensions"
+            raise ValueError(f"Invalid reduction dimension {a} for input with {rank} dimensions."
                              if what == "axis" else f"{what} {a} out of range for rank {rank}")
         out.append(a % rank)
     return out

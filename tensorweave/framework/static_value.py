@@ -69,6 +69,29 @@ def static_shape_value(tensor):
     return unknown_shape_value(tensor)
 
 
+def invalid_shape_entry(tensor) -> int | None:
+    """The first entry below -1 that TF's ConstantPartialShape rejects ("Invalid value in
+    tensor used for shape") when it materializes `tensor` as a shape, else None.
+
+    As in TF, Shape and Pack are read piecewise (a negative packed scalar is an unknown dim,
+    not an error) and ConcatV2 checks each piece; anything else is checked by its value.
+    """
+    op = tensor.op
+    if op.type in ("Shape", "Pack"):
+        return None
+    if op.type == "ConcatV2":
+        for t in op.inputs[:-1]:
+            bad = invalid_shape_entry(t)
+            if bad is not None:
+                return bad
+        return None
+    value = static_value(tensor)
+    if value is None:
+        return None
+    bad = [int(d) for d in np.ravel(value) if int(d) < -1]
+    return bad[0] if bad else None
+
+
 def unknown_shape_value(tensor):
     """A 1-D shape tensor of unknown value as a shape: one unknown dim per entry if its length
     is known, else an unknown shape."""

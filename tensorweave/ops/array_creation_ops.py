@@ -284,6 +284,8 @@ def _range_shape(ctx):
     values = [ctx.static_value(i) for i in builtins.range(3)]
     if any(v is None for v in values):
         return TensorShape([None])
+    if values[2] == 0:   # TF's shape function words this without the value its kernel adds
+        raise ValueError("Requires delta != 0")
     return TensorShape([range_length(*values)])
 
 

@@ -31,6 +31,8 @@ __all__ = ["boolean_mask", "gather", "gather_nd", "one_hot", "scatter_nd", "sequ
 
 TensorShape = _ts.TensorShape
 _GATHER_INDEX = frozenset({_dtypes.int16, *INDEX_TYPES})
+# TF 2.21's GatherNd / ScatterNd family attr; "" keeps its default handling of bad indices.
+BAD_INDICES_POLICY = Attr("bad_indices_policy", "string", "")
 
 
 def _dims(ctx, i: int):
@@ -150,7 +152,7 @@ def _gather_nd_shape(ctx):
 
 GatherNd = define_op(
     "GatherNd", inputs=["params: Tparams", "indices: Tindices"], outputs=["output: Tparams"],
-    attrs=[TypeAttr("Tparams"), TypeAttr("Tindices", _GATHER_INDEX)],
+    attrs=[TypeAttr("Tparams"), TypeAttr("Tindices", _GATHER_INDEX), BAD_INDICES_POLICY],
     shape_fn=_gather_nd_shape)
 
 
@@ -235,7 +237,7 @@ ScatterNd = define_op(
     "ScatterNd", inputs=["indices: Tindices", "updates: T", "shape: Tindices"],
     outputs=["output: T"],
     attrs=[TypeAttr("T", _dtypes.NUMERIC | {_dtypes.bool}),
-           TypeAttr("Tindices", _GATHER_INDEX)],
+           TypeAttr("Tindices", _GATHER_INDEX), BAD_INDICES_POLICY],
     shape_fn=_scatter_nd_shape)
 
 

@@ -82,15 +82,13 @@ def _concat_shape(ctx):
         raise ValueError(f"ConcatOp : Expected concatenating dimensions in the range "
                          f"[{-rank}, {rank}), but got {axis}")
     axis %= rank
-    out = list(known[0])
+    # As TF does, the dims before and after the axis merge as two separate running subshapes,
+    # so a clash names its index in that subshape and prints the two subshapes.
+    before, after = known[0][:axis], known[0][axis + 1:]
     for s in known[1:]:
-        for d, (x, y) in enumerate(zip(out, s)):
-            if d == axis or y is None:
-                continue
-            if x is not None and x != y:
-                raise ValueError(f"Dimension {d} in both shapes must be equal, but are {x} and "
-                                 f"{y}. Shapes are {dims_text(known[0])} and {dims_text(s)}.")
-            out[d] = y
+        before = merge_dims(before, s[:axis])
+        after = merge_dims(after, s[axis + 1:])
+    out = [*before, None, *after]
     sizes = [s[axis] for s in known]
     known_all = len(known) == len(shapes) and None not in sizes
     out[axis] = sum(sizes) if known_all else None

@@ -273,13 +273,8 @@ def _reshape_target(ctx) -> list | None:
     shape_rank = ctx.input_shape(1).ndims
     if shape_rank is not None and shape_rank > 1:
         raise ValueError(f"Shape must be rank 1 but is rank {shape_rank}")
-    value = ctx.static_value(1)
-    if value is not None:
-        dims = [int(d) for d in np.ravel(value)]
-        for d in dims:
-            if d < -1:
-                raise ValueError(f"Invalid value in tensor used for shape: {d}")
-        return [None if d == -1 else d for d in dims]
+    # Like TF's MakeShapeFromShapeTensor: a Const entry below -1 fails while the shape is
+    # materialized (ShapeContext.static_shape); a packed negative scalar is an unknown dim.
     partial = ctx.static_shape(1)
     return None if partial.ndims is None else partial.as_list()
 

@@ -16,7 +16,7 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.scopes import name_scope
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops.array_index_ops import check_scatter_nd_shapes
+from tensorweave.ops.array_index_ops import BAD_INDICES_POLICY, check_scatter_nd_shapes
 from tensorweave.ops.math_segment_ops import sorted_segment_shape, unsorted_segment_shape
 from tensorweave.ops.state_ops import on_variable_shapes
 from tensorweave.ops.training_ops import merge_shapes, with_rank
@@ -301,13 +301,14 @@ def _scatter_nd_op(op_type: str, use_locking_default: bool):
     ref_op = define_op(op_type, inputs=["ref: Ref(T)", "indices: Tindices", "updates: T"],
                        outputs=["output_ref: Ref(T)"],
                        attrs=[TypeAttr("T", allowed), TypeAttr("Tindices", _INDEX),
-                              Attr("use_locking", "bool", use_locking_default)],
+                              Attr("use_locking", "bool", use_locking_default),
+                              BAD_INDICES_POLICY],
                        shape_fn=_scatter_nd_ref_shape, is_stateful=True,
                        not_differentiable=True)
     twin = define_op("Resource" + op_type,
                      inputs=["ref: resource", "indices: Tindices", "updates: T"],
                      attrs=[TypeAttr("T", allowed), TypeAttr("Tindices", _INDEX),
-                            Attr("use_locking", "bool", True)],
+                            Attr("use_locking", "bool", True), BAD_INDICES_POLICY],
                      shape_fn=on_variable_shapes(_scatter_nd_ref_shape), is_stateful=True,
                      not_differentiable=True)
     return ref_op, twin

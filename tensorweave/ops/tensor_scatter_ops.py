@@ -18,7 +18,12 @@ from __future__ import annotations
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import TypeAttr, define_op
-from tensorweave.ops.array_index_ops import check_scatter_nd_shapes, gather_nd, scatter_nd
+from tensorweave.ops.array_index_ops import (
+    BAD_INDICES_POLICY,
+    check_scatter_nd_shapes,
+    gather_nd,
+    scatter_nd,
+)
 from tensorweave.ops.image_ops import rank_at_least
 
 __all__ = ["tensor_scatter_add", "tensor_scatter_nd_add", "tensor_scatter_nd_max",
@@ -38,7 +43,8 @@ def _tensor_scatter_op(op_type: str, index_types=_dtypes.INDEX):
     """TensorFlow's OpDef: any T (the kernels narrow it); int32 / int64 indices unless told."""
     return define_op(op_type, inputs=["tensor: T", "indices: Tindices", "updates: T"],
                      outputs=["output: T"],
-                     attrs=[TypeAttr("T"), TypeAttr("Tindices", index_types)],
+                     attrs=[TypeAttr("T"), TypeAttr("Tindices", index_types),
+                            BAD_INDICES_POLICY],
                      shape_fn=_tensor_scatter_shape)
 
 

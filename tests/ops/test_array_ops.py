@@ -441,6 +441,57 @@ def test_construction_errors(build, exc, match):
             build()
 
 
+# TF materializes a constant shape input before rerunning the shape function; an entry below -1
+# fails there, so its message carries no node text (texts from TF 2.21). A packed negative scalar
+# is only an unknown dim, so reshape accepts it and Fill's own check reports it.
+@pytest.mark.parametrize("build,text", [
+    (lambda: tf.fill([2, -3], 1.0), "Invalid value in tensor used for shape: -3"),
+    (lambda: tf.zeros([2, -3]), "Invalid value in tensor used for shape: -3"),
+    (lambda: tf.ones(tf.stack([2, -3])), "Invalid value in tensor used for shape: -3"),
+    (lambda: tf.zeros([-3]), "Invalid value in tensor used for shape: -3"),
+    (lambda: tf.broadcast_to(1.0, [2, -3]), "Invalid value in tensor used for shape: -3"),
+    (lambda: tf.reshape(_t24(), [-2, 3]), "Invalid value in tensor used for shape: -2"),
+    (lambda: tf.slice(tf.zeros([4, 4]), [0, 0], [2, -3]),
+     "Invalid value in tensor used for shape: -3"),
+    (lambda: tf.fill(tf.stack([tf.constant(2), tf.constant(-3)]), 1.0),
+     "Fill dimensions must be >= 0 for '{{node Fill}} = Fill[T=DT_FLOAT, index_type=DT_INT32]"
+     "(stack, Fill/value)' with input shapes: [2], [] and with input tensors computed as "
+     "partial shapes: input[0] = [2,?]."),
+])
+def test_invalid_shape_tensor_errors_match_tf(build, text):
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError) as info:
+            build()
+    assert str(info.value) == text
+
+
+def test_reshape_to_packed_negative_scalar_is_an_unknown_dim():
+    with tf.Graph().as_default():
+        out = tf.reshape(_t24(), tf.stack([tf.constant(-2), tf.constant(3)]))
+    assert out.shape.as_list() == [8, 3]
+
+
+def test_range_zero_delta_reason_matches_tf():
+    """TF 2.21's shape function omits the value that its kernel's message adds."""
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError) as info:
+            tf.range(0, 10, 0)
+    assert str(info.value).startswith(
+        "Requires delta != 0 for '{{node range}} = Range[Tidx=DT_INT32](range/start, "
+        "range/limit, range/delta)'")
+
+
+def test_reshape_to_empty_list_names_its_shape_like_tf():
+    """TF converts [] once unpreferred (float32, not an allowed Tshape), leaves that constant
+    unused and converts it again as int32: both live in the op's scope."""
+    with tf.Graph().as_default() as g:
+        y = tf.reshape(tf.constant([1.0]), [])
+        assert [op.name for op in g.get_operations()] == [
+            "Const", "Reshape/shape", "Reshape/shape_1", "Reshape"]
+        assert y.op.inputs[1].op.name == "Reshape/shape_1"
+        assert y.op.get_attr("Tshape") == tf.int32 and y.shape.as_list() == []
+
+
 # --- run-time errors -----------------------------------------------------------------------------
 def _fed(build, *feeds):
     """Builds with placeholders of unknown shape fed `feeds`; returns (tensor, feed_dict)."""

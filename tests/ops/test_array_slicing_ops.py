@@ -278,7 +278,7 @@ def _zeros(*shape):
 
 @pytest.mark.parametrize("build,exc,match", [
     (lambda: tf.concat([_zeros(2, 3), _zeros(2, 4)], 0), ValueError,
-     r"Dimension 1 in both shapes must be equal, but are 3 and 4"),
+     r"Dimension 0 in both shapes must be equal, but are 3 and 4. Shapes are \[3\] and \[4\]"),
     (lambda: tf.concat([_zeros(2, 3), _zeros(2, 3, 1)], 0), ValueError, "must be rank 2"),
     (lambda: tf.concat([_zeros(2), _zeros(2)], 1), ValueError, "at least rank 2"),
     (lambda: tf.concat([_zeros(), _zeros()], 0), ValueError, "Can't concatenate scalars"),
@@ -505,6 +505,52 @@ def test_int64_tensor_index_promotes_the_whole_spec():
         assert y.op.get_attr("Index") == tf.int64
         with tf.Session() as sess:
             np.testing.assert_array_equal(sess.run(y, {k: 1}), [4, 5])
+
+
+# TF merges the dims before and after the axis as two running subshapes; a clash names its
+# index in that subshape and prints the two subshapes (texts from TF 2.21).
+@pytest.mark.parametrize("build,reason", [
+    (lambda: tf.concat([tf.zeros([2, 3]), tf.zeros([3, 3])], 1),
+     "Dimension 0 in both shapes must be equal, but are 2 and 3. Shapes are [2] and [3]."),
+    (lambda: tf.concat([tf.zeros([2, 3]), tf.zeros([3, 4])], 0),
+     "Dimension 0 in both shapes must be equal, but are 3 and 4. Shapes are [3] and [4]."),
+    (lambda: tf.concat([tf.zeros([2, 3, 4]), tf.zeros([2, 5, 4])], 2),
+     "Dimension 1 in both shapes must be equal, but are 3 and 5. Shapes are [2,3] and [2,5]."),
+    (lambda: tf.concat([tf.zeros([2, 3, 4, 5]), tf.zeros([2, 3, 4, 6])], 1),
+     "Dimension 1 in both shapes must be equal, but are 5 and 6. Shapes are [4,5] and [4,6]."),
+    (lambda: tf.concat([tf.placeholder(tf.float32, [None, 3, None]), tf.zeros([2, 3, 5]),
+                        tf.zeros([3, 3, 4])], 1),
+     "Dimension 0 in both shapes must be equal, but are 2 and 3. Shapes are [2] and [3]."),
+])
+def test_concat_mismatch_reason_matches_tf(build, reason):
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError) as info:
+            build()
+    assert str(info.value).startswith(reason + " for '{{node concat}} = ConcatV2[")
+
+
+def test_one_hot_keeps_python_indices_int32_like_tf():
+    """TI defaults to int64, but TF keeps the plain conversion when its dtype is allowed."""
+    with tf.Graph().as_default():
+        y = tf.one_hot([1, 2], 3)
+        y64 = tf.one_hot(tf.constant([1, 2], tf.int64), 3)
+        empty = tf.one_hot([], 3)   # float32 is not allowed: TF converts again, as int64
+        assert y.op.get_attr("TI") == tf.int32 and y64.op.get_attr("TI") == tf.int64
+        assert empty.op.get_attr("TI") == tf.int64
+        assert [t.op.name for t in empty.op.inputs][:1] == ["one_hot_2/indices_1"]
+        assert y.dtype == tf.float32 and y.shape.as_list() == [2, 3]
+        with tf.Session() as sess:
+            got, got64 = sess.run([y, y64])
+    np.testing.assert_array_equal(got, np.eye(3, dtype=np.float32)[[1, 2]])
+    np.testing.assert_array_equal(got64, got)
+
+
+def test_gather_nd_and_scatter_nd_carry_bad_indices_policy():
+    with tf.Graph().as_default():
+        ops = [tf.scatter_nd([[0]], [1.0], [2]).op, tf.gather_nd(_zeros(2), [[0]]).op]
+    for op in ops:
+        assert op.get_attr("bad_indices_policy") == b""
+        assert op.node_def.attr["bad_indices_policy"].s == b""
 
 
 def test_concat_of_one_tensor_is_an_identity():

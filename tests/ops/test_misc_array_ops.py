@@ -269,6 +269,18 @@ def test_names_attrs_and_static_shapes():
             .as_list() == [None, None]
 
 
+@pytest.mark.parametrize("use_resource", [False, True])
+def test_scatter_nd_variable_ops_carry_bad_indices_policy(use_resource):
+    with tf.Graph().as_default() as g:
+        v = tf.Variable(tf.zeros([4]), use_resource=use_resource)
+        for fn in (tf.scatter_nd_update, tf.scatter_nd_add, tf.scatter_nd_sub):
+            fn(v, [[1]], [1.0])
+    ops = [op for op in g.get_operations() if "ScatterNd" in op.type]
+    assert len(ops) == 3
+    for op in ops:
+        assert op.get_attr("bad_indices_policy") == b"", op.type
+
+
 def test_no_gradient_where_tensorflow_has_none():
     with tf.Graph().as_default():
         x = tf.constant([1.0, 2.0])

@@ -328,6 +328,24 @@ def test_construction_errors():
             tf.multinomial([[1.0, 2.0]], 3, output_dtype=tf.int16)
 
 
+@pytest.mark.parametrize("build", [
+    lambda: tf.random.uniform([2, -3]),
+    lambda: tf.random.uniform([2, -3], maxval=5, dtype=tf.int32),
+    lambda: tf.random.normal([2, -3]),
+    lambda: tf.random.truncated_normal([2, -3]),
+])
+def test_invalid_shape_value_fails_without_node_text(build):
+    """TF 2.21 rejects a constant shape entry below -1 while materializing it (no node text);
+    -1 and packed negative scalars are unknown dims."""
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError) as info:
+            build()
+        assert str(info.value) == "Invalid value in tensor used for shape: -3"
+        assert tf.random.uniform([2, -1]).shape.as_list() == [2, None]
+        packed = tf.stack([tf.constant(2), tf.constant(-3)])
+        assert tf.random.uniform(packed).shape.as_list() == [2, None]
+
+
 def test_runtime_errors():
     with tf.Graph().as_default():
         lo, hi = tf.placeholder(tf.int32), tf.placeholder(tf.int32)

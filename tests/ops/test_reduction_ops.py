@@ -291,6 +291,15 @@ def test_construction_errors():
             top_k(tf.constant(1.0), 1)
 
 
+def test_out_of_range_axis_reason_matches_tf():
+    with tf.Graph().as_default():
+        for axis, bad in ((5, 5), (-3, -3), ([0, 5], 5)):
+            with pytest.raises(ValueError) as info:
+                tf.reduce_sum(tf.zeros([2, 3]), axis)
+            assert str(info.value).startswith(
+                f"Invalid reduction dimension {bad} for input with 2 dimensions. for '{{{{node ")
+
+
 def test_static_values_of_reductions():
     with tf.Graph().as_default():
         c = tf.constant([[2, 3], [4, 5]])

@@ -226,6 +226,20 @@ def test_run_time_errors(tensor, indices, updates, message):
     assert info.value.message.startswith(message)
 
 
+def test_bad_indices_policy_attr_like_tensorflow():
+    """TF 2.21's op defs carry bad_indices_policy="" and print it in the node text."""
+    fns = [tf.tensor_scatter_nd_update, tf.tensor_scatter_nd_add, tf.tensor_scatter_nd_sub,
+           tf.tensor_scatter_nd_max, tf.tensor_scatter_nd_min]
+    with tf.Graph().as_default():
+        for fn in fns:
+            op = fn(tf.zeros([4]), [[0], [2]], [1.0, 2.0]).op
+            assert op.get_attr("bad_indices_policy") == b"", op.type
+        with pytest.raises(ValueError) as info:
+            tf.tensor_scatter_nd_update(tf.zeros([4, 4]), [[0], [1]], tf.zeros([3, 4]))
+    assert ("= TensorScatterUpdate[T=DT_FLOAT, Tindices=DT_INT32, bad_indices_policy=\"\"]"
+            in str(info.value))
+
+
 def test_kernels_take_the_dtypes_tensorflow_registers():
     """The OpDef takes any dtype, as TF's does; there is no CPU kernel to add strings or to
     take the maximum of complex numbers (InvalidArgumentError in both, in other words)."""
