@@ -33,19 +33,25 @@ class VariableKernel:
 class AssignKernel:
     """Stores a private copy of the value (the value may be a constant or a fed array)."""
 
+    dtype_attr = "T"
+
     def __init__(self, ctx):
         self.validate = ctx.attrs["validate_shape"]
-        self.np_dtype = ctx.attrs["T"].as_numpy_dtype
+        self.np_dtype = ctx.attrs[self.dtype_attr].as_numpy_dtype
 
     def compute(self, ctx, ref, value):
         value = np.array(value, dtype=self.np_dtype, copy=True)
         old = ref.value
         if self.validate and old is not None and old.shape != value.shape:
-            raise errors.InvalidArgumentError(
-                None, None, f"Assign requires shapes of both tensors to match. lhs shape= "
-                f"{list(old.shape)} rhs shape= {list(value.shape)}")
+            raise self.shape_error(old.shape, value.shape)
         ref.value = value
         return ref
+
+    @staticmethod
+    def shape_error(old, new) -> errors.InvalidArgumentError:
+        return errors.InvalidArgumentError(
+            None, None, f"Assign requires shapes of both tensors to match. lhs shape= "
+            f"{list(old)} rhs shape= {list(new)}")
 
 
 def _update(ref, value, sign):
@@ -121,18 +127,16 @@ def _read_variable(ctx, ref):
 
 
 @kernel("AssignVariableOp")
-class AssignVariableKernel:
-    """Stores a private copy of the value; with `validate_shape`, only of the variable's shape."""
+class AssignVariableKernel(AssignKernel):
+    """Stores a private copy of the value; with `validate_shape`, only of the variable's shape.
+    Assign's kernel with the resource op's dtype attr and TensorFlow's message for it."""
 
-    def __init__(self, ctx):
-        self.validate = ctx.attrs["validate_shape"]
-        self.np_dtype = ctx.attrs["dtype"].as_numpy_dtype
+    dtype_attr = "dtype"
 
     def compute(self, ctx, ref, value):
-        value = np.array(value, dtype=self.np_dtype, copy=True)
-        old = ref.value
-        if self.validate and old is not None and old.shape != value.shape:
-            raise invalid_argument(f"Trying to assign to variable with tensor with wrong shape. "
-                                   f"Expected {dims_text(old.shape)} got "
-                                   f"{dims_text(value.shape)}")
-        ref.value = value
+        super().compute(ctx, ref, value)   # AssignVariableOp has no outputs
+
+    @staticmethod
+    def shape_error(old, new) -> errors.InvalidArgumentError:
+        return invalid_argument(f"Trying to assign to variable with tensor with wrong shape. "
+                                f"Expected {dims_text(old)} got {dims_text(new)}")
