@@ -19,10 +19,10 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import TypeAttr, define_op
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import dims_with_rank
 from tensorweave.framework.static_value import register_static_value, static_value
 from tensorweave.framework.tensor_conversion import convert_to_tensor, is_tensor_like
 from tensorweave.framework.tensor_util import to_numpy
-from tensorweave.ops.array_join_ops import with_rank
 from tensorweave.ops.constant_op import constant
 
 __all__ = ["fill", "lin_space", "linspace", "meshgrid", "ones", "ones_like", "range", "zeros",
@@ -54,8 +54,8 @@ def _empty_like(dtype: _dtypes.DType, shape) -> np.ndarray:
 
 # --- Fill --------------------------------------------------------------------------------------
 def _fill_shape(ctx):
-    with_rank(_dims(ctx.input_shape(0)), 1)
-    with_rank(_dims(ctx.input_shape(1)), 0)
+    dims_with_rank(_dims(ctx.input_shape(0)), 1)
+    dims_with_rank(_dims(ctx.input_shape(1)), 0)
     dims = ctx.static_value(0)
     if dims is not None:
         if (dims < 0).any():

@@ -22,9 +22,10 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.indexed_slices import IndexedSlices, to_dense
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import dims_with_rank, merge_dims
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.framework.static_value import register_static_value, static_value, static_values
-from tensorweave.ops.array_join_ops import INDEX_TYPES, concat, merge_dims, static_int, with_rank
+from tensorweave.ops.array_join_ops import INDEX_TYPES, concat, static_int
 
 __all__ = ["boolean_mask", "gather", "gather_nd", "one_hot", "scatter_nd", "sequence_mask",
            "unique", "where", "where_v2"]
@@ -42,7 +43,7 @@ def _dims(ctx, i: int):
 # --- GatherV2 --------------------------------------------------------------------------------
 def _gather_shape(ctx):
     params, indices = _dims(ctx, 0), _dims(ctx, 1)
-    with_rank(_dims(ctx, 2), 0)
+    dims_with_rank(_dims(ctx, 2), 0)
     batch_dims = ctx.attrs["batch_dims"]
     if batch_dims < 0 and indices is not None:
         batch_dims += len(indices)
@@ -225,7 +226,7 @@ def check_scatter_nd_shapes(tensor, indices, updates) -> None:
 
 def _scatter_nd_shape(ctx):
     indices, updates = _dims(ctx, 0), _dims(ctx, 1)
-    with_rank(_dims(ctx, 2), 1)
+    dims_with_rank(_dims(ctx, 2), 1)
     out = ctx.static_shape(2)
     if (indices is not None and not indices) or (updates is not None and not updates):
         raise ValueError("Shape must be at least rank 1 but is rank 0")
@@ -268,7 +269,7 @@ def _one_hot_shape(ctx):
     indices = _dims(ctx, 0)
     axis = ctx.attrs["axis"]
     for i in (1, 2, 3):
-        with_rank(_dims(ctx, i), 0)
+        dims_with_rank(_dims(ctx, i), 0)
     if axis < -1:
         raise ValueError("axis must be >= -1")
     depth = static_int(ctx, 1)
@@ -449,7 +450,7 @@ def where_v2(condition, x=None, y=None, name=None):
 
 # --- Unique ----------------------------------------------------------------------------------
 def _unique_shape(ctx):
-    dims = with_rank(_dims(ctx, 0), 1)
+    dims = dims_with_rank(_dims(ctx, 0), 1)
     return [TensorShape([None]), TensorShape._from_dims(dims)]
 
 

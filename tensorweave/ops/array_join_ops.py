@@ -17,7 +17,7 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.scopes import name_scope
-from tensorweave.framework.shape_text import dims_text
+from tensorweave.framework.shape_checks import dims_with_rank, merge_dims
 from tensorweave.framework.static_value import register_static_value, static_value, static_values
 
 __all__ = ["concat", "split", "stack", "unstack"]
@@ -26,36 +26,9 @@ TensorShape = _ts.TensorShape
 INDEX_TYPES = (_dtypes.int32, _dtypes.int64)
 
 
-# --- shape helpers (TF's messages, so errors read like TensorFlow's) -----------------------
-
-
-def merge_dims(a, b):
-    """Merges two dims tuples (None = unknown rank); ValueError in TF's words if they clash."""
-    if a is None:
-        return b
-    if b is None or a == b:
-        return a
-    if len(a) != len(b):
-        raise ValueError(f"Shapes must be equal rank, but are {len(a)} and {len(b)}")
-    out = []
-    for i, (x, y) in enumerate(zip(a, b)):
-        if x is not None and y is not None and x != y:
-            raise ValueError(f"Dimension {i} in both shapes must be equal, but are {x} and {y}. "
-                             f"Shapes are {dims_text(a)} and {dims_text(b)}.")
-        out.append(y if x is None else x)
-    return tuple(out)
-
-
-def with_rank(dims, rank: int):
-    """`dims` checked to have `rank` (unknown rank becomes `rank` unknown dims)."""
-    if dims is None:
-        return (None,) * rank
-    if len(dims) != rank:
-        raise ValueError(f"Shape must be rank {rank} but is rank {len(dims)}")
-    return dims
-
-
+# --- shape helpers ---------------------------------------------------------------------------
 def static_int(ctx, i: int):
+    """Input i's statically known value as an int, or None."""
     value = ctx.static_value(i)
     return None if value is None else int(value)
 
@@ -63,7 +36,7 @@ def static_int(ctx, i: int):
 # --- ConcatV2 --------------------------------------------------------------------------------
 def _concat_shape(ctx):
     shapes = [t._shape._dims for t in ctx.inputs[:-1]]
-    with_rank(ctx.input_shape(len(shapes))._dims, 0)
+    dims_with_rank(ctx.input_shape(len(shapes))._dims, 0)
     known = [s for s in shapes if s is not None]
     axis = static_int(ctx, len(shapes))
     rank = len(known[0]) if known else None
@@ -335,7 +308,7 @@ def _split_v_shape(ctx):
     dims = ctx.input_shape(0)._dims
     n = ctx.attrs["num_split"]
     axis = _split_axis(ctx, dims, 2)
-    with_rank(ctx.input_shape(1)._dims, 1)
+    dims_with_rank(ctx.input_shape(1)._dims, 1)
     sizes = ctx.static_value(1)
     if sizes is not None and len(sizes) != n:
         raise ValueError(f"Dimension must be {n} but is {len(sizes)}")

@@ -25,10 +25,11 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import dims_with_rank, merge_dims
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops.array_creation_ops import ones, zeros, zeros_like
 from tensorweave.ops.array_creation_ops import range as _range
-from tensorweave.ops.array_join_ops import concat, merge_dims, with_rank
+from tensorweave.ops.array_join_ops import concat
 from tensorweave.ops.array_ops import rank, transpose
 from tensorweave.ops.math_ops import minimum
 from tensorweave.ops.nn_conv_ops import check_string_attr
@@ -115,7 +116,7 @@ def _static_k(ctx, i: int):
 
 def _static_size(ctx, i: int):
     """A num_rows/num_cols scalar: its constant value (-1: not given), or None if unknown."""
-    with_rank(_dims(ctx.input_shape(i)), 0)
+    dims_with_rank(_dims(ctx.input_shape(i)), 0)
     value = ctx.static_value(i)
     return None if value is None else int(value)
 
@@ -204,7 +205,7 @@ def _matrix_diag_shape(ctx):
     dims = _at_least(_dims(ctx.input_shape(0)), 1)
     _at_most(_dims(ctx.input_shape(1)), 1)
     for i in (2, 3, 4):
-        with_rank(_dims(ctx.input_shape(i)), 0)
+        dims_with_rank(_dims(ctx.input_shape(i)), 0)
     k = _static_k(ctx, 1)
     if dims is None or k is None:
         return _ts.unknown_shape()
@@ -299,7 +300,7 @@ def _matrix_diag_part_shape(ctx):
     _align(ctx)
     dims = _at_least(_dims(ctx.input_shape(0)), 2)
     _at_most(_dims(ctx.input_shape(1)), 1)
-    with_rank(_dims(ctx.input_shape(2)), 0)
+    dims_with_rank(_dims(ctx.input_shape(2)), 0)
     k = _static_k(ctx, 1)
     if dims is None or k is None:
         return _ts.unknown_shape()

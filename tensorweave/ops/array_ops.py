@@ -18,6 +18,7 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Arg, Attr, TypeAttr, define_op
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import dims_with_rank
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.framework.static_value import register_static_value, static_value
 from tensorweave.framework.tensor_conversion import convert_to_tensor
@@ -29,7 +30,6 @@ from tensorweave.ops.array_creation_ops import (  # noqa: F401 - re-exported for
     zeros_like,
 )
 from tensorweave.ops.array_creation_ops import range as _range
-from tensorweave.ops.array_join_ops import with_rank
 from tensorweave.ops.array_tile_pad_ops import (  # noqa: F401
     pad,
     reverse,
@@ -493,7 +493,7 @@ def squeeze(input, axis=None, name=None, squeeze_dims=None):  # noqa: A002 - TF1
 # --- Transpose, ConjugateTranspose --------------------------------------------------------------
 def _transpose_shape(ctx):
     in_dims = _dims(ctx.input_shape(0))
-    n = with_rank(_dims(ctx.input_shape(1)), 1)[0]
+    n = dims_with_rank(_dims(ctx.input_shape(1)), 1)[0]
     if in_dims is not None and n is not None and n != len(in_dims):
         raise ValueError(f"Dimension must be {len(in_dims)} but is {n}")
     r = len(in_dims) if in_dims is not None else n

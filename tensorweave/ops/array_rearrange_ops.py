@@ -14,8 +14,8 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import TypeAttr, define_op
+from tensorweave.framework.shape_checks import dims_with_rank, merge_dims
 from tensorweave.framework.static_value import register_static_value, static_values
-from tensorweave.ops.array_join_ops import merge_dims, with_rank
 
 __all__ = ["broadcast_dynamic_shape", "broadcast_static_shape", "broadcast_to", "roll"]
 
@@ -84,7 +84,7 @@ def roll(input, shift, axis, name=None):  # noqa: A002 - TF1's argument name
 # --- BroadcastTo -------------------------------------------------------------------------------
 def _broadcast_to_shape(ctx):
     """The target shape, with input dimensions > 1 filled in (and checked) from the right."""
-    with_rank(_dims(ctx.input_shape(1)), 1)
+    dims_with_rank(_dims(ctx.input_shape(1)), 1)
     out = ctx.static_shape(1)
     in_dims = _dims(ctx.input_shape(0))
     if out.ndims is None or in_dims is None:
@@ -144,8 +144,8 @@ def broadcast_to(input, shape, name=None):  # noqa: A002 - TF1's argument name
 # --- BroadcastArgs and broadcast_static_shape --------------------------------------------------
 def _broadcast_args_shape(ctx):
     """A vector as long as the longer of the two shape vectors."""
-    (a,) = with_rank(_dims(ctx.input_shape(0)), 1)
-    (b,) = with_rank(_dims(ctx.input_shape(1)), 1)
+    (a,) = dims_with_rank(_dims(ctx.input_shape(0)), 1)
+    (b,) = dims_with_rank(_dims(ctx.input_shape(1)), 1)
     return TensorShape([None if a is None or b is None else max(a, b)])
 
 

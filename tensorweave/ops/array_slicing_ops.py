@@ -21,13 +21,9 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import dims_with_rank, merge_dims
 from tensorweave.framework.static_value import register_static_value, static_value, static_values
-from tensorweave.ops.array_join_ops import (
-    INDEX_TYPES,
-    is_tensor,
-    merge_dims,
-    with_rank,
-)
+from tensorweave.ops.array_join_ops import INDEX_TYPES, is_tensor
 
 __all__ = ["newaxis", "slice", "strided_slice"]
 
@@ -67,8 +63,8 @@ def _partial(ctx, i: int, n):
 
 def _slice_shape(ctx):
     dims = ctx.input_shape(0)._dims
-    n = merge_dims(with_rank(ctx.input_shape(1)._dims, 1),
-                   with_rank(ctx.input_shape(2)._dims, 1))[0]
+    n = merge_dims(dims_with_rank(ctx.input_shape(1)._dims, 1),
+                   dims_with_rank(ctx.input_shape(2)._dims, 1))[0]
     if dims is not None:
         if n is not None and n != len(dims):
             raise ValueError(f"Shape must be rank {n} but is rank {len(dims)}")
@@ -212,7 +208,7 @@ _MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_ax
 def _strided_slice_shape(ctx):
     n = None
     for i in (1, 2, 3):
-        n = merge_dims(n, with_rank(ctx.input_shape(i)._dims, 1))
+        n = merge_dims(n, dims_with_rank(ctx.input_shape(i)._dims, 1))
     strides = ctx.static_value(3)
     dims = ctx.input_shape(0)._dims
     if strides is None or dims is None:
@@ -259,7 +255,7 @@ def _strided_slice_value(op, index):
 def _strided_slice_grad_shape(ctx):
     """The shape the `shape` input holds (as far as it is known statically)."""
     for i in (0, 1, 2, 3):
-        with_rank(ctx.input_shape(i)._dims, 1)
+        dims_with_rank(ctx.input_shape(i)._dims, 1)
     return ctx.static_shape(0)
 
 

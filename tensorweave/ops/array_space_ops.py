@@ -14,7 +14,7 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
-from tensorweave.ops.array_join_ops import merge_dims, with_rank
+from tensorweave.framework.shape_checks import dims_with_rank, merge_dims
 from tensorweave.ops.nn_conv_ops import check_string_attr
 
 __all__ = ["batch_to_space", "batch_to_space_nd", "depth_to_space", "space_to_batch",
@@ -65,7 +65,7 @@ def _depth_shape(ctx):
         raise ValueError(f"{ctx.op_type} with data_format NCHW_VECT_C needs the qint8 dtype, "
                          f"which tensorweave does not support")
     b = _block_size(ctx)
-    dims = with_rank(_dims(ctx.input_shape(0)), 4)
+    dims = dims_with_rank(_dims(ctx.input_shape(0)), 4)
     n, h, w, c = (dims[0], dims[2], dims[3], dims[1]) if fmt == "NCHW" else dims
     if ctx.op_type == "SpaceToDepth":
         h, w, c = _divide(h, b), _divide(w, b), None if c is None else c * b * b

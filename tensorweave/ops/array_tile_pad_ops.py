@@ -15,8 +15,8 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.operation import Tensor
+from tensorweave.framework.shape_checks import dims_with_rank, merge_dims
 from tensorweave.framework.static_value import register_static_value, static_value, static_values
-from tensorweave.ops.array_join_ops import merge_dims, with_rank
 
 __all__ = ["pad", "reverse", "reverse_sequence", "reverse_v2", "tile"]
 
@@ -31,7 +31,7 @@ def _dims(shape: TensorShape):
 # --- Tile --------------------------------------------------------------------------------------
 def _tile_shape(ctx):
     in_dims = _dims(ctx.input_shape(0))
-    n = with_rank(_dims(ctx.input_shape(1)), 1)[0]
+    n = dims_with_rank(_dims(ctx.input_shape(1)), 1)[0]
     if in_dims is not None and n is not None and n != len(in_dims):
         raise ValueError(f"Shape must be rank {len(in_dims)} but is rank {n}")
     r = len(in_dims) if in_dims is not None else n
@@ -86,13 +86,13 @@ def tile(input, multiples, name=None):  # noqa: A002 - TF1's argument name
 def _pad_shape(ctx, sign: int = 1):
     """Each dimension grows by its paddings (shrinks, with sign -1, for MirrorPadGrad)."""
     in_dims = _dims(ctx.input_shape(0))
-    n, two = with_rank(_dims(ctx.input_shape(1)), 2)
+    n, two = dims_with_rank(_dims(ctx.input_shape(1)), 2)
     if two is not None and two != 2:
         raise ValueError(f"Dimension must be 2 but is {two}")
     if in_dims is not None and n is not None and n != len(in_dims):
         raise ValueError(f"Shape must be rank {n} but is rank {len(in_dims)}")
     if len(ctx.inputs) == 3:
-        with_rank(_dims(ctx.input_shape(2)), 0)
+        dims_with_rank(_dims(ctx.input_shape(2)), 0)
     r = len(in_dims) if in_dims is not None else n
     if r is None:
         return _ts.unknown_shape()
@@ -193,7 +193,7 @@ def _is_nonzero(value) -> bool:
 # --- ReverseV2 ---------------------------------------------------------------------------------
 def _reverse_shape(ctx):
     in_shape = ctx.input_shape(0)
-    with_rank(_dims(ctx.input_shape(1)), 1)
+    dims_with_rank(_dims(ctx.input_shape(1)), 1)
     axis = ctx.static_value(1)
     if axis is not None and in_shape.ndims is not None:
         r, seen = in_shape.ndims, set()
@@ -246,7 +246,7 @@ reverse_v2 = reverse
 # --- ReverseSequence ---------------------------------------------------------------------------
 def _reverse_sequence_shape(ctx):
     in_shape = ctx.input_shape(0)
-    (batch,) = with_rank(_dims(ctx.input_shape(1)), 1)
+    (batch,) = dims_with_rank(_dims(ctx.input_shape(1)), 1)
     seq_dim, batch_dim = ctx.attr("seq_dim"), ctx.attr("batch_dim")
     dims = _dims(in_shape)
     if dims is None:

@@ -18,10 +18,10 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.scopes import control_dependencies, name_scope
+from tensorweave.framework.shape_checks import dims_with_rank, merge_dims
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops import check_ops
-from tensorweave.ops.array_join_ops import merge_dims, with_rank
 from tensorweave.ops.array_ops import identity, reshape
 from tensorweave.ops.constant_op import constant
 
@@ -50,7 +50,7 @@ def _dense_count_shape(ctx):
 
 def _sparse_count_shape(ctx):
     """TF's SparseCountSparseOutputShapeFn: the rank is the width of the indices."""
-    _, rank = with_rank(ctx.input_shape(0)._dims, 2)
+    _, rank = dims_with_rank(ctx.input_shape(0)._dims, 2)
     return _count_outputs(rank)
 
 

@@ -17,8 +17,8 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import dims_with_rank
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops.array_join_ops import with_rank
 from tensorweave.ops.array_ops import reshape, shape
 from tensorweave.ops.control_flow_ops import with_dependencies
 from tensorweave.ops.logging_ops import Assert
@@ -50,7 +50,7 @@ def _dense_bincount_shape(ctx):
     dims = _dims(ctx.input_shape(0))
     if dims is not None and len(dims) > 2:
         raise ValueError(f"Shape must be at most rank 2 but is rank {len(dims)}")
-    with_rank(_dims(ctx.input_shape(1)), 0)
+    dims_with_rank(_dims(ctx.input_shape(1)), 0)
     size = _static_int(ctx, 1)
     if size is not None and size < 0:
         raise ValueError(f"size ({size}) must be non-negative")
@@ -159,7 +159,7 @@ def unique_with_counts(x, out_idx=_dtypes.int32, name=None):
 # --- ListDiff -----------------------------------------------------------------------------------
 def _list_diff_shape(ctx):
     for i in (0, 1):
-        with_rank(_dims(ctx.input_shape(i)), 1)
+        dims_with_rank(_dims(ctx.input_shape(i)), 1)
     return [TensorShape([None]), TensorShape([None])]
 
 
@@ -194,10 +194,10 @@ def setdiff1d(x, y, index_dtype=_dtypes.int32, name=None):
 
 # --- HistogramFixedWidth --------------------------------------------------------------------------
 def _histogram_shape(ctx):
-    (two,) = with_rank(_dims(ctx.input_shape(1)), 1)
+    (two,) = dims_with_rank(_dims(ctx.input_shape(1)), 1)
     if two is not None and two != 2:
         raise ValueError(f"Dimension must be 2 but is {two}")
-    with_rank(_dims(ctx.input_shape(2)), 0)
+    dims_with_rank(_dims(ctx.input_shape(2)), 0)
     nbins = _static_int(ctx, 2)
     if nbins is None:
         return _ts.unknown_shape(rank=1)

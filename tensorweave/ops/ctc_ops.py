@@ -13,9 +13,9 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import dims_with_rank
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops.array_join_ops import with_rank
 
 __all__ = ["collapse_repeated", "ctc_beam_search_decoder", "ctc_beam_search_decoder_v2",
            "ctc_greedy_decoder", "ctc_loss", "ctc_loss_v2", "ctc_unique_labels"]
@@ -26,8 +26,8 @@ _FLOAT = [_dtypes.float32, _dtypes.float64]
 
 def _batch(ctx, inputs_index: int, lengths_index: int):
     """The [T, B, C] logits' dims and B merged with the length vector's size."""
-    dims = list(with_rank(ctx.input_shape(inputs_index)._dims, 3))
-    (length,) = with_rank(ctx.input_shape(lengths_index)._dims, 1)
+    dims = list(dims_with_rank(ctx.input_shape(inputs_index)._dims, 3))
+    (length,) = dims_with_rank(ctx.input_shape(lengths_index)._dims, 1)
     if dims[1] is not None and length is not None and dims[1] != length:
         raise ValueError(f"Dimensions must be equal, but are {dims[1]} and {length}")
     dims[1] = dims[1] if dims[1] is not None else length
@@ -36,8 +36,8 @@ def _batch(ctx, inputs_index: int, lengths_index: int):
 
 # --- CTCLoss -----------------------------------------------------------------------------------
 def _ctc_loss_shape(ctx):
-    n = with_rank(ctx.input_shape(1)._dims, 2)[0]
-    (m,) = with_rank(ctx.input_shape(2)._dims, 1)
+    n = dims_with_rank(ctx.input_shape(1)._dims, 2)[0]
+    (m,) = dims_with_rank(ctx.input_shape(2)._dims, 1)
     if n is not None and m is not None and n != m:
         raise ValueError(f"Dimensions must be equal, but are {n} and {m}")
     dims = _batch(ctx, 0, 3)

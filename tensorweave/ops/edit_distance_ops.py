@@ -7,8 +7,8 @@ from __future__ import annotations
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
+from tensorweave.framework.shape_checks import dims_with_rank
 from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
-from tensorweave.ops.array_join_ops import with_rank
 
 __all__ = ["edit_distance"]
 
@@ -16,7 +16,7 @@ __all__ = ["edit_distance"]
 def _edit_distance_shape(ctx):
     """max(hypothesis_shape, truth_shape) without the last dimension, when both are known."""
     for i, rank in enumerate((2, 1, 1, 2, 1, 1)):
-        with_rank(ctx.input_shape(i)._dims, rank)
+        dims_with_rank(ctx.input_shape(i)._dims, rank)
     hyp, truth = ctx.static_value(2), ctx.static_value(5)
     if hyp is None or truth is None:
         return _ts.unknown_shape()

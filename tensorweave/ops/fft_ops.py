@@ -16,9 +16,9 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import TypeAttr, define_op
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import dims_with_rank
 from tensorweave.framework.static_value import static_value
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops.array_join_ops import with_rank
 
 __all__ = ["fft", "fft2d", "fft3d", "ifft", "ifft2d", "ifft3d"]
 
@@ -44,7 +44,7 @@ def _real_fft_shape(rank: int, forward: bool):
     """The inner `rank` dimensions become `fft_length` (RFFT: the last one `n // 2 + 1`)."""
     def shape_fn(ctx):
         shape = _rank_at_least(ctx.input_shape(0), rank)
-        (n,) = with_rank(ctx.input_shape(1)._dims, 1)
+        (n,) = dims_with_rank(ctx.input_shape(1)._dims, 1)
         if n is not None and n != rank:
             raise ValueError(f"Dimension must be {rank} but is {n}")
         if shape.ndims is None:

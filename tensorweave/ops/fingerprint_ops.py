@@ -11,7 +11,7 @@ from __future__ import annotations
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import TypeAttr, define_op
-from tensorweave.ops.array_join_ops import with_rank
+from tensorweave.framework.shape_checks import dims_with_rank
 
 __all__ = ["fingerprint"]
 
@@ -24,7 +24,7 @@ def _fingerprint_shape(ctx):
     data = ctx.input_shape(0)._dims
     if data is not None and not data:
         raise ValueError("Shape must be at least rank 1 but is rank 0")
-    with_rank(ctx.input_shape(1)._dims, 0)
+    dims_with_rank(ctx.input_shape(1)._dims, 0)
     method = ctx.static_value(1)
     size = None
     if method is not None:

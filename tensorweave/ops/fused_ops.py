@@ -33,7 +33,7 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import shape_fns
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op, get_op_def
-from tensorweave.ops.training_ops import merge_shapes, with_rank
+from tensorweave.framework.shape_checks import merge_shapes, shape_with_rank
 
 __all__: list[str] = []
 
@@ -124,9 +124,9 @@ FusedReluGradBiasAddGrad = define_op(
 def _fused_add_n_update_shape(ctx):
     """ApplyGradientDescent's: var merged with every gradient; alpha and the factor scalars."""
     factors = ctx.attrs["num_factors"]
-    with_rank(ctx.input_shape(1), 0)
+    shape_with_rank(ctx.input_shape(1), 0)
     for i in range(2, 2 + factors):
-        with_rank(ctx.input_shape(i), 0)
+        shape_with_rank(ctx.input_shape(i), 0)
     shape = ctx.input_shape(0)
     for i in range(2 + factors, len(ctx.inputs)):
         shape = merge_shapes(shape, ctx.input_shape(i))

@@ -15,8 +15,7 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.scopes import name_scope
-from tensorweave.ops.array_join_ops import with_rank
-from tensorweave.ops.nn_conv_ops import merge_dim
+from tensorweave.framework.shape_checks import dims_with_rank, merge_dim
 
 __all__: list[str] = []
 
@@ -32,9 +31,9 @@ def _check_dim(value, expected: int) -> None:
 def _sample_shape(ctx):
     """image_size [3], bounding_boxes [batch, n, 4], min_object_covered a scalar; begin and
     size [3], bboxes [1, 1, 4]."""
-    _check_dim(with_rank(ctx.input_shape(0)._dims, 1)[0], 3)
-    _check_dim(with_rank(ctx.input_shape(1)._dims, 3)[2], 4)
-    with_rank(ctx.input_shape(2)._dims, 0)
+    _check_dim(dims_with_rank(ctx.input_shape(0)._dims, 1)[0], 3)
+    _check_dim(dims_with_rank(ctx.input_shape(1)._dims, 3)[2], 4)
+    dims_with_rank(ctx.input_shape(2)._dims, 0)
     return [_ts.TensorShape([3]), _ts.TensorShape([3]), _ts.TensorShape([1, 1, 4])]
 
 
@@ -53,8 +52,8 @@ SampleDistortedBoundingBoxV2 = define_op(
 def _draw_shape(ctx):
     """images [batch, height, width, depth] (returned as they are), boxes [batch, n, 4]; the
     V1 op also wants depth 1, 3 or 4 (V2 and the batch sizes are checked at run time)."""
-    images = with_rank(ctx.input_shape(0)._dims, 4)
-    _check_dim(with_rank(ctx.input_shape(1)._dims, 3)[2], 4)
+    images = dims_with_rank(ctx.input_shape(0)._dims, 4)
+    _check_dim(dims_with_rank(ctx.input_shape(1)._dims, 3)[2], 4)
     if ctx.op_type == "DrawBoundingBoxes" and images[3] not in (None, 1, 3, 4):
         raise ValueError("Channel depth should be either 1 (GRY), 3 (RGB), or 4 (RGBA)")
     return ctx.input_shape(0)
@@ -166,11 +165,11 @@ def draw_bounding_boxes(images, boxes, name=None, colors=None):
 def _glimpse_shape(ctx):
     """input [batch, height, width, depth], size [2], offsets [batch, 2]: [batch, size[0],
     size[1], depth] (a negative or unknown size gives an unknown dimension)."""
-    images = with_rank(ctx.input_shape(0)._dims, 4)
-    offsets = with_rank(ctx.input_shape(2)._dims, 2)
+    images = dims_with_rank(ctx.input_shape(0)._dims, 4)
+    offsets = dims_with_rank(ctx.input_shape(2)._dims, 2)
     batch = merge_dim(images[0], offsets[0])
     _check_dim(offsets[1], 2)
-    _check_dim(with_rank(ctx.input_shape(1)._dims, 1)[0], 2)
+    _check_dim(dims_with_rank(ctx.input_shape(1)._dims, 1)[0], 2)
     if ctx.attr("uniform_noise") and ctx.attr("noise") not in ("", "uniform"):
         raise ValueError("The uniform_noise and noise should not be specified at the same time")
     size = ctx.static_value(1)

@@ -16,8 +16,8 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import dims_with_rank
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops.array_join_ops import with_rank
 from tensorweave.ops.image_ops import check_choice, rank_at_least
 
 __all__: list[str] = []
@@ -35,18 +35,18 @@ def _channels_dim(ctx):
 
 def _decode_shape(ctx):
     """A scalar string in, `[height, width, channels]` out (channels known when requested)."""
-    with_rank(ctx.input_shape(0)._dims, 0)
+    dims_with_rank(ctx.input_shape(0)._dims, 0)
     return _ts.TensorShape([None, None, _channels_dim(ctx)])
 
 
 def _decode_gif_shape(ctx):
-    with_rank(ctx.input_shape(0)._dims, 0)
+    dims_with_rank(ctx.input_shape(0)._dims, 0)
     return _ts.TensorShape([None, None, None, 3])
 
 
 def _decode_image_shape(ctx):
     """3-D without `expand_animations`; else the rank depends on the data (a GIF is 4-D)."""
-    with_rank(ctx.input_shape(0)._dims, 0)
+    dims_with_rank(ctx.input_shape(0)._dims, 0)
     channels = _channels_dim(ctx)
     return _ts.unknown_shape() if ctx.attr("expand_animations") else \
         _ts.TensorShape([None, None, channels])
@@ -78,7 +78,7 @@ def _encode_png_shape(ctx):
 
 
 def _encode_jpeg_shape(ctx):
-    with_rank(ctx.input_shape(0)._dims, 3)
+    dims_with_rank(ctx.input_shape(0)._dims, 3)
     return _ts.TensorShape([])
 
 
@@ -100,8 +100,8 @@ EncodeJpeg = define_op(
 
 def _decode_and_crop_shape(ctx):
     """A scalar string and a crop window [y, x, height, width]: [height, width, channels]."""
-    with_rank(ctx.input_shape(0)._dims, 0)
-    size = with_rank(ctx.input_shape(1)._dims, 1)[0]
+    dims_with_rank(ctx.input_shape(0)._dims, 0)
+    size = dims_with_rank(ctx.input_shape(1)._dims, 1)[0]
     if size is not None and size != 4:
         raise ValueError(f"Dimension must be 4 but is {size}")
     window = ctx.static_value(1)
@@ -110,7 +110,7 @@ def _decode_and_crop_shape(ctx):
 
 
 def _jpeg_shape_shape(ctx):
-    with_rank(ctx.input_shape(0)._dims, 0)
+    dims_with_rank(ctx.input_shape(0)._dims, 0)
     return _ts.TensorShape([3])
 
 

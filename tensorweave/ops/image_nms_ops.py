@@ -14,9 +14,8 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import dims_with_rank, merge_dim
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops.array_join_ops import with_rank
-from tensorweave.ops.nn_conv_ops import merge_dim
 
 __all__: list[str] = []
 
@@ -25,7 +24,7 @@ _NMS_TYPES = (_d.float16, _d.float32)
 
 
 def _dims(ctx, i: int, rank: int):
-    return with_rank(ctx.input_shape(i)._dims, rank)
+    return dims_with_rank(ctx.input_shape(i)._dims, rank)
 
 
 def _check_dim(value, expected: int) -> None:

@@ -15,8 +15,8 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import TypeAttr, define_op
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import dims_with_rank
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops.array_join_ops import with_rank
 
 __all__ = ["random_crop"]
 
@@ -66,7 +66,7 @@ def _adjust_shape(ctx, factor_rank=None):
     """The image's shape (rank >= 3); AdjustContrastv2 also wants a scalar factor statically."""
     shape = rank_at_least(ctx.input_shape(0), 3)
     if factor_rank is not None:
-        with_rank(ctx.input_shape(1)._dims, factor_rank)
+        dims_with_rank(ctx.input_shape(1)._dims, factor_rank)
     return shape
 
 

@@ -14,8 +14,8 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.operation import Tensor
+from tensorweave.framework.shape_checks import dims_with_rank
 from tensorweave.framework.static_value import static_value
-from tensorweave.ops.array_join_ops import with_rank
 from tensorweave.ops.nn_conv_ops import check_string_attr
 
 __all__ = ["extract_image_patches"]
@@ -68,7 +68,7 @@ def window_attrs(attrs: dict) -> dict:
 
 def _patches_shape(ctx):
     """[batch, rows, cols, depth] -> [batch, out rows, out cols, ksize_r * ksize_c * depth]."""
-    batch, rows, cols, depth = with_rank(ctx.input_shape(0)._dims, 4)
+    batch, rows, cols, depth = dims_with_rank(ctx.input_shape(0)._dims, 4)
     spec = window_attrs(ctx.attrs)
     (_, kr, kc, _), strides, rates = spec["ksizes"], spec["strides"], spec["rates"]
     if depth is not None and depth * kr * kc < 0:

@@ -16,7 +16,7 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
-from tensorweave.ops.array_join_ops import with_rank
+from tensorweave.framework.shape_checks import dims_with_rank
 
 __all__: list[str] = []
 
@@ -37,7 +37,7 @@ def _sized_image(ctx, batch, channels, size_index: int = 1):
     """[batch, size[0], size[1], channels] for the size input `size_index`, a 1-D tensor of 2
     elements. A size entry that is not a known non-negative constant is an unknown
     dimension."""
-    (n,) = with_rank(_dims(ctx.input_shape(size_index)), 1)
+    (n,) = dims_with_rank(_dims(ctx.input_shape(size_index)), 1)
     if n is not None and n != 2:
         raise ValueError(f"Dimension must be 2 but is {n}")
     value = ctx.static_value(size_index)
@@ -47,7 +47,7 @@ def _sized_image(ctx, batch, channels, size_index: int = 1):
 
 
 def _resize_shape(ctx):
-    batch, _, _, channels = with_rank(_dims(ctx.input_shape(0)), 4)
+    batch, _, _, channels = dims_with_rank(_dims(ctx.input_shape(0)), 4)
     return _sized_image(ctx, batch, channels)
 
 
@@ -81,7 +81,7 @@ ResizeBicubicGrad = _grad_op("ResizeBicubicGrad", (_d.float32, _d.float64))
 
 
 def _nearest_grad_shape(ctx):
-    batch, _, _, channels = with_rank(_dims(ctx.input_shape(0)), 4)
+    batch, _, _, channels = dims_with_rank(_dims(ctx.input_shape(0)), 4)
     return _sized_image(ctx, batch, channels)
 
 
@@ -96,9 +96,9 @@ ResizeNearestNeighborGrad = define_op(
 def _crop_and_resize_shape(ctx):
     """[num_boxes, crop_height, crop_width, depth]: boxes [num_boxes, 4], box_ind
     [num_boxes]."""
-    depth = with_rank(_dims(ctx.input_shape(0)), 4)[3]
-    boxes, four = with_rank(_dims(ctx.input_shape(1)), 2)
-    (indices,) = with_rank(_dims(ctx.input_shape(2)), 1)
+    depth = dims_with_rank(_dims(ctx.input_shape(0)), 4)[3]
+    boxes, four = dims_with_rank(_dims(ctx.input_shape(1)), 2)
+    (indices,) = dims_with_rank(_dims(ctx.input_shape(2)), 1)
     if boxes is not None and indices is not None and boxes != indices:
         raise ValueError(f"Dimensions must be equal, but are {boxes} and {indices}")
     if four is not None and four != 4:
@@ -120,8 +120,8 @@ CropAndResize = define_op(
 
 def _grad_image_shape(ctx):
     """The image's shape, from the `image_size` vector (known entries)."""
-    with_rank(_dims(ctx.input_shape(3)), 1)
-    return _ts.TensorShape(with_rank(_dims(ctx.static_shape(3)), 4))
+    dims_with_rank(_dims(ctx.input_shape(3)), 1)
+    return _ts.TensorShape(dims_with_rank(_dims(ctx.static_shape(3)), 4))
 
 
 # The adjoints of CropAndResize: with respect to the image (sampling weights scattered back)

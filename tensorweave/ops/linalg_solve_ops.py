@@ -17,8 +17,8 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import dims_with_rank, merge_dims
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops.array_join_ops import merge_dims, with_rank
 from tensorweave.ops.array_ops import shape
 from tensorweave.ops.linalg_decomp_ops import (
     LINALG_TYPES,
@@ -48,7 +48,7 @@ def _solve_shape(ctx, square: bool):
 
 
 def _solve_ls_shape(ctx):
-    with_rank(ctx.input_shape(2)._dims, 0)
+    dims_with_rank(ctx.input_shape(2)._dims, 0)
     return _solve_shape(ctx, square=False)
 
 

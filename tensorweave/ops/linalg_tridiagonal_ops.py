@@ -14,8 +14,9 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
+from tensorweave.framework.shape_checks import merge_dims
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops.array_join_ops import concat, merge_dims, stack
+from tensorweave.ops.array_join_ops import concat, stack
 from tensorweave.ops.array_ops import expand_dims, rank, squeeze
 from tensorweave.ops.linalg_decomp_ops import matrix_dims
 from tensorweave.ops.linalg_ops import merge_inner

@@ -14,9 +14,8 @@ from __future__ import annotations
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
+from tensorweave.framework.shape_checks import merge_dim, merge_shapes, shape_with_rank
 from tensorweave.framework.shape_fns import scalar
-from tensorweave.ops.nn_conv_ops import merge_dim
-from tensorweave.ops.training_ops import merge_shapes, with_rank
 
 __all__ = ["tables_initializer", "initialize_all_tables"]
 
@@ -38,13 +37,13 @@ def _remove_shape(ctx):
 
 def _init_shape(ctx):
     """InitializeTableV2: keys are a vector and values have the keys' shape."""
-    merge_shapes(with_rank(ctx.input_shape(1), 1), ctx.input_shape(2))
+    merge_shapes(shape_with_rank(ctx.input_shape(1), 1), ctx.input_shape(2))
     return []
 
 
 def _import_shape(ctx):
     """LookupTableImportV2: keys are a vector, values have one row (rank 1 or more) per key."""
-    keys = with_rank(ctx.input_shape(1), 1)
+    keys = shape_with_rank(ctx.input_shape(1), 1)
     values = ctx.input_shape(2)
     if values.ndims == 0:
         raise ValueError("Shape must be at least rank 1 but is rank 0")

@@ -12,8 +12,8 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import TypeAttr, define_op
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import merge_shapes, shape_with_rank
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops.training_ops import merge_shapes, with_rank
 
 __all__ = ["unsorted_segment_sum", "unsorted_segment_max", "unsorted_segment_min",
            "unsorted_segment_mean", "unsorted_segment_sqrt_n", "segment_sum", "segment_mean",
@@ -24,7 +24,7 @@ __all__ = ["unsorted_segment_sum", "unsorted_segment_max", "unsorted_segment_min
 def unsorted_segment_shape(ctx):
     """[num_segments] + data.shape[rank(segment_ids):]; data must start with ids' shape."""
     data, ids = ctx.input_shape(0), ctx.input_shape(1)
-    with_rank(ctx.input_shape(2), 0)
+    shape_with_rank(ctx.input_shape(2), 0)
     num = ctx.static_value(2)
     num = None if num is None else int(num)
     if data.ndims is None or ids.ndims is None:
@@ -40,7 +40,7 @@ def unsorted_segment_shape(ctx):
 def sorted_segment_shape(ctx):
     """[?] + data.shape[1:]: the segment count is only known at run time."""
     data = ctx.input_shape(0)
-    ids = with_rank(ctx.input_shape(1), 1)
+    ids = shape_with_rank(ctx.input_shape(1), 1)
     if data.ndims is None:
         return _ts.unknown_shape()
     if data.ndims == 0:

@@ -20,8 +20,8 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import merge_dims
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops.array_join_ops import merge_dims
 from tensorweave.ops.math_ops import binary_fn, binary_op, equal, not_equal
 from tensorweave.ops.math_unary_ops import (
     FLOAT,

@@ -15,11 +15,11 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import merge_shapes, shape_with_rank
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops.array_index_ops import BAD_INDICES_POLICY, check_scatter_nd_shapes
 from tensorweave.ops.math_segment_ops import sorted_segment_shape, unsorted_segment_shape
 from tensorweave.ops.state_ops import on_variable_shapes
-from tensorweave.ops.training_ops import merge_shapes, with_rank
 from tensorweave.ops.variables import is_resource_variable
 
 __all__ = ["batch_gather", "bitcast", "cross", "invert_permutation", "parallel_stack", "repeat",
@@ -35,7 +35,7 @@ _BITCAST_TYPES = _dtypes.NUMERIC
 InvertPermutation = define_op(
     "InvertPermutation", inputs=["x: T"], outputs=["y: T"],
     attrs=[TypeAttr("T", _INDEX, _dtypes.int32)],
-    shape_fn=lambda ctx: with_rank(ctx.input_shape(0), 1), not_differentiable=True)
+    shape_fn=lambda ctx: shape_with_rank(ctx.input_shape(0), 1), not_differentiable=True)
 
 
 def invert_permutation(x, name=None):

@@ -17,6 +17,7 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import merge_dim, shape_dims
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops.array_join_ops import concat
 from tensorweave.ops.array_ops import expand_dims, squeeze
@@ -25,9 +26,7 @@ from tensorweave.ops.nn_conv_ops import (
     assemble,
     conv2d_transpose,
     get_sequence,
-    merge_dim,
     register_family,
-    shape_dims,
     split_dims,
     window_spec,
 )

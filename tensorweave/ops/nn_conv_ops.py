@@ -22,6 +22,7 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import merge_dim, shape_dims
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops.array_ops import expand_dims, shape, shape_n, squeeze
 
@@ -169,24 +170,6 @@ def window(size, k, stride: int, dilation: int, padding: str, pads=(0, 0)):
                          f"[input_size: {size}, effective_filter_size: {effective}, stride: "
                          f"{stride}]")
     return span // stride + 1, before, after
-
-
-def shape_dims(shape: TensorShape, rank: int) -> list:
-    """The dims of `shape` (None where unknown) as a list of length `rank`; ValueError if the
-    rank is known and different."""
-    dims = shape._dims
-    if dims is None:
-        return [None] * rank
-    if len(dims) != rank:
-        raise ValueError(f"Shape must be rank {rank} but is rank {len(dims)}")
-    return list(dims)
-
-
-def merge_dim(a, b):
-    """Two possibly unknown sizes that must agree; ValueError with TF's message otherwise."""
-    if a is not None and b is not None and a != b:
-        raise ValueError(f"Dimensions must be equal, but are {a} and {b}")
-    return a if a is not None else b
 
 
 def assemble(spec: WindowSpec, batch, channels, spatial) -> TensorShape:

@@ -22,7 +22,7 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
-from tensorweave.ops.training_ops import with_rank
+from tensorweave.framework.shape_checks import shape_with_rank
 
 __all__ = ["fractional_max_pool", "fractional_avg_pool"]
 
@@ -48,7 +48,7 @@ def _pool_shape(ctx):
     if len(ratio) < 4:
         raise ValueError(f"Attr 'pooling_ratio' of '{ctx.op_type}' Op passed list of length "
                          f"{len(ratio)} less than minimum 4.")
-    dims = with_rank(ctx.input_shape(0), 4).as_list()
+    dims = shape_with_rank(ctx.input_shape(0), 4).as_list()
     out = [None if d is None else math.floor(d / r) for d, r in zip(dims, ratio)]
     check_pooling_ratio(ratio)
     seq = [None if d is None else d + 1 for d in out[1:3]]
@@ -57,7 +57,7 @@ def _pool_shape(ctx):
 
 def _max_grad_shape(ctx):
     """FractionalMaxPoolGrad: shaped like orig_input."""
-    return with_rank(ctx.input_shape(0), 4)
+    return shape_with_rank(ctx.input_shape(0), 4)
 
 
 def _avg_grad_shape(ctx):

@@ -16,9 +16,10 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import merge_dim, shape_dims
 from tensorweave.ops.array_tile_pad_ops import reverse_v2
 from tensorweave.ops.math_unary_ops import negative
-from tensorweave.ops.nn_conv_ops import merge_dim, shape_dims, window
+from tensorweave.ops.nn_conv_ops import window
 
 __all__ = ["dilation2d", "erosion2d"]
 

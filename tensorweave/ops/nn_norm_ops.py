@@ -18,10 +18,11 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
+from tensorweave.framework.shape_checks import merge_dim, shape_dims
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops.array_creation_ops import zeros_like
 from tensorweave.ops.constant_op import constant
-from tensorweave.ops.nn_conv_ops import check_string_attr, merge_dim, shape_dims
+from tensorweave.ops.nn_conv_ops import check_string_attr
 
 __all__ = ["fused_batch_norm", "local_response_normalization", "lrn"]
 

@@ -15,7 +15,8 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
-from tensorweave.ops.nn_conv_ops import assemble, shape_dims, split_dims, window_spec
+from tensorweave.framework.shape_checks import shape_dims
+from tensorweave.ops.nn_conv_ops import assemble, split_dims, window_spec
 
 __all__ = ["max_pool_with_argmax"]
 

@@ -18,13 +18,13 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import shape_dims
 from tensorweave.ops.array_creation_ops import zeros_like
 from tensorweave.ops.array_ops import expand_dims, shape, squeeze
 from tensorweave.ops.nn_conv_ops import (
     assemble,
     convert_padding,
     get_sequence,
-    shape_dims,
     split_dims,
     window_spec,
 )

@@ -16,8 +16,8 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, define_op
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import shape_with_rank
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops.training_ops import with_rank
 
 __all__ = ["log_uniform_candidate_sampler", "uniform_candidate_sampler",
            "learned_unigram_candidate_sampler", "fixed_unigram_candidate_sampler",
@@ -28,7 +28,7 @@ __all__ = ["log_uniform_candidate_sampler", "uniform_candidate_sampler",
 def _sampler_shape(ctx):
     """[num_sampled], [batch, num_true], [num_sampled]; true_classes is [batch, num_true]."""
     num_true, num_sampled = ctx.attrs["num_true"], ctx.attrs["num_sampled"]
-    true = with_rank(ctx.input_shape(0), 2)
+    true = shape_with_rank(ctx.input_shape(0), 2)
     batch, cols = true.as_list()
     if cols is not None and cols != num_true:
         raise ValueError(f"Dimension must be {num_true} but is {cols}")
@@ -62,8 +62,8 @@ AllCandidateSampler = define_op(
 
 
 def _hits_shape(ctx):
-    with_rank(ctx.input_shape(0), 2)
-    with_rank(ctx.input_shape(1), 1)
+    shape_with_rank(ctx.input_shape(0), 2)
+    shape_with_rank(ctx.input_shape(1), 1)
     return [_ts.TensorShape([None])] * 3
 
 

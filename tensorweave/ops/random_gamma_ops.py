@@ -20,8 +20,8 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.random_seed import seed_attrs
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import dims_with_rank
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops.array_join_ops import with_rank
 from tensorweave.ops.math_unary_ops import define_elementwise
 
 __all__ = ["random_gamma", "random_poisson"]
@@ -33,7 +33,7 @@ _POISSON_TYPES = _GAMMA_TYPES | _dtypes.INDEX
 
 def _sampled_shape(ctx):
     """The value of the 1-D `shape` input followed by the parameter's shape."""
-    with_rank(ctx.input_shape(0)._dims, 1)
+    dims_with_rank(ctx.input_shape(0)._dims, 1)
     value = ctx.static_value(0)
     if value is not None and (np.asarray(value) < -1).any():
         bad = int(np.asarray(value)[np.asarray(value) < -1][0])

@@ -25,12 +25,12 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
+from tensorweave.framework.shape_checks import merge_dim, shape_dims
 from tensorweave.ops.array_creation_ops import zeros_like
 from tensorweave.ops.array_join_ops import concat
 from tensorweave.ops.array_ops import shape
 from tensorweave.ops.array_slicing_ops import slice as _slice
 from tensorweave.ops.linalg_ops import matmul
-from tensorweave.ops.nn_conv_ops import merge_dim, shape_dims
 from tensorweave.ops.nn_ops import BiasAddGrad
 
 __all__ = ["lstm_block_cell"]

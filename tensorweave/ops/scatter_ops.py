@@ -18,6 +18,7 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import OP_REGISTRY, Attr, TypeAttr, define_op
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import merge_shapes
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops.array_creation_ops import Range, ones_like
 from tensorweave.ops.array_join_ops import concat
@@ -25,7 +26,6 @@ from tensorweave.ops.array_ops import expand_dims, reshape, shape
 from tensorweave.ops.math_unary_ops import cast
 from tensorweave.ops.misc_array_ops import scatter_nd_update
 from tensorweave.ops.state_ops import on_variable_shapes
-from tensorweave.ops.training_ops import merge_shapes
 from tensorweave.ops.variables import is_resource_variable
 
 __all__ = ["scatter_update", "scatter_add", "scatter_sub", "scatter_mul", "scatter_div",

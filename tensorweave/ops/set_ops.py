@@ -12,9 +12,9 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
+from tensorweave.framework.shape_checks import dims_with_rank, merge_dims
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops.array_join_ops import merge_dims, with_rank
 
 __all__ = ["set_difference", "set_intersection", "set_size", "set_union"]
 
@@ -39,9 +39,9 @@ def _rank_at_least_2(ctx, i: int):
 
 def _sparse_rank(ctx, first: int):
     """The rank of the SparseTensor given by inputs first..first+2 (indices, values, shape)."""
-    indices = with_rank(_dims(ctx, first), 2)
-    with_rank(_dims(ctx, first + 1), 1)
-    (rank,) = with_rank(_dims(ctx, first + 2), 1)
+    indices = dims_with_rank(_dims(ctx, first), 2)
+    dims_with_rank(_dims(ctx, first + 1), 1)
+    (rank,) = dims_with_rank(_dims(ctx, first + 2), 1)
     return merge_dims((indices[1],), (rank,))[0]
 
 
@@ -53,7 +53,7 @@ def _dense_to_dense_shape(ctx):
     """Both inputs have one rank >= 2 and compatible group (all but last) dimensions."""
     a, b = _rank_at_least_2(ctx, 0), _rank_at_least_2(ctx, 1)
     if a is not None and b is not None:
-        merge_dims(a[:-1], with_rank(b, len(a))[:-1])
+        merge_dims(a[:-1], dims_with_rank(b, len(a))[:-1])
     known = a if a is not None else b
     return _set_outputs(None if known is None else len(known))
 

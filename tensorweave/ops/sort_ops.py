@@ -17,11 +17,11 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import TypeAttr, define_op
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import dims_with_rank
 from tensorweave.framework.static_value import static_value
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops.array_creation_ops import range as _range
 from tensorweave.ops.array_index_ops import where_v2
-from tensorweave.ops.array_join_ops import with_rank
 from tensorweave.ops.array_ops import rank, reshape, shape_internal, transpose
 from tensorweave.ops.constant_op import constant
 from tensorweave.ops.math_ops import equal
@@ -143,8 +143,8 @@ _SORT_IMPL = {"ASCENDING": _ascending_sort, "DESCENDING": _descending_sort}
 # --- LowerBound, UpperBound, searchsorted ------------------------------------------------------
 def _bound_shape(ctx):
     """Both inputs are matrices (rows of one batch); the output is shaped like the values."""
-    with_rank(ctx.input_shape(0)._dims, 2)
-    with_rank(ctx.input_shape(1)._dims, 2)
+    dims_with_rank(ctx.input_shape(0)._dims, 2)
+    dims_with_rank(ctx.input_shape(1)._dims, 2)
     return ctx.input_shape(1)
 
 

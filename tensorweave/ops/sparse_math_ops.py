@@ -17,6 +17,7 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import merge_shapes, shape_with_rank
 from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops.sparse_reshape_ops import (
@@ -24,7 +25,6 @@ from tensorweave.ops.sparse_reshape_ops import (
     deprecated_alias,
     sparse_components,
 )
-from tensorweave.ops.training_ops import merge_shapes, with_rank
 
 __all__ = ["sparse_add", "sparse_tensor_dense_matmul", "sparse_mask", "sparse_matmul"]
 
@@ -35,7 +35,7 @@ _SPARSE = (SparseTensor, SparseTensorValue)
 def _add_shape(ctx):
     _, rank = sparse_components(ctx)
     _, b_rank = sparse_components(ctx, 3)
-    with_rank(ctx.input_shape(6), 0)
+    shape_with_rank(ctx.input_shape(6), 0)
     rank = rank if rank is not None else b_rank
     return [TensorShape([None, rank]), TensorShape([None]), TensorShape([rank])]
 
@@ -50,10 +50,10 @@ SparseAdd = define_op(
 
 
 def _add_grad_shape(ctx):
-    with_rank(ctx.input_shape(0), 1)
-    a = with_rank(ctx.input_shape(1), 2)
-    b = with_rank(ctx.input_shape(2), 2)
-    with_rank(ctx.input_shape(3), 2)
+    shape_with_rank(ctx.input_shape(0), 1)
+    a = shape_with_rank(ctx.input_shape(1), 2)
+    b = shape_with_rank(ctx.input_shape(2), 2)
+    shape_with_rank(ctx.input_shape(3), 2)
     return [TensorShape(a.as_list()[:1]), TensorShape(b.as_list()[:1])]
 
 
@@ -96,10 +96,10 @@ def _sparse_tensor_dense_add_grad(op, grad):
 
 def _matmul_shape(ctx):
     """[rows of op(A), columns of op(B)]; the inner dimensions must agree."""
-    indices = with_rank(ctx.input_shape(0), 2)
-    merge_shapes(TensorShape(indices.as_list()[:1]), with_rank(ctx.input_shape(1), 1))
-    with_rank(ctx.input_shape(2), 1).merge_with(TensorShape([2]))
-    b = with_rank(ctx.input_shape(3), 2).as_list()
+    indices = shape_with_rank(ctx.input_shape(0), 2)
+    merge_shapes(TensorShape(indices.as_list()[:1]), shape_with_rank(ctx.input_shape(1), 1))
+    shape_with_rank(ctx.input_shape(2), 1).merge_with(TensorShape([2]))
+    b = shape_with_rank(ctx.input_shape(3), 2).as_list()
     a = ctx.static_shape(2)
     a = a.as_list() if a.ndims == 2 else [None, None]
     return _product_shape(a, b, ctx.attr("adjoint_a"), ctx.attr("adjoint_b"))
@@ -147,8 +147,8 @@ def _sparse_tensor_dense_matmul_grad(op, grad):
 
 
 def _matmul_shape_2d(ctx):
-    return _product_shape(with_rank(ctx.input_shape(0), 2).as_list(),
-                          with_rank(ctx.input_shape(1), 2).as_list(),
+    return _product_shape(shape_with_rank(ctx.input_shape(0), 2).as_list(),
+                          shape_with_rank(ctx.input_shape(1), 2).as_list(),
                           ctx.attr("transpose_a"), ctx.attr("transpose_b"))
 
 

@@ -15,10 +15,10 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import TypeAttr, define_op
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import merge_shapes, shape_with_rank
 from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.framework.static_value import static_shape_value, static_value
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops.training_ops import merge_shapes, with_rank
 
 __all__ = ["sparse_reorder", "sparse_reshape", "sparse_fill_empty_rows", "sparse_retain",
            "sparse_reset_shape", "sparse_transpose"]
@@ -47,9 +47,9 @@ def deprecated_alias(name: str, value, alias_name: str, alias):
 
 def sparse_components(ctx, first: int = 0):
     """Checks inputs first..first+2 as (indices [N, R], values [N], shape [R]); (N, R)."""
-    indices = with_rank(ctx.input_shape(first), 2)
-    values = with_rank(ctx.input_shape(first + 1), 1)
-    shape = with_rank(ctx.input_shape(first + 2), 1)
+    indices = shape_with_rank(ctx.input_shape(first), 2)
+    values = shape_with_rank(ctx.input_shape(first + 1), 1)
+    shape = shape_with_rank(ctx.input_shape(first + 2), 1)
     n = merge_shapes(TensorShape(indices.as_list()[:1]), values).as_list()[0]
     rank = merge_shapes(TensorShape(indices.as_list()[1:]), shape).as_list()[0]
     return n, rank
@@ -80,9 +80,9 @@ def _sparse_reorder_grad(op, _indices_grad, values_grad):
 
 
 def _reshape_shape(ctx):
-    indices = with_rank(ctx.input_shape(0), 2)
-    merge_shapes(TensorShape(indices.as_list()[1:]), with_rank(ctx.input_shape(1), 1))
-    new_rank = with_rank(ctx.input_shape(2), 1).as_list()[0]
+    indices = shape_with_rank(ctx.input_shape(0), 2)
+    merge_shapes(TensorShape(indices.as_list()[1:]), shape_with_rank(ctx.input_shape(1), 1))
+    new_rank = shape_with_rank(ctx.input_shape(2), 1).as_list()[0]
     return [TensorShape([indices.as_list()[0], new_rank]), TensorShape([new_rank])]
 
 
@@ -94,7 +94,7 @@ SparseReshape = define_op(
 
 def _fill_shape(ctx):
     n, rank = sparse_components(ctx)
-    with_rank(ctx.input_shape(3), 0)
+    shape_with_rank(ctx.input_shape(3), 0)
     shape = ctx.static_value(2)
     rows = int(shape[0]) if shape is not None and len(shape) else None
     return [TensorShape([None, rank]), TensorShape([None]), TensorShape([rows]),
@@ -110,8 +110,8 @@ SparseFillEmptyRows = define_op(
 
 
 def _fill_grad_shape(ctx):
-    n = with_rank(ctx.input_shape(0), 1)
-    with_rank(ctx.input_shape(1), 1)
+    n = shape_with_rank(ctx.input_shape(0), 1)
+    shape_with_rank(ctx.input_shape(1), 1)
     return [n, TensorShape([])]
 
 

@@ -14,7 +14,7 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
-from tensorweave.ops.training_ops import merge_shapes, with_rank
+from tensorweave.framework.shape_checks import merge_shapes, shape_with_rank
 
 __all__ = ["sparse_segment_sum", "sparse_segment_mean", "sparse_segment_sqrt_n"]
 
@@ -25,13 +25,13 @@ _INDEX_ATTRS = [TypeAttr("Tidx", _dtypes.INDEX, _dtypes.int32),
 def _reduction_shape(ctx):
     """[num_segments or ?] + data.shape[1:]; indices and segment_ids are matching vectors."""
     data = ctx.input_shape(0)
-    indices = with_rank(ctx.input_shape(1), 1)
-    merge_shapes(indices, with_rank(ctx.input_shape(2), 1))
+    indices = shape_with_rank(ctx.input_shape(1), 1)
+    merge_shapes(indices, shape_with_rank(ctx.input_shape(2), 1))
     if data.ndims == 0:
         raise ValueError("Shape must be at least rank 1 but is rank 0")
     rows = None
     if len(ctx.inputs) == 4:
-        with_rank(ctx.input_shape(3), 0)
+        shape_with_rank(ctx.input_shape(3), 0)
         value = ctx.static_value(3)
         rows = None if value is None else int(value)
     if data.ndims is None:
@@ -42,8 +42,8 @@ def _reduction_shape(ctx):
 def _grad_shape(ctx):
     """[output_dim0] + grad.shape[1:]: the gradient has data's shape."""
     grad = ctx.input_shape(0)
-    merge_shapes(with_rank(ctx.input_shape(1), 1), with_rank(ctx.input_shape(2), 1))
-    with_rank(ctx.input_shape(3), 0)
+    merge_shapes(shape_with_rank(ctx.input_shape(1), 1), shape_with_rank(ctx.input_shape(2), 1))
+    shape_with_rank(ctx.input_shape(3), 0)
     value = ctx.static_value(3)
     if grad.ndims is None:
         return _ts.unknown_shape()

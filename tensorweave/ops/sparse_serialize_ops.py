@@ -12,9 +12,9 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import TypeAttr, define_op
+from tensorweave.framework.shape_checks import shape_with_rank
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.ops.sparse_reshape_ops import as_sparse_input, sparse_components
-from tensorweave.ops.training_ops import with_rank
 
 __all__ = ["serialize_sparse", "serialize_many_sparse", "deserialize_many_sparse"]
 
@@ -36,7 +36,7 @@ SerializeManySparse = _serialize_op("SerializeManySparse", [None, 3])
 
 
 def _deserialize_shape(ctx):
-    serialized = with_rank(ctx.input_shape(0), 2).as_list()
+    serialized = shape_with_rank(ctx.input_shape(0), 2).as_list()
     if serialized[1] is not None and serialized[1] != 3:
         raise ValueError(f"Dimension must be 3 but is {serialized[1]}")
     return [_ts.TensorShape([None, None]), _ts.TensorShape([None]), _ts.TensorShape([None])]

@@ -15,6 +15,7 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import merge_shapes, shape_with_rank
 from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops.sparse_reshape_ops import (
@@ -22,7 +23,6 @@ from tensorweave.ops.sparse_reshape_ops import (
     deprecated_alias,
     sparse_components,
 )
-from tensorweave.ops.training_ops import merge_shapes, with_rank
 
 __all__ = ["sparse_concat", "sparse_slice", "sparse_split", "sparse_merge",
            "sparse_to_indicator"]
@@ -32,8 +32,8 @@ TensorShape = _ts.TensorShape
 
 def _slice_shape(ctx):
     _, rank = sparse_components(ctx)
-    with_rank(ctx.input_shape(3), 1)
-    with_rank(ctx.input_shape(4), 1)
+    shape_with_rank(ctx.input_shape(3), 1)
+    shape_with_rank(ctx.input_shape(4), 1)
     return [TensorShape([None, rank]), TensorShape([None]), TensorShape([rank])]
 
 
@@ -45,10 +45,10 @@ SparseSlice = define_op(
 
 
 def _slice_grad_shape(ctx):
-    with_rank(ctx.input_shape(0), 1)
-    n = with_rank(ctx.input_shape(1), 2).as_list()[0]
-    with_rank(ctx.input_shape(2), 1)
-    with_rank(ctx.input_shape(3), 2)
+    shape_with_rank(ctx.input_shape(0), 1)
+    n = shape_with_rank(ctx.input_shape(1), 2).as_list()[0]
+    shape_with_rank(ctx.input_shape(2), 1)
+    shape_with_rank(ctx.input_shape(3), 2)
     return TensorShape([n])
 
 
@@ -69,7 +69,7 @@ def _sparse_slice_grad(op, _indices_grad, values_grad, _shape_grad):
 
 
 def _split_shape(ctx):
-    with_rank(ctx.input_shape(0), 0)
+    shape_with_rank(ctx.input_shape(0), 0)
     _, rank = sparse_components(ctx, 1)
     n = ctx.attr("num_split")
     return [TensorShape([None, rank])] * n + [TensorShape([None])] * n + \
@@ -90,9 +90,9 @@ def _concat_shape(ctx):
     count = ctx.attr("N")
     rank, total = None, 0
     for i in range(count):
-        indices = with_rank(ctx.input_shape(i), 2).as_list()
-        values = with_rank(ctx.input_shape(count + i), 1)
-        shape = with_rank(ctx.input_shape(2 * count + i), 1).as_list()
+        indices = shape_with_rank(ctx.input_shape(i), 2).as_list()
+        values = shape_with_rank(ctx.input_shape(count + i), 1)
+        shape = shape_with_rank(ctx.input_shape(2 * count + i), 1).as_list()
         n = merge_shapes(TensorShape(indices[:1]), values).as_list()[0]
         for dim in (indices[1], shape[0]):
             if rank is not None and dim is not None and dim != rank:

@@ -18,9 +18,9 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import TypeAttr, define_op
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import dims_with_rank
 from tensorweave.framework.shape_text import shape_text
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops.array_join_ops import with_rank
 from tensorweave.ops.random_ops import _multinomial_shape, checked_dtype, shape_tensor
 from tensorweave.ops.reduction_ops import tf_op
 
@@ -36,14 +36,14 @@ _SHAPE_SEED_ATTRS = (TypeAttr("T", _dtypes.INDEX, default=_dtypes.int32),
 # --- shape functions ----------------------------------------------------------------------
 def _check_seed_shape(ctx, i: int) -> None:
     """TF's check that input i, the seed, has shape [2]."""
-    seed = with_rank(ctx.input_shape(i)._dims, 1)
+    seed = dims_with_rank(ctx.input_shape(i)._dims, 1)
     if seed[0] is not None and seed[0] != 2:
         raise ValueError(f"Dimension must be 2 but is {seed[0]}")
 
 
 def _stateless_shape(ctx):
     """TF's StatelessShape: a 1-D `shape`, a seed of shape [2]; the output is `shape`'s value."""
-    with_rank(ctx.input_shape(0)._dims, 1)
+    dims_with_rank(ctx.input_shape(0)._dims, 1)
     _check_seed_shape(ctx, 1)
     return ctx.static_shape(0)
 

@@ -16,9 +16,10 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import dims_with_rank
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops.array_creation_ops import range as _range
-from tensorweave.ops.array_join_ops import concat, with_rank
+from tensorweave.ops.array_join_ops import concat
 from tensorweave.ops.array_ops import reshape, shape
 from tensorweave.ops.reduction_ops import reduce_prod
 
@@ -27,8 +28,8 @@ __all__: list[str] = []   # tf.strings.ngrams only: tensorweave/strings exports 
 
 def _string_ngrams_shape(ctx):
     """A vector of n-grams of unknown length, and splits shaped like the input's."""
-    with_rank(ctx.input_shape(0)._dims, 1)
-    splits = with_rank(ctx.input_shape(1)._dims, 1)
+    dims_with_rank(ctx.input_shape(0)._dims, 1)
+    splits = dims_with_rank(ctx.input_shape(1)._dims, 1)
     return [_ts.unknown_shape(rank=1), _ts.TensorShape(splits)]
 
 

@@ -17,9 +17,9 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, define_op
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import shape_with_rank
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops.training_ops import with_rank
 
 __all__ = ["string_split"]  # strings_split is tf.strings.split (tensorweave/strings)
 
@@ -28,8 +28,8 @@ _OUTPUTS = ["indices: int64", "values: string", "shape: int64"]
 
 def _split_shape(ctx):
     """A vector of strings and a scalar separator give indices [?, 2], values [?], shape [2]."""
-    with_rank(ctx.input_shape(0), 1)
-    with_rank(ctx.input_shape(1), 0)
+    shape_with_rank(ctx.input_shape(0), 1)
+    shape_with_rank(ctx.input_shape(1), 0)
     return [_ts.TensorShape([None, 2]), _ts.TensorShape([None]), _ts.TensorShape([2])]
 
 

@@ -21,7 +21,7 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import OP_REGISTRY, Arg, Attr, TypeAttr, arg, define_op
-from tensorweave.framework.shape_text import shape_text
+from tensorweave.framework.shape_checks import merge_shapes, shape_with_rank
 from tensorweave.ops.state_ops import on_variable_shapes
 from tensorweave.ops.variables import is_resource_variable
 
@@ -29,34 +29,6 @@ __all__: list[str] = []
 
 
 # --- shape functions --------------------------------------------------------------------------
-
-
-def merge_shapes(a: _ts.TensorShape, b: _ts.TensorShape) -> _ts.TensorShape:
-    """TensorFlow's InferenceContext::Merge, with its error messages."""
-    if a.ndims is None:
-        return b
-    if b.ndims is None:
-        return a
-    if a.ndims != b.ndims:
-        raise ValueError(f"Shapes must be equal rank, but are {a.ndims} and {b.ndims}")
-    dims = []
-    for i, (x, y) in enumerate(zip(a.as_list(), b.as_list())):
-        if x is not None and y is not None and x != y:
-            raise ValueError(f"Dimension {i} in both shapes must be equal, but are {x} and {y}. "
-                             f"Shapes are {shape_text(a)} and {shape_text(b)}.")
-        dims.append(x if x is not None else y)
-    return _ts.TensorShape(dims)
-
-
-def with_rank(shape: _ts.TensorShape, rank: int) -> _ts.TensorShape:
-    """`shape` checked to have `rank` dimensions (unknown rank becomes that rank)."""
-    if shape.ndims is None:
-        return _ts.unknown_shape(rank=rank)
-    if shape.ndims != rank:
-        raise ValueError(f"Shape must be rank {rank} but is rank {shape.ndims}")
-    return shape
-
-
 def _apply_shape(refs, scalars, grad, indices):
     """Shape function of an Apply/SparseApply op given its input roles (by position).
 
@@ -68,11 +40,11 @@ def _apply_shape(refs, scalars, grad, indices):
         for i in refs[1:]:
             shape = merge_shapes(shape, ctx.input_shape(i))
         for i in scalars:
-            with_rank(ctx.input_shape(i), 0)
+            shape_with_rank(ctx.input_shape(i), 0)
         g = ctx.input_shape(grad)
         if indices is None:
             return merge_shapes(shape, g)
-        idx = with_rank(ctx.input_shape(indices), 1)
+        idx = shape_with_rank(ctx.input_shape(indices), 1)
         if g.ndims is None:
             return shape
         if g.ndims == 0:

@@ -11,7 +11,7 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import TypeAttr, define_op
-from tensorweave.ops.array_join_ops import with_rank
+from tensorweave.framework.shape_checks import dims_with_rank
 
 __all__ = ["unravel_index"]
 
@@ -19,7 +19,7 @@ __all__ = ["unravel_index"]
 def _unravel_index_shape(ctx):
     """[len(dims)] for a scalar index, [len(dims), number of indices] otherwise. Like
     TensorFlow, only `dims` is checked here: a matrix of indices fails in the kernel."""
-    (rank,) = with_rank(ctx.input_shape(1)._dims, 1)
+    (rank,) = dims_with_rank(ctx.input_shape(1)._dims, 1)
     indices = ctx.input_shape(0)
     if indices.ndims is None:
         return _ts.unknown_shape()

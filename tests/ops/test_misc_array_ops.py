@@ -9,9 +9,9 @@ import pytest
 import tensorweave as tf
 from tensorweave.framework import errors
 from tensorweave.framework.apply_op import apply_op
-from tensorweave.ops import state_ops
 from tensorweave.ops.misc_array_ops import ParallelConcat
 from tensorweave.testing.op_case import OpCase, case_tests
+from tensorweave.testing.variable_builders import ref_updated, resource_updated
 
 FLOAT = (tf.float32, tf.float64)
 NUM = (tf.float32, tf.float64, tf.int32, tf.int64)
@@ -24,27 +24,6 @@ def _randn(*shape):
 
 def _value(v):
     return lambda rng, dt: np.asarray(v).astype(dt)
-
-
-def _fresh(value):
-    var = state_ops.variable_op_v2(tf.TensorShape(None), value.dtype.base_dtype)
-    return tf.assign(var, value, validate_shape=False)
-
-
-def _scattered_nd(fn):
-    """The variable's value after `fn(ref, indices, updates)`."""
-    def build(ref, indices, updates):
-        return tf.identity(fn(_fresh(ref), indices, updates))
-    return build
-
-
-def _resource_scattered_nd(fn):
-    """A resource variable's value after `fn(variable, indices, updates)` (the op's twin)."""
-    def build(value, indices, updates):
-        var = tf.Variable(value, use_resource=True)
-        with tf.control_dependencies([var.initializer]):
-            return fn(var, indices, updates)
-    return build
 
 
 def _scatter_nd_ref(ufunc):
@@ -148,22 +127,22 @@ CASES = [
            lambda d, i: _segment_prod_ref(d, i, 3), [_randn(2, 2, 3), _value([[2, 0], [2, 2]])],
            dtypes=FLOAT, fixed_dtypes=(None, I64)),
     # --- ScatterNdAdd / Sub / Update
-    *[OpCase(f"scatter_nd_{name}", _scattered_nd(fn), _scatter_nd_ref(ufunc),
+    *[OpCase(f"scatter_nd_{name}", ref_updated(fn), _scatter_nd_ref(ufunc),
              [_randn(4, 3), _value([[1], [3], [1]]), _randn(3, 3)], dtypes=NUM, grad=False,
              fixed_dtypes=(None, I32, None))
       for name, fn, ufunc in (("add", tf.scatter_nd_add, np.add),
                               ("sub", tf.scatter_nd_sub, np.subtract),
                               ("update", tf.scatter_nd_update, None))],
-    *[OpCase(f"resource_scatter_nd_{name}", _resource_scattered_nd(fn), _scatter_nd_ref(ufunc),
+    *[OpCase(f"resource_scatter_nd_{name}", resource_updated(fn), _scatter_nd_ref(ufunc),
              [_randn(4, 3), _value([[1], [3], [1]]), _randn(3, 3)], dtypes=NUM, grad=False,
              fixed_dtypes=(None, I32, None))
       for name, fn, ufunc in (("add", tf.scatter_nd_add, np.add),
                               ("sub", tf.scatter_nd_sub, np.subtract),
                               ("update", tf.scatter_nd_update, None))],
-    OpCase("scatter_nd_add_elements", _scattered_nd(tf.scatter_nd_add),
+    OpCase("scatter_nd_add_elements", ref_updated(tf.scatter_nd_add),
            _scatter_nd_ref(np.add), [_randn(3, 2), _value([[0, 1], [2, 0], [0, 1]]), _randn(3)],
            dtypes=FLOAT, grad=False, fixed_dtypes=(None, I64, None)),
-    OpCase("scatter_nd_update_batch_indices", _scattered_nd(tf.scatter_nd_update),
+    OpCase("scatter_nd_update_batch_indices", ref_updated(tf.scatter_nd_update),
            _scatter_nd_ref(None), [_randn(4, 2), _value([[[0], [2]], [[3], [1]]]),
                                    _randn(2, 2, 2)],
            dtypes=(tf.float32, tf.bool), grad=False, fixed_dtypes=(None, I32, None)),

@@ -8,32 +8,11 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.framework import errors
-from tensorweave.ops import state_ops
 from tensorweave.testing.op_case import OpCase, case_tests
+from tensorweave.testing.variable_builders import ref_updated, resource_updated
 
 NUMERIC = (tf.float32, tf.float64, tf.int32, tf.int64)
 I32 = tf.int32
-
-
-def _fresh(value):
-    var = state_ops.variable_op_v2(tf.TensorShape(None), value.dtype.base_dtype)
-    return tf.assign(var, value, validate_shape=False)
-
-
-def _scattered(fn):
-    """The variable's value after `fn(ref, indices, updates)`."""
-    def build(ref, indices, updates):
-        return tf.identity(fn(_fresh(ref), indices, updates))
-    return build
-
-
-def _resource_scattered(fn):
-    """A resource variable's value after `fn(variable, indices, updates)` (the op's twin)."""
-    def build(value, indices, updates):
-        var = tf.Variable(value, use_resource=True)
-        with tf.control_dependencies([var.initializer]):
-            return fn(var, indices, updates)
-    return build
 
 
 def _ref(ufunc):
@@ -71,22 +50,22 @@ OPS = [("update", tf.scatter_update, None), ("add", tf.scatter_add, np.add),
 CASES = []
 for _name, _fn, _ufunc in OPS:
     CASES += [
-        OpCase(f"scatter_{_name}", _scattered(_fn), _ref(_ufunc),
+        OpCase(f"scatter_{_name}", ref_updated(_fn), _ref(_ufunc),
                [_params(5, 3), REPEATED, _params(3, 3)], NUMERIC, grad=False,
                fixed_dtypes=[None, I32, None]),
-        OpCase(f"scatter_{_name}_1d", _scattered(_fn), _ref(_ufunc),
+        OpCase(f"scatter_{_name}_1d", ref_updated(_fn), _ref(_ufunc),
                [_params(6), _idx(5, 1), _params(2)], (tf.float32, tf.int32), grad=False,
                fixed_dtypes=[None, I32, None]),
-        OpCase(f"scatter_{_name}_2d_indices", _scattered(_fn), _ref(_ufunc),
+        OpCase(f"scatter_{_name}_2d_indices", ref_updated(_fn), _ref(_ufunc),
                [_params(4, 2), lambda rng, dt: np.array([[1, 2], [0, 1]], np.int32),
                 _params(2, 2, 2)], (tf.float64,), grad=False, fixed_dtypes=[None, I32, None]),
-        OpCase(f"scatter_{_name}_scalar_update", _scattered(_fn), _ref(_ufunc),
+        OpCase(f"scatter_{_name}_scalar_update", ref_updated(_fn), _ref(_ufunc),
                [_params(4, 2), _idx(2, 0), lambda rng, dt: np.array(3, dt)], (tf.float32,),
                grad=False, fixed_dtypes=[None, I32, None]),
-        OpCase(f"resource_scatter_{_name}", _resource_scattered(_fn), _ref(_ufunc),
+        OpCase(f"resource_scatter_{_name}", resource_updated(_fn), _ref(_ufunc),
                [_params(5, 3), REPEATED, _params(3, 3)], NUMERIC, grad=False,
                fixed_dtypes=[None, I32, None]),
-        OpCase(f"resource_scatter_{_name}_scalar_update", _resource_scattered(_fn),
+        OpCase(f"resource_scatter_{_name}_scalar_update", resource_updated(_fn),
                _ref(_ufunc), [_params(4, 2), _idx(2, 0), lambda rng, dt: np.array(3, dt)],
                (tf.float32,), grad=False, fixed_dtypes=[None, I32, None]),
     ]
@@ -245,16 +224,16 @@ def _batch_scatter_update_ref(params, indices, updates):
 
 # tf.batch_scatter_update needs indices of known rank, as in TensorFlow: forward checks only.
 BATCH_CASES = [
-    OpCase("batch_scatter_update", _scattered(tf.batch_scatter_update),
+    OpCase("batch_scatter_update", ref_updated(tf.batch_scatter_update),
            _batch_scatter_update_ref,
            [_params(2, 3, 4), lambda rng, dt: np.array([[2, 0], [1, 1]], np.int32),
             _params(2, 2, 4)], NUMERIC, grad=False, fixed_dtypes=[None, I32, None]),
-    OpCase("batch_scatter_update_two_batch_dims", _scattered(tf.batch_scatter_update),
+    OpCase("batch_scatter_update_two_batch_dims", ref_updated(tf.batch_scatter_update),
            _batch_scatter_update_ref,
            [_params(2, 3, 4), lambda rng, dt: np.array(
                [[[1, 1], [0, 3], [2, 2]], [[3, 0], [1, 2], [0, 0]]], np.int64),
             _params(2, 3, 2)], (tf.float32,), grad=False, fixed_dtypes=[None, tf.int64, None]),
-    OpCase("batch_scatter_update_1d", _scattered(tf.batch_scatter_update),
+    OpCase("batch_scatter_update_1d", ref_updated(tf.batch_scatter_update),
            _batch_scatter_update_ref, [_params(6), _idx(5, 1, 5), _params(3)], (tf.float64,),
            grad=False, fixed_dtypes=[None, I32, None]),
 ]

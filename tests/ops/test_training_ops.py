@@ -6,24 +6,18 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.framework import errors
-from tensorweave.ops import state_ops
 from tensorweave.ops import training_ops as T
 from tensorweave.testing.op_case import OpCase, case_tests
+from tensorweave.testing.variable_builders import fresh_ref
 
 F32_64 = (tf.float32, tf.float64)
-
-
-def _fresh(value):
-    """A new variable (of unknown shape) holding `value`: the ref the update op mutates."""
-    var = state_ops.variable_op_v2(tf.TensorShape(None), value.dtype.base_dtype)
-    return tf.assign(var, value, validate_shape=False)
 
 
 def _updated(apply_fn, n_refs):
     """A builder: fresh variables from the first n_refs inputs, the update applied, then the
     values of the variable and of every slot after the update."""
     def build(*inputs):
-        refs = [_fresh(x) for x in inputs[:n_refs]]
+        refs = [fresh_ref(x) for x in inputs[:n_refs]]
         out = apply_fn(*refs, *inputs[n_refs:])
         with tf.control_dependencies([out]):
             return [tf.identity(out)] + [tf.identity(r) for r in refs[1:]]
