@@ -8,6 +8,8 @@ parallel lines schedule a step's nodes over threads by their estimated time.
 """
 from __future__ import annotations
 
+from tensorweave.runtime import machine_rates
+
 # About 50 µs of NumPy work: below this a thread hand-off costs more than it can save.
 EXPENSIVE_FLOPS = 2e5
 
@@ -97,24 +99,22 @@ def uses_every_core(node) -> bool:
     return blas_flops(node) >= EVERY_CORE_FLOPS
 
 
-# Rates behind `estimate_us`, read off this project's 2-core reference machine with BLAS on one
-# thread and both cores busy: about 40 G multiply-adds/s in a GEMM, 20 GB/s through an
-# elementwise kernel, a few µs to call any kernel.
-MACS_PER_US = 4e4
-BYTES_PER_US = 2e4
+# What calling any kernel costs, in µs, on top of its work.
 KERNEL_US = 3.0
 
 
 def estimate_us(node) -> float:
     """Rough single-thread time of one run of `node` in µs, for scheduling: a contraction's
-    multiply-adds, else the bytes it reads and writes."""
+    multiply-adds, else the bytes it reads and writes, at this machine's rates
+    (runtime/machine_rates.py)."""
+    macs_per_us, bytes_per_us = machine_rates.rates()
     if node.op in _CONTRACTIONS:
         macs = estimate_flops(node)
         if macs is not None:
-            return KERNEL_US + macs / MACS_PER_US
+            return KERNEL_US + macs / macs_per_us
     moved = sum(tensor_bytes(d, s) for d, s in zip(node.output_dtypes, node.output_shapes)) + \
         sum(tensor_bytes(d, s) for d, s in zip(node.input_dtypes, node.input_shapes))
-    return KERNEL_US + moved / BYTES_PER_US
+    return KERNEL_US + moved / bytes_per_us
 
 
 # Ops that hand out existing storage rather than compute.

@@ -7,6 +7,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.kernels.registry import kernel
+from tensorweave.runtime import cost_model, machine_rates
 from tensorweave.runtime.devices import Device, register_device_factory
 from tensorweave.testing.bounded import run_bounded
 
@@ -255,3 +256,31 @@ def test_interleaved_reads_and_updates_across_devices_never_wait_forever(seed):
             start = sess.run(vs)
             got = run_bounded(lambda: sess.run([r for _, r in reads] + bumps, feed))
             assert got[:len(reads)] == [start[k] for k, _ in reads]
+
+
+def test_the_schedule_estimates_times_at_this_machine_s_measured_rates(monkeypatch):
+    macs_per_us, bytes_per_us = machine_rates.rates()
+    assert machine_rates.rates() == (macs_per_us, bytes_per_us)   # measured once
+    assert 1e3 < macs_per_us < 1e7 and 1e3 < bytes_per_us < 1e7   # 1 G to 10 T per second
+    with tf.Graph().as_default() as g:
+        x = tf.placeholder(tf.float32, [64, 256], name="x")
+        w = tf.Variable(np.eye(256, dtype=np.float32), name="w")
+        outs = []
+        for k, xs in enumerate(tf.split(x, 2)):
+            with tf.device(f"/cpu:{k}"):
+                outs.append(tf.reduce_sum(tf.nn.relu(tf.matmul(xs, w))))
+        total = tf.add_n(outs)
+    with _session(g, 2, intra_op_parallelism_threads=1, inter_op_parallelism_threads=2) as sess:
+        sess.run(tf.global_variables_initializer())
+        plan = sess._core.plan((x,), (total,), ())
+        nodes = {it.node.op: it.node for _, items in plan.parallel._lines
+                 for it in items.values()}
+    matmul, relu = nodes["MatMul"], nodes["Relu"]
+    work = {}
+    for rates in ((1e4, 1e4), (2e4, 1e4), (1e4, 4e4)):
+        monkeypatch.setattr(machine_rates, "rates", lambda rates=rates: rates)
+        work[rates] = [cost_model.estimate_us(n) - cost_model.KERNEL_US for n in (matmul, relu)]
+    # [32, 256] @ [256, 256]: 2^21 multiply-adds; Relu reads and writes 32 x 256 floats.
+    assert work[(1e4, 1e4)] == pytest.approx([2 ** 21 / 1e4, 2 * 32 * 256 * 4 / 1e4])
+    assert work[(2e4, 1e4)] == pytest.approx([2 ** 21 / 2e4, 2 * 32 * 256 * 4 / 1e4])
+    assert work[(1e4, 4e4)] == pytest.approx([2 ** 21 / 1e4, 2 * 32 * 256 * 4 / 4e4])
