@@ -32,29 +32,35 @@ class GatherV2Kernel:
         axis = int(axis)
         if not -rank <= axis < rank:
             raise invalid_argument(f"Expected axis in the range [{-rank}, {rank}), but got {axis}")
-        axis %= rank
-        limit = np.shape(params)[axis]
-        if np.size(indices) and (indices.min() < 0 or indices.max() >= limit):
-            bad = (indices < 0) | (indices >= limit)
-            value = indices[tuple(np.argwhere(bad)[0])] if np.ndim(indices) else indices
-            raise invalid_argument(f"indices{_first_bad(np.asarray(bad))} = {value} is not in "
-                                   f"[0, {limit})")
-        batch = self.batch_dims + np.ndim(indices) if self.batch_dims < 0 else self.batch_dims
-        if batch == 0:
-            return self.xp.take(params, indices, axis=axis)
-        return self._batched(params, indices, axis, batch)
+        return gather(self.xp, params, indices, axis % rank, self.batch_dims)
 
-    def _batched(self, params, indices, axis, batch):
-        """Gathers each of the leading `batch` dimensions' entries separately."""
-        lead = params.shape[:batch]
-        out_shape = lead + params.shape[batch:axis] + indices.shape[batch:] + \
-            params.shape[axis + 1:]
-        flat_p = params.reshape((-1,) + params.shape[batch:])
-        flat_i = indices.reshape((-1,) + indices.shape[batch:])
-        if not len(flat_p):
-            return self.xp.empty(out_shape, params.dtype)
-        parts = [self.xp.take(p, i, axis=axis - batch) for p, i in zip(flat_p, flat_i)]
-        return self.xp.stack(parts).reshape(out_shape)
+
+def gather(xp, params, indices, axis: int, batch_dims: int):
+    """params gathered at `indices` along `axis` (in range) after `batch_dims` leading batch
+    dimensions, with TensorFlow's bounds check and message; a new array. Shared by GatherV2
+    and ResourceGather (kernels/state.py)."""
+    limit = np.shape(params)[axis]
+    if np.size(indices) and (indices.min() < 0 or indices.max() >= limit):
+        bad = (indices < 0) | (indices >= limit)
+        value = indices[tuple(np.argwhere(bad)[0])] if np.ndim(indices) else indices
+        raise invalid_argument(f"indices{_first_bad(np.asarray(bad))} = {value} is not in "
+                               f"[0, {limit})")
+    batch = batch_dims + np.ndim(indices) if batch_dims < 0 else batch_dims
+    if batch == 0:
+        return xp.take(params, indices, axis=axis)
+    return _batched_gather(xp, params, indices, axis, batch)
+
+
+def _batched_gather(xp, params, indices, axis, batch):
+    """Gathers each of the leading `batch` dimensions' entries separately."""
+    lead = params.shape[:batch]
+    out_shape = lead + params.shape[batch:axis] + indices.shape[batch:] + params.shape[axis + 1:]
+    flat_p = params.reshape((-1,) + params.shape[batch:])
+    flat_i = indices.reshape((-1,) + indices.shape[batch:])
+    if not len(flat_p):
+        return xp.empty(out_shape, params.dtype)
+    parts = [xp.take(p, i, axis=axis - batch) for p, i in zip(flat_p, flat_i)]
+    return xp.stack(parts).reshape(out_shape)
 
 
 def index_rows(indices, shape, what: str):

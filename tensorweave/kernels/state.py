@@ -12,6 +12,7 @@ import numpy as np
 from tensorweave.framework import errors
 from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
+from tensorweave.kernels.array_index import gather
 from tensorweave.kernels.registry import kernel
 from tensorweave.runtime.executor.values import ResourceVariableRef, VariableRef, deref
 
@@ -113,9 +114,9 @@ class VarHandleKernel:
         return self.ref
 
 
-@kernel("ReadVariableOp")
-def _read_variable(ctx, ref):
-    """A copy of the value: what the read returns does not change with later updates."""
+def _assigned_value(ref):
+    """The resource variable's storage; FailedPrecondition, in TensorFlow's words, before
+    anything is assigned to it."""
     value = ref.value
     if value is None:
         raise errors.FailedPreconditionError(
@@ -123,7 +124,39 @@ def _read_variable(ctx, ref):
             "has been deleted. In TF1, it can also mean the variable is uninitialized. Debug "
             f"info: container={ref.container}, status error message="
             f"{ref.uninitialized_error().message}")
-    return value.copy()
+    return value
+
+
+@kernel("ReadVariableOp")
+def _read_variable(ctx, ref):
+    """A copy of the value: what the read returns does not change with later updates."""
+    return _assigned_value(ref).copy()
+
+
+@kernel("ResourceGather")
+class ResourceGatherKernel:
+    """Rows of the variable (GatherV2's gather along axis `batch_dims`): a new array, read
+    without copying the rest of the variable."""
+
+    def __init__(self, ctx):
+        self.batch_dims = ctx.attrs["batch_dims"]
+        self.xp = ctx.xp
+
+    def compute(self, ctx, ref, indices):
+        value = _assigned_value(ref)
+        if np.ndim(value) < 1:
+            raise invalid_argument("params must be at least 1 dimensional")
+        if np.ndim(value) <= self.batch_dims:
+            raise invalid_argument(f"params must have at least {self.batch_dims + 1} (batch_dims "
+                                   f"+ 1) dimensions but it has shape "
+                                   f"{dims_text(np.shape(value))}")
+        return gather(self.xp, value, indices, self.batch_dims, self.batch_dims)
+
+
+@kernel("VariableShape")
+def _variable_shape(ctx, ref):
+    """The variable's current shape, as a vector of out_type."""
+    return np.array(np.shape(_assigned_value(ref)), ctx.attrs["out_type"].as_numpy_dtype)
 
 
 @kernel("AssignVariableOp")

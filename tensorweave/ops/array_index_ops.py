@@ -21,6 +21,7 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.indexed_slices import IndexedSlices, to_dense
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
+from tensorweave.framework.operation import Tensor
 from tensorweave.framework.scopes import name_scope
 from tensorweave.framework.shape_checks import dims_with_rank, merge_dims
 from tensorweave.framework.shape_text import dims_text
@@ -119,13 +120,17 @@ def _gather_grad(op, grad):
 def gather(params, indices, validate_indices=None, name=None, axis=None, batch_dims=0):
     """Gathers slices of `params` along `axis` at `indices` (TF1's tf.gather, op GatherV2).
 
+    Along axis 0, a resource variable's rows are read by its `sparse_read` (ResourceGather)
+    instead of copying the whole variable, as in TensorFlow.
+
     Args:
-      params: the tensor to gather from.
+      params: the tensor (or variable) to gather from.
       indices: an int16/int32/int64 tensor of indices into dimension `axis`; on CPU an index
         outside [0, params.shape[axis]) fails the step with InvalidArgumentError.
       validate_indices: deprecated and ignored (TF1 keeps it for compatibility).
       name: the op name.
-      axis: the dimension to gather along (default 0); negative counts from the end.
+      axis: the dimension to gather along (default `batch_dims`); negative counts from the
+        end.
       batch_dims: the number of leading batch dimensions shared by params and indices.
 
     Returns:
@@ -133,8 +138,14 @@ def gather(params, indices, validate_indices=None, name=None, axis=None, batch_d
       params.shape[axis + 1:].
     """
     del validate_indices
-    return apply_op(GatherV2, [params, indices, 0 if axis is None else axis],
-                    {"batch_dims": batch_dims}, name=name)
+    if axis is None:
+        axis = batch_dims
+    axis_value = static_value(axis) if isinstance(axis, Tensor) else axis
+    if axis_value is not None and int(axis_value) == 0:
+        sparse_read = getattr(params, "sparse_read", None)
+        if sparse_read is not None:   # a resource variable: only the rows are read
+            return sparse_read(indices, name=name)
+    return apply_op(GatherV2, [params, indices, axis], {"batch_dims": batch_dims}, name=name)
 
 
 # --- GatherNd / ScatterNd --------------------------------------------------------------------

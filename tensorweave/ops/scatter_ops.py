@@ -67,14 +67,20 @@ ScatterMin, ResourceScatterMin = _scatter("ScatterMin", _dtypes.REAL_NUMERIC)
 ScatterMax, ResourceScatterMax = _scatter("ScatterMax", _dtypes.REAL_NUMERIC)
 
 
+def resource_scatter(op_def, variable, indices, updates, name=None):
+    """The resource twin of `op_def` (ResourceScatterAdd for ScatterAdd, ...) on a resource
+    variable's handle: the update op alone, which reads nothing back (what an optimizer's
+    sparse update runs, so a step does not copy a whole embedding table)."""
+    twin = OP_REGISTRY["Resource" + op_def.name]
+    return apply_op(twin, [variable.handle, indices, convert_to_tensor(updates, variable.dtype)],
+                    name=name or twin.name)
+
+
 def _apply(op_def, ref, indices, updates, use_locking, name):
     """`op_def` on the variable `ref`; on a resource variable, its twin on the handle (which
     always locks), returning the value read after it."""
     if is_resource_variable(ref):
-        twin = OP_REGISTRY["Resource" + op_def.name]
-        update = apply_op(twin, [ref.handle, indices, convert_to_tensor(updates, ref.dtype)],
-                          name=name or twin.name)
-        return ref._read_after(update)
+        return ref._read_after(resource_scatter(op_def, ref, indices, updates, name))
     attrs = {"use_locking": use_locking} if use_locking is not None else {}
     return apply_op(op_def, [ref, indices, updates], attrs, name=name or op_def.name)
 

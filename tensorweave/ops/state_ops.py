@@ -8,12 +8,15 @@ A resource variable (`use_resource=True`, variables.ResourceVariable) keeps the 
 behind a `VarHandleOp`, whose output is a DT_RESOURCE handle: `ReadVariableOp` reads a copy of
 the value (later updates do not change it), `AssignVariableOp` stores one, `AssignAddVariableOp`
 / `AssignSubVariableOp` update in place, `VarIsInitializedOp` and `ResourceCountUpTo` are
-IsVariableInitialized and CountUpTo through the handle. These ops return no ref: an update has
-no output. The other ref updates have resource twins defined next to them (ResourceScatterAdd
-in scatter_ops.py, ResourceApplyAdam in training_ops.py, ...) that run the same kernels, a
-handle arriving as the storage a ref input would; their shape functions are the ref ops', run
-on the variable's static shape (`on_variable_shapes`). The wrappers here dispatch as
-TensorFlow's do: given a resource variable, `assign` is its `assign` method, and so on.
+IsVariableInitialized and CountUpTo through the handle, `ResourceGather` reads rows (what
+tf.gather and embedding lookups read from a resource variable, without copying the rest; its
+gradient is IndexedSlices of the variable) and `VariableShape` the current shape. These ops
+return no ref: an update has no output. The other ref updates have resource twins defined
+next to them (ResourceScatterAdd in scatter_ops.py, ResourceApplyAdam in training_ops.py, ...)
+that run the same kernels, a handle arriving as the storage a ref input would; their shape
+functions are the ref ops', run on the variable's static shape (`on_variable_shapes`). The
+wrappers here dispatch as TensorFlow's do: given a resource variable, `assign` is its `assign`
+method, and so on.
 """
 from __future__ import annotations
 
@@ -182,6 +185,77 @@ ResourceCountUpTo = define_op(
     attrs=[Attr("limit", "int"), TypeAttr("T", (_dtypes.int32, _dtypes.int64))],
     shape_fn=on_variable_shapes(lambda ctx: ctx.inputs[0]._shape), is_stateful=True,
     not_differentiable=True)
+
+
+def _resource_gather_shape(ctx):
+    """params[:batch_dims] + indices[batch_dims:] + params[batch_dims + 1:], params being the
+    variable's static shape (TF's ResourceGather shape function)."""
+    batch_dims = ctx.attrs["batch_dims"]
+    if batch_dims < 0:
+        raise ValueError(f"batch_dims is negative ({batch_dims})")
+    params, indices = variable_shape(ctx.inputs[0]), ctx.input_shape(1)
+    for shape in (params, indices):
+        least = batch_dims + 1 if shape is params else batch_dims
+        if shape.ndims is not None and shape.ndims < least:
+            raise ValueError(f"Shape must be at least rank {least} but is rank {shape.ndims}")
+    if params.ndims is None or indices.ndims is None:
+        return _ts.unknown_shape()
+    dims = params.as_list()
+    return _ts.TensorShape(dims[:batch_dims] + indices.as_list()[batch_dims:] +
+                           dims[batch_dims + 1:])
+
+
+ResourceGather = define_op(
+    "ResourceGather", inputs=["resource: resource", "indices: Tindices"],
+    outputs=["output: dtype"],
+    attrs=[Attr("batch_dims", "int", 0), Attr("validate_indices", "bool", True),
+           TypeAttr("dtype"), TypeAttr("Tindices", (_dtypes.int32, _dtypes.int64))],
+    shape_fn=_resource_gather_shape, is_stateful=True)
+
+
+@ResourceGather.gradient
+def _resource_gather_grad(op, grad):
+    """The gathered rows' gradient as IndexedSlices of the variable, taken at its handle (as
+    ReadVariableOp's is), so a sparse optimizer update touches only those rows."""
+    import tensorweave as tw
+    from tensorweave.framework.indexed_slices import IndexedSlices
+    from tensorweave.ops.array_join_ops import concat
+    handle, indices = op.inputs
+    params_shape = variable_shape_tensor(handle)
+    count = tw.expand_dims(tw.size(indices), 0)
+    values = tw.reshape(grad, concat([count, params_shape[1:]], 0))
+    return [IndexedSlices(values, tw.reshape(indices, count), params_shape), None]
+
+
+VariableShape = define_op(
+    "VariableShape", inputs=["input: resource"], outputs=["output: out_type"],
+    attrs=[TypeAttr("out_type", (_dtypes.int32, _dtypes.int64), default=_dtypes.int32)],
+    shape_fn=lambda ctx: _ts.TensorShape([variable_shape(ctx.inputs[0]).ndims]),
+    is_stateful=True, not_differentiable=True)
+
+
+def variable_shape_tensor(handle, out_type=_dtypes.int32):
+    """The shape of the variable behind `handle` as a tensor: a constant when its static shape
+    is fully known, else a VariableShape op (TF's resource_variable_ops.variable_shape)."""
+    static = variable_shape(handle)
+    if static.is_fully_defined():
+        from tensorweave.ops.constant_op import constant
+        return constant(static.as_list(), dtype=out_type)
+    return variable_shape_op(handle, out_type)
+
+
+def variable_shape_op(handle, out_type=_dtypes.int32, name=None):
+    """A VariableShape op: the current shape of the variable behind `handle`, read at run
+    time (FailedPrecondition before it is assigned)."""
+    return apply_op(VariableShape, [handle], {"out_type": out_type}, name=name)
+
+
+def resource_gather(handle, indices, dtype, batch_dims=0, validate_indices=True, name=None):
+    """Rows `indices` of the variable behind `handle` (a new array: later updates do not
+    change it), without reading the rest of it."""
+    return apply_op(ResourceGather, [handle, indices],
+                    {"dtype": dtype, "batch_dims": batch_dims,
+                     "validate_indices": validate_indices}, name=name)
 
 
 def var_handle_op(shape, dtype, shared_name, name, container=""):

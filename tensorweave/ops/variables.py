@@ -527,6 +527,13 @@ class ResourceVariable(Variable):
         """A scalar bool: whether the variable has been assigned in this session."""
         return state_ops.var_is_initialized_op(self._variable, name=name)
 
+    def sparse_read(self, indices, name=None) -> Tensor:
+        """Rows `indices` of the variable (ResourceGather, named `Gather` by default): what
+        tf.gather and tf.nn.embedding_lookup read from a resource variable, without copying
+        the rest of it; its gradient is IndexedSlices of the variable."""
+        with name_scope("Gather" if name is None else name) as scope:
+            return state_ops.resource_gather(self._variable, indices, self._dtype, name=scope)
+
     def assign(self, value, use_locking=None, name=None, read_value=True):
         """Assigns `value` (AssignVariableOp).
 

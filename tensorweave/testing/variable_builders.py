@@ -1,9 +1,10 @@
-"""OpCase builders for ops that update variables: the variable's value after the op runs.
+"""OpCase builders for ops that take a variable: its value after an update, or what a read of
+it returns.
 
-An OpCase row passes input tensors to its builder; an update op needs a variable instead. These
-wrap the op so that its first input becomes a fresh variable holding that tensor (a ref
-variable of unknown shape, or a resource variable for the op's resource twin) and the row's
-output is the variable's value after the update.
+An OpCase row passes input tensors to its builder; a variable op needs a variable instead.
+These wrap the op so that its first input becomes a fresh variable holding that tensor (a ref
+variable of unknown shape, or a resource variable for resource ops) and the row's output is
+the variable's value after the update, or the op's result.
 """
 from __future__ import annotations
 
@@ -26,9 +27,10 @@ def ref_updated(fn):
     return build
 
 
-def resource_updated(fn):
+def on_resource_variable(fn):
     """builder(value, *args): what `fn(variable, *args)` returns for a fresh resource variable
-    initialized to `value` (the scatter methods return the updated value)."""
+    initialized to `value` first (the scatter methods return the updated value, a read the
+    rows read)."""
     import tensorweave as tf
 
     def build(value, *args):

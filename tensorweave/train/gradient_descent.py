@@ -3,12 +3,14 @@ from __future__ import annotations
 
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops import training_ops
+from tensorweave.ops.variables import is_resource_variable
 from tensorweave.train.optimizer import Optimizer, cast_like
 
 
 class GradientDescentOptimizer(Optimizer):
     """Plain gradient descent: one ApplyGradientDescent per dense variable; sparse gradients
-    subtract lr * values from the indexed rows with ScatterSub (repeated rows accumulate).
+    subtract lr * values from the indexed rows with ScatterSub (repeated rows accumulate), or
+    ResourceScatterSub on a resource variable.
 
     Args:
       learning_rate: a float, a scalar Tensor, or a callable returning one.
@@ -31,6 +33,8 @@ class GradientDescentOptimizer(Optimizer):
             use_locking=self._use_locking)
 
     def _apply_sparse_duplicate_indices(self, grad, var):
-        from tensorweave.ops.scatter_ops import scatter_sub
+        from tensorweave.ops import scatter_ops
         delta = grad.values * cast_like(self._learning_rate_tensor, var)
-        return scatter_sub(var, grad.indices, delta, use_locking=self._use_locking)
+        if is_resource_variable(var):   # the update alone: no read of the whole variable after
+            return scatter_ops.resource_scatter(scatter_ops.ScatterSub, var, grad.indices, delta)
+        return scatter_ops.scatter_sub(var, grad.indices, delta, use_locking=self._use_locking)

@@ -11,7 +11,7 @@ from tensorweave.framework import errors
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.ops.misc_array_ops import ParallelConcat
 from tensorweave.testing.op_case import OpCase, case_tests
-from tensorweave.testing.variable_builders import ref_updated, resource_updated
+from tensorweave.testing.variable_builders import on_resource_variable, ref_updated
 
 FLOAT = (tf.float32, tf.float64)
 NUM = (tf.float32, tf.float64, tf.int32, tf.int64)
@@ -133,7 +133,7 @@ CASES = [
       for name, fn, ufunc in (("add", tf.scatter_nd_add, np.add),
                               ("sub", tf.scatter_nd_sub, np.subtract),
                               ("update", tf.scatter_nd_update, None))],
-    *[OpCase(f"resource_scatter_nd_{name}", resource_updated(fn), _scatter_nd_ref(ufunc),
+    *[OpCase(f"resource_scatter_nd_{name}", on_resource_variable(fn), _scatter_nd_ref(ufunc),
              [_randn(4, 3), _value([[1], [3], [1]]), _randn(3, 3)], dtypes=NUM, grad=False,
              fixed_dtypes=(None, I32, None))
       for name, fn, ufunc in (("add", tf.scatter_nd_add, np.add),

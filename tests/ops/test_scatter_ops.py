@@ -9,7 +9,7 @@ import pytest
 import tensorweave as tf
 from tensorweave.framework import errors
 from tensorweave.testing.op_case import OpCase, case_tests
-from tensorweave.testing.variable_builders import ref_updated, resource_updated
+from tensorweave.testing.variable_builders import on_resource_variable, ref_updated
 
 NUMERIC = (tf.float32, tf.float64, tf.int32, tf.int64)
 I32 = tf.int32
@@ -62,10 +62,10 @@ for _name, _fn, _ufunc in OPS:
         OpCase(f"scatter_{_name}_scalar_update", ref_updated(_fn), _ref(_ufunc),
                [_params(4, 2), _idx(2, 0), lambda rng, dt: np.array(3, dt)], (tf.float32,),
                grad=False, fixed_dtypes=[None, I32, None]),
-        OpCase(f"resource_scatter_{_name}", resource_updated(_fn), _ref(_ufunc),
+        OpCase(f"resource_scatter_{_name}", on_resource_variable(_fn), _ref(_ufunc),
                [_params(5, 3), REPEATED, _params(3, 3)], NUMERIC, grad=False,
                fixed_dtypes=[None, I32, None]),
-        OpCase(f"resource_scatter_{_name}_scalar_update", resource_updated(_fn),
+        OpCase(f"resource_scatter_{_name}_scalar_update", on_resource_variable(_fn),
                _ref(_ufunc), [_params(4, 2), _idx(2, 0), lambda rng, dt: np.array(3, dt)],
                (tf.float32,), grad=False, fixed_dtypes=[None, I32, None]),
     ]
