@@ -1,5 +1,8 @@
 """Kernels of the fused SGD updates: ApplyGradientDescent whose delta is a MatMul or an AddN.
 
+Each kernel also runs the op's resource twin (`_FusedMatMulResourceApplyGradientDescent`, ...),
+whose handle arrives as the variable's storage, as ResourceApplyGradientDescent's does.
+
 `_FusedMatMulApplyGradientDescent`: the weight gradient of a dense layer is `x^T @ dy`;
 ApplyGradientDescent then reads it and the weights and writes the weights. Here one BLAS GEMM
 adds `-alpha * x^T @ dy` straight into the weights (kernels/blas.py): no gradient array, no
@@ -44,13 +47,18 @@ def _inner_kernel(ctx, op: str):
 
 
 def _inner_update(ctx):
-    """(context, instance) of ApplyGradientDescent's kernel class, built for the fused node
-    (its name and use_locking), so its errors name the user's update."""
-    inner_ctx = KernelContext(InnerNode(ctx, "ApplyGradientDescent"), ctx.device, ctx.session)
-    return inner_ctx, _inner_kernel(ctx, "ApplyGradientDescent").impl(inner_ctx)
+    """(context, instance) of the kernel class of the update the node replaced,
+    ApplyGradientDescent or ResourceApplyGradientDescent (a resource twin's handle arrives as
+    the variable's storage, as it does for the unfused op), built for the fused node (its
+    name and use_locking), so its errors name the user's update."""
+    op = "ResourceApplyGradientDescent" if "ResourceApply" in ctx.op_type else \
+        "ApplyGradientDescent"
+    inner_ctx = KernelContext(InnerNode(ctx, op), ctx.device, ctx.session)
+    return inner_ctx, _inner_kernel(ctx, op).impl(inner_ctx)
 
 
-@kernel("_FusedMatMulApplyGradientDescent", expensive=True)
+@kernel(("_FusedMatMulApplyGradientDescent", "_FusedMatMulResourceApplyGradientDescent"),
+        expensive=True)
 class FusedMatMulApplyGradientDescentKernel:
     """var -= alpha * op(a) @ op(b) by one accumulating GEMM, else MatMul then the update."""
 
@@ -125,7 +133,8 @@ def _add_n_update_loop(var, grads, alpha, factor, scale):
             var[i] -= s / factor * alpha
 
 
-@kernel("_FusedAddNApplyGradientDescent", dtypes=(np.float32, np.float64), expensive=True)
+@kernel(("_FusedAddNApplyGradientDescent", "_FusedAddNResourceApplyGradientDescent"),
+        dtypes=(np.float32, np.float64), expensive=True)
 class FusedAddNApplyGradientDescentKernel:
     """var -= alpha * (AddN(grads) [* or / factor]) in one compiled pass, else the AddN,
     Mul/RealDiv and ApplyGradientDescent kernels one after the other.

@@ -16,6 +16,8 @@ over memory and without the intermediate arrays.
   value starts as input 0.
 * `_FusedMatMulApplyGradientDescent(var, alpha, a, b)`: ApplyGradientDescent whose delta is
   MatMul(a, b): one GEMM that accumulates `-alpha * a @ b` into the variable.
+  `_FusedMatMulResourceApplyGradientDescent` is the same for ResourceApplyGradientDescent (a
+  resource variable's handle, no output), as is `_FusedAddNResourceApplyGradientDescent` below.
 * `_FusedMaxPoolGradReluGrad(orig_input, orig_output, grad)`: ReluGrad(MaxPoolGrad(...),
   orig_input), the backward pass of relu -> max_pool: each window's gradient goes to its first
   maximum when that maximum is positive.
@@ -34,6 +36,7 @@ from tensorweave.framework import shape_fns
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op, get_op_def
 from tensorweave.framework.shape_checks import merge_shapes, shape_with_rank
+from tensorweave.ops.state_ops import on_variable_shapes
 
 __all__: list[str] = []
 
@@ -90,13 +93,30 @@ FusedElementwise = define_op(
     shape_fn=_fused_elementwise_shape, not_differentiable=True,
     doc="A chain of elementwise ops computed into one buffer.")
 
-FusedMatMulApplyGradientDescent = define_op(
-    "_FusedMatMulApplyGradientDescent", inputs=["var: Ref(T)", "alpha: T", "a: T", "b: T"],
-    outputs=["out: Ref(T)"],
-    attrs=[TypeAttr("T", (_dtypes.float32, _dtypes.float64)), Attr("transpose_a", "bool", False),
-           Attr("transpose_b", "bool", False), Attr("use_locking", "bool", False)],
-    shape_fn=lambda ctx: ctx.input_shape(0), is_stateful=True, not_differentiable=True,
-    doc="var -= alpha * MatMul(a, b), the product accumulated into var by one GEMM.")
+def resource_twin(name: str) -> str:
+    """The resource twin of a fused update op: `_FusedMatMulApplyGradientDescent` ->
+    `_FusedMatMulResourceApplyGradientDescent`."""
+    return name.replace("Apply", "ResourceApply", 1)
+
+
+def define_fused_update(name: str, inputs: list[str], attrs: list, shape_fn, doc: str):
+    """A fused update op on a ref variable (input 0, `var: Ref(T)`; output the ref) and its
+    resource twin (`var: resource`, no output; shape function run on the variable's static
+    shape), as training_ops defines ApplyGradientDescent and ResourceApplyGradientDescent.
+    Returns the ref op."""
+    define_op(resource_twin(name), inputs=["var: resource"] + inputs[1:], attrs=attrs,
+              shape_fn=on_variable_shapes(shape_fn), is_stateful=True, not_differentiable=True,
+              doc=doc + " Through a resource variable's handle.")
+    return define_op(name, inputs=inputs, outputs=["out: Ref(T)"], attrs=attrs,
+                     shape_fn=shape_fn, is_stateful=True, not_differentiable=True, doc=doc)
+
+
+FusedMatMulApplyGradientDescent = define_fused_update(
+    "_FusedMatMulApplyGradientDescent", ["var: Ref(T)", "alpha: T", "a: T", "b: T"],
+    [TypeAttr("T", (_dtypes.float32, _dtypes.float64)), Attr("transpose_a", "bool", False),
+     Attr("transpose_b", "bool", False), Attr("use_locking", "bool", False)],
+    lambda ctx: ctx.input_shape(0),
+    "var -= alpha * MatMul(a, b), the product accumulated into var by one GEMM.")
 
 FusedMaxPoolGradReluGrad = define_op(
     "_FusedMaxPoolGradReluGrad", inputs=["orig_input: T", "orig_output: T", "grad: T"],
@@ -133,12 +153,11 @@ def _fused_add_n_update_shape(ctx):
     return shape
 
 
-FusedAddNApplyGradientDescent = define_op(
+FusedAddNApplyGradientDescent = define_fused_update(
     "_FusedAddNApplyGradientDescent",
-    inputs=["var: Ref(T)", "alpha: T", "factor: num_factors * T", "grads: N * T"],
-    outputs=["out: Ref(T)"],
-    attrs=[TypeAttr("T", (_dtypes.float32, _dtypes.float64)), Attr("N", "int", minimum=2),
-           Attr("num_factors", "int", minimum=0), Attr("scale", "string", "none"),
-           Attr("use_locking", "bool", False)],
-    shape_fn=_fused_add_n_update_shape, is_stateful=True, not_differentiable=True,
-    doc="var -= alpha * (AddN(grads) [* or / factor]) in one pass: `scale` is none, mul or div.")
+    ["var: Ref(T)", "alpha: T", "factor: num_factors * T", "grads: N * T"],
+    [TypeAttr("T", (_dtypes.float32, _dtypes.float64)), Attr("N", "int", minimum=2),
+     Attr("num_factors", "int", minimum=0), Attr("scale", "string", "none"),
+     Attr("use_locking", "bool", False)],
+    _fused_add_n_update_shape,
+    "var -= alpha * (AddN(grads) [* or / factor]) in one pass: `scale` is none, mul or div.")

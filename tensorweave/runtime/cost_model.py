@@ -22,7 +22,16 @@ def _elements(shape) -> int | None:
 
 def estimate_flops(node) -> float | None:
     """Rough floating-point work of one run of `node`, or None when shapes are unknown."""
-    outputs = [_elements(s) for s in node.output_shapes]
+    if node.op in _MATRICES_AT:   # a fused update: its product is the variable's shape
+        product = node.input_shapes[_MATRICES_AT[node.op]:][:2]
+        if any(s.ndims != 2 for s in product):
+            return None
+        a, b = (s.as_list() for s in product)
+        outputs = [a[1] if node.attrs.get("transpose_a") else a[0],
+                   b[0] if node.attrs.get("transpose_b") else b[1]]
+        outputs = [None if None in outputs else outputs[0] * outputs[1]]
+    else:
+        outputs = [_elements(s) for s in node.output_shapes]
     if any(n is None for n in outputs):
         return None
     total = float(sum(outputs))
@@ -35,11 +44,12 @@ def estimate_flops(node) -> float | None:
 
 
 # Ops whose work is output size × the size of the contracted input dimensions.
+# Fused updates whose delta is a product: op -> index of its first matrix among the inputs.
+_MATRICES_AT = {"_FusedMatMulApplyGradientDescent": 2,
+                "_FusedMatMulResourceApplyGradientDescent": 2}
 _CONTRACTIONS = frozenset({"MatMul", "BatchMatMul", "BatchMatMulV2", "Conv2D", "_FusedMatMul",
-                           "_FusedConv2D", "_FusedMatMulApplyGradientDescent",
-                           "Conv2DBackpropInput", "DepthwiseConv2dNative"})
-# Contractions whose matrices follow other inputs: op -> index of the first matrix.
-_MATRICES_AT = {"_FusedMatMulApplyGradientDescent": 2}
+                           "_FusedConv2D", "Conv2DBackpropInput", "DepthwiseConv2dNative",
+                           *_MATRICES_AT})
 
 
 def _contracted_size(node) -> int | None:
@@ -48,8 +58,7 @@ def _contracted_size(node) -> int | None:
     if len(shapes) < 2 or any(s.ndims is None for s in shapes[:2]):
         return None
     a, b = shapes[0].as_list(), shapes[1].as_list()
-    if node.op in ("MatMul", "_FusedMatMul", "BatchMatMul", "BatchMatMulV2",
-                   "_FusedMatMulApplyGradientDescent"):
+    if node.op in ("MatMul", "_FusedMatMul", "BatchMatMul", "BatchMatMulV2", *_MATRICES_AT):
         transpose = node.attrs.get("transpose_a") or node.attrs.get("adj_x")
         inner = a[-2] if transpose else a[-1]
         return inner

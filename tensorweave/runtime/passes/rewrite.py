@@ -23,6 +23,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
+from tensorweave.ops.fused_ops import resource_twin
 from tensorweave.runtime.prune import RGraph, RNode
 
 # TF1 control flow: frames and dead tensors flow through these; no pass rewrites them.
@@ -374,24 +375,32 @@ class Editor:
         return node.attrs["value"]
 
 
-def rewrite_each(ed: Editor, op_type: str, rewrite) -> RGraph:
-    """`rewrite(ed, node)` for every node of `op_type` still in the graph when its turn comes
-    (a rewrite may remove later ones), then the sweep; returns the graph."""
+def rewrite_each(ed: Editor, op_types: str | tuple, rewrite) -> RGraph:
+    """`rewrite(ed, node)` for every node of `op_types` (one type or a tuple) still in the
+    graph when its turn comes (a rewrite may remove later ones), then the sweep; returns the
+    graph."""
     graph = ed.graph
+    wanted = (op_types,) if isinstance(op_types, str) else op_types
     for node in list(graph):
-        if node.op == op_type and node.name in graph.nodes:
+        if node.op in wanted and node.name in graph.nodes:
             rewrite(ed, node)
     ed.sweep()
     return graph
 
 
 def rewrite_sgd_updates(ed: Editor, fuse) -> RGraph:
-    """`fuse(ed, update)` for every ApplyGradientDescent, unless the graph has control flow: a
-    fused update waits for the variable's unordered reads (`unordered_value_readers`), and
-    those ordering edges could cross frames."""
+    """`fuse(ed, update)` for every ApplyGradientDescent and ResourceApplyGradientDescent,
+    unless the graph has control flow: a fused update waits for the variable's unordered reads
+    (`unordered_value_readers`), and those ordering edges could cross frames."""
     if ed.has_control_flow():
         return ed.graph
-    return rewrite_each(ed, "ApplyGradientDescent", fuse)
+    return rewrite_each(ed, ("ApplyGradientDescent", "ResourceApplyGradientDescent"), fuse)
+
+
+def fused_update_type(fused: str, update) -> str:
+    """The fused op replacing `update`: `fused` (an `...Apply...` op taking the variable's
+    ref), or its resource twin for a ResourceApply update (ops/fused_ops.py)."""
+    return resource_twin(fused) if update.op.startswith("Resource") else fused
 
 
 def unordered_value_readers(ed: Editor, update) -> list[str]:

@@ -33,6 +33,7 @@ from tensorweave.runtime.passes import register_pass
 from tensorweave.runtime.passes.options import REMAPPING, PassOptions
 from tensorweave.runtime.passes.rewrite import (
     Editor,
+    fused_update_type,
     is_pure,
     known_shape,
     make_node,
@@ -71,7 +72,7 @@ def _fuse(ed: Editor, update) -> None:
     control = list(update.control_inputs)
     for node in removed:
         control.extend(c for c in node.control_inputs if c not in control)
-    fused = make_node(update.name, FUSED, attrs,
+    fused = make_node(update.name, fused_update_type(FUSED, update), attrs,
                       list(update.inputs[:2]) + factor + list(add_n.inputs), update, ed.graph,
                       update.output_dtypes, update.output_shapes, control)
     ed.substitute(update, fused, "fuse_add_n_apply_gradient_descent",

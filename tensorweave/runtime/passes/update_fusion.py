@@ -1,6 +1,8 @@
 """Update fusion: an SGD update of a MatMul gradient becomes one accumulating GEMM.
 
   ApplyGradientDescent(var, alpha, MatMul(a, b))  =>  _FusedMatMulApplyGradientDescent
+  ResourceApplyGradientDescent(handle, alpha, MatMul(a, b))
+                                     =>  _FusedMatMulResourceApplyGradientDescent
 
 (kernels/fused_update.py: `var += -alpha * op(a) @ op(b)` with BLAS's beta = 1). This is the
 weight update of every dense layer trained by plain SGD; the gradient array is never made.
@@ -24,6 +26,7 @@ from tensorweave.runtime.passes import register_pass
 from tensorweave.runtime.passes.options import REMAPPING, PassOptions
 from tensorweave.runtime.passes.rewrite import (
     Editor,
+    fused_update_type,
     is_pure,
     make_node,
     rewrite_sgd_updates,
@@ -31,6 +34,7 @@ from tensorweave.runtime.passes.rewrite import (
 )
 
 _DTYPES = (_dtypes.float32, _dtypes.float64)
+FUSED = "_FusedMatMulApplyGradientDescent"
 
 
 @register_pass("update_fusion", order=82, toggle=REMAPPING)
@@ -52,7 +56,7 @@ def _fuse(ed: Editor, update) -> None:
              "transpose_b": bool(matmul.attrs.get("transpose_b", False))}
     control = list(update.control_inputs) + [c for c in matmul.control_inputs
                                              if c not in update.control_inputs]
-    fused = make_node(update.name, "_FusedMatMulApplyGradientDescent", attrs,
+    fused = make_node(update.name, fused_update_type(FUSED, update), attrs,
                       list(update.inputs[:2]) + list(matmul.inputs), update, ed.graph,
                       update.output_dtypes, update.output_shapes, control)
     ed.substitute(update, fused, "fuse_matmul_apply_gradient_descent",

@@ -10,7 +10,7 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.kernels import fused_update, training
 from tensorweave.kernels.context import KernelContext
 from tensorweave.kernels.registry import find_kernel
-from tensorweave.ops.fused_ops import FusedAddNApplyGradientDescent
+from tensorweave.ops.fused_ops import FusedAddNApplyGradientDescent, resource_twin
 from tensorweave.ops.training_ops import apply_gradient_descent
 from tensorweave.runtime.devices import DeviceMgr
 from tensorweave.runtime.executor.values import VariableRef
@@ -70,14 +70,16 @@ def test_scaled_sum_update_fuses_bit_identically(pt, form, scale, dtype):
     assert not np.array_equal(fused_value, _data(5, 4, seed=1, dtype=fused_value.dtype))
 
 
-@pytest.mark.parametrize("towers", [2, 4])
-def test_towers_averaged_gradients_fuse_and_train_bit_identically(pt, towers):
-    """In-graph data parallelism as bench/workloads/multi_device.py builds it."""
+@pytest.mark.parametrize("towers, use_resource", [(2, False), (4, False), (2, True)])
+def test_towers_averaged_gradients_fuse_and_train_bit_identically(pt, towers, use_resource):
+    """In-graph data parallelism as bench/workloads/multi_device.py builds it (with resource
+    variables, the fused op is the resource twin)."""
     x = tf.placeholder(tf.float32, [8, 6])
     y = tf.placeholder(tf.float32, [8, 3])
     with tf.device("/cpu:0"):
-        params = [tf.Variable(_data(6, 5, seed=1)), tf.Variable(np.zeros(5, np.float32)),
-                  tf.Variable(_data(5, 3, seed=2)), tf.Variable(np.zeros(3, np.float32))]
+        params = [tf.Variable(value, use_resource=use_resource) for value in (
+            _data(6, 5, seed=1), np.zeros(5, np.float32), _data(5, 3, seed=2),
+            np.zeros(3, np.float32))]
     grads = []
     for k, (xs, ys) in enumerate(zip(tf.split(x, towers), tf.split(y, towers))):
         with tf.device(f"/cpu:{k}"):
@@ -104,8 +106,9 @@ def test_towers_averaged_gradients_fuse_and_train_bit_identically(pt, towers):
 
     fused, fused_ops = run()
     plain, plain_ops = run(remapping=pt.RewriterConfig.OFF)
-    assert fused_ops.count(FUSED) == 4 and "AddN" not in fused_ops
-    assert plain_ops.count("AddN") == 4 and FUSED not in plain_ops
+    op = resource_twin(FUSED) if use_resource else FUSED
+    assert fused_ops.count(op) == 4 and "AddN" not in fused_ops
+    assert plain_ops.count("AddN") == 4 and op not in plain_ops
     for a, b in zip(fused, plain):
         assert a.tobytes() == b.tobytes()
 

@@ -7,20 +7,33 @@ from tensorweave.kernels import blas, fused_update
 from tensorweave.runtime.passes.update_fusion import fuse_matmul_updates
 
 FUSED = "_FusedMatMulApplyGradientDescent"
+RESOURCE_FUSED = "_FusedMatMulResourceApplyGradientDescent"
 
 
 def _data(*shape, seed=0, dtype=np.float32):
     return np.random.RandomState(seed).randn(*shape).astype(dtype)
 
 
-def _dense_sgd(dtype=tf.float32, lr=0.1):
+def _dense_sgd(dtype=tf.float32, lr=0.1, use_resource=False):
     """A two-layer net trained by SGD: (x, train op, variables)."""
     np_dtype = dtype.as_numpy_dtype
     x = tf.placeholder(dtype, [8, 6])
-    w0 = tf.Variable(_data(6, 5, seed=1, dtype=np_dtype), name="w0")
-    w1 = tf.Variable(_data(5, 3, seed=2, dtype=np_dtype), name="w1")
+    w0 = tf.Variable(_data(6, 5, seed=1, dtype=np_dtype), name="w0", use_resource=use_resource)
+    w1 = tf.Variable(_data(5, 3, seed=2, dtype=np_dtype), name="w1", use_resource=use_resource)
     loss = tf.reduce_sum(tf.square(tf.matmul(tf.nn.relu(tf.matmul(x, w0)), w1)))
     return x, tf.train.GradientDescentOptimizer(lr).minimize(loss), [w0, w1]
+
+
+def _ancestors(graph, node) -> set:
+    """The names of the nodes `node` depends on, through data and control edges."""
+    seen, stack = set(), [node.name]
+    while stack:
+        current = graph.nodes[stack.pop()]
+        for name in [s for s, _ in current.inputs] + list(current.control_inputs):
+            if name not in seen:
+                seen.add(name)
+                stack.append(name)
+    return seen
 
 
 def _train(x, train, variables, cfg, steps=3):
@@ -32,16 +45,23 @@ def _train(x, train, variables, cfg, steps=3):
 
 
 @pytest.mark.parametrize("dtype", [tf.float32, tf.float64])
-def test_sgd_weight_updates_fuse_and_match_the_unfused_steps(pt, dtype):
-    x, train, variables = _dense_sgd(dtype)
+@pytest.mark.parametrize("use_resource", [False, True], ids=["ref", "resource"])
+def test_sgd_weight_updates_fuse_and_match_the_unfused_steps(pt, dtype, use_resource):
+    x, train, variables = _dense_sgd(dtype, use_resource=use_resource)
     graph, _ = pt.apply(fuse_matmul_updates, [], feeds=[x], targets=[train])
-    fused = [n for n in graph if n.op == FUSED]
+    fused = [n for n in graph if n.op == (RESOURCE_FUSED if use_resource else FUSED)]
     assert sorted(n.inputs[0][0] for n in fused) == ["w0", "w1"]
     assert all(n.attrs["transpose_a"] and not n.attrs["transpose_b"] for n in fused)
     assert all(n.name.endswith("ApplyGradientDescent") for n in fused)   # the update's name
-    # The input-gradient GEMM of layer 1 reads w1 and must see it before the update.
+    # The input-gradient GEMM of layer 1 reads w1 and must see it before the update: the GEMM
+    # reads a ref variable's storage, so the update waits for it; a resource variable's read
+    # (a copy) is already upstream of the update.
     (w1_update,) = [n for n in fused if n.inputs[0][0] == "w1"]
-    assert any("MatMul_1_grad/MatMul" in c for c in w1_update.control_inputs)
+    if use_resource:
+        reads = {n.name for n in graph if n.op == "ReadVariableOp" and n.inputs[0][0] == "w1"}
+        assert reads and reads <= _ancestors(graph, w1_update)
+    else:
+        assert any("MatMul_1_grad/MatMul" in c for c in w1_update.control_inputs)
     fused_weights = _train(x, train, variables, None)
     plain_weights = _train(x, train, variables, pt.OFF)
     for a, b in zip(fused_weights, plain_weights):
