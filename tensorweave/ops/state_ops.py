@@ -194,8 +194,7 @@ def _resource_gather_shape(ctx):
     if batch_dims < 0:
         raise ValueError(f"batch_dims is negative ({batch_dims})")
     params, indices = variable_shape(ctx.inputs[0]), ctx.input_shape(1)
-    for shape in (params, indices):
-        least = batch_dims + 1 if shape is params else batch_dims
+    for shape, least in ((params, batch_dims + 1), (indices, batch_dims)):
         if shape.ndims is not None and shape.ndims < least:
             raise ValueError(f"Shape must be at least rank {least} but is rank {shape.ndims}")
     if params.ndims is None or indices.ndims is None:

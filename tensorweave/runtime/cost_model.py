@@ -22,14 +22,8 @@ def _elements(shape) -> int | None:
 
 def estimate_flops(node) -> float | None:
     """Rough floating-point work of one run of `node`, or None when shapes are unknown."""
-    if node.op in _MATRICES_AT:   # a fused update: its product is the variable's shape
-        product = node.input_shapes[_MATRICES_AT[node.op]:][:2]
-        if any(s.ndims != 2 for s in product):
-            return None
-        a, b = (s.as_list() for s in product)
-        outputs = [a[1] if node.attrs.get("transpose_a") else a[0],
-                   b[0] if node.attrs.get("transpose_b") else b[1]]
-        outputs = [None if None in outputs else outputs[0] * outputs[1]]
+    if node.op in _MATRICES_AT:   # a fused update: its product has the variable's shape
+        outputs = [_product_elements(node)]
     else:
         outputs = [_elements(s) for s in node.output_shapes]
     if any(n is None for n in outputs):
@@ -43,13 +37,23 @@ def estimate_flops(node) -> float | None:
     return total
 
 
-# Ops whose work is output size × the size of the contracted input dimensions.
 # Fused updates whose delta is a product: op -> index of its first matrix among the inputs.
 _MATRICES_AT = {"_FusedMatMulApplyGradientDescent": 2,
                 "_FusedMatMulResourceApplyGradientDescent": 2}
+# Ops whose work is output size × the size of the contracted input dimensions.
 _CONTRACTIONS = frozenset({"MatMul", "BatchMatMul", "BatchMatMulV2", "Conv2D", "_FusedMatMul",
                            "_FusedConv2D", "Conv2DBackpropInput", "DepthwiseConv2dNative",
                            *_MATRICES_AT})
+
+
+def _product_elements(node) -> int | None:
+    """The number of elements of a fused update's product op(a) @ op(b), or None."""
+    a, b = node.input_shapes[_MATRICES_AT[node.op]:][:2]
+    if a.ndims != 2 or b.ndims != 2:
+        return None
+    rows = a.as_list()[1 if node.attrs.get("transpose_a") else 0]
+    cols = b.as_list()[0 if node.attrs.get("transpose_b") else 1]
+    return None if rows is None or cols is None else rows * cols
 
 
 def _contracted_size(node) -> int | None:

@@ -4,6 +4,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.kernels import blas, fused_update
+from tensorweave.runtime import cost_model
 from tensorweave.runtime.passes.update_fusion import fuse_matmul_updates
 
 FUSED = "_FusedMatMulApplyGradientDescent"
@@ -57,6 +58,8 @@ def test_sgd_weight_updates_fuse_and_match_the_unfused_steps(pt, dtype, use_reso
     # reads a ref variable's storage, so the update waits for it; a resource variable's read
     # (a copy) is already upstream of the update.
     (w1_update,) = [n for n in fused if n.inputs[0][0] == "w1"]
+    # The cost model sees the product's work: [5, 8] @ [8, 3] multiply-adds.
+    assert cost_model.estimate_flops(w1_update) == 5 * 8 * 3
     if use_resource:
         reads = {n.name for n in graph if n.op == "ReadVariableOp" and n.inputs[0][0] == "w1"}
         assert reads and reads <= _ancestors(graph, w1_update)
