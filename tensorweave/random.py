@@ -12,6 +12,7 @@ from tensorweave.ops.nn_sampled_ops import (
 from tensorweave.ops.random_gamma_ops import random_gamma as gamma
 from tensorweave.ops.random_gamma_ops import random_poisson as poisson
 from tensorweave.ops.random_ops import get_seed, multinomial, set_random_seed, truncated_normal
+from tensorweave.ops.random_ops import multinomial_op as _multinomial_op
 from tensorweave.ops.random_ops import random_normal as normal
 from tensorweave.ops.random_ops import random_shuffle as shuffle
 from tensorweave.ops.random_ops import random_uniform as uniform
@@ -38,4 +39,4 @@ def categorical(logits, num_samples, dtype=None, seed=None, name=None):
       A `[batch_size, num_samples]` Tensor of class indices.
     """
     with _name_scope(name, "categorical", [logits]):
-        return multinomial(logits, num_samples, seed=seed, output_dtype=dtype)
+        return _multinomial_op(logits, num_samples, seed=seed, output_dtype=dtype)

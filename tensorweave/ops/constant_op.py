@@ -8,6 +8,7 @@ from tensorweave.framework import tensor_conversion
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
+from tensorweave.framework.shape_checks import merge_shapes
 from tensorweave.framework.static_value import register_static_value
 from tensorweave.framework.tensor_util import to_numpy
 
@@ -113,6 +114,8 @@ def placeholder(dtype, shape=None, name=None):
 
 
 def _with_default_shape(ctx):
+    """The `shape` attr; the default must merge with it (TF's check, with its messages)."""
+    merge_shapes(ctx.input_shape(0), ctx.attrs["shape"])
     return ctx.attrs["shape"]
 
 
@@ -136,6 +139,4 @@ def placeholder_with_default(input, shape, name=None):  # noqa: A002 - TF1's arg
       name: the op name.
     """
     default = tensor_conversion.convert_to_tensor(input)
-    shape = _ts.as_shape(shape)
-    default.shape.assert_is_compatible_with(shape)
-    return apply_op(PlaceholderWithDefault, [default], {"shape": shape}, name=name)
+    return apply_op(PlaceholderWithDefault, [default], {"shape": _ts.as_shape(shape)}, name=name)

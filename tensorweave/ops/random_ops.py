@@ -59,6 +59,9 @@ def _multinomial_shape(ctx):
     logits = ctx.input_shape(0)
     batch = _ts.dimension_value(logits[0]) if logits.ndims is not None else None
     samples = ctx.static_value(1)
+    if samples is not None and int(samples) < 0:   # InferenceContext::MakeDimForScalarInput
+        raise ValueError(f"Dimension size, given by scalar input 1, must be non-negative but "
+                         f"is {int(samples)}")
     return _ts.TensorShape([batch, None if samples is None else int(samples)])
 
 
@@ -256,11 +259,16 @@ def multinomial(logits, num_samples, seed=None, name=None, output_dtype=None):
     Raises:
       ValueError: for a bad `output_dtype` or logits that are not 2-D.
     """
-    output_dtype = checked_dtype(output_dtype or _dtypes.int64, (_dtypes.int32, _dtypes.int64))
     with name_scope(name, "multinomial", [logits]):
-        logits = convert_to_tensor(logits, name="logits")
-        attrs = {**seed_attrs(seed), "output_dtype": output_dtype}
-        with name_scope(None, "Multinomial") as op_name:
-            num_samples = convert_to_tensor(num_samples, dtype=_dtypes.int32,
-                                            name="num_samples")
-            return apply_op(Multinomial, [logits, num_samples], attrs, name=op_name)
+        return multinomial_op(logits, num_samples, seed, output_dtype)
+
+
+def multinomial_op(logits, num_samples, seed=None, output_dtype=None):
+    """The Multinomial op (named `Multinomial` in the current name scope) behind
+    tf.multinomial and tf.random.categorical, each of which opens its own scope."""
+    output_dtype = checked_dtype(output_dtype or _dtypes.int64, (_dtypes.int32, _dtypes.int64))
+    logits = convert_to_tensor(logits, name="logits")
+    attrs = {**seed_attrs(seed), "output_dtype": output_dtype}
+    with name_scope(None, "Multinomial") as op_name:
+        num_samples = convert_to_tensor(num_samples, dtype=_dtypes.int32, name="num_samples")
+        return apply_op(Multinomial, [logits, num_samples], attrs, name=op_name)

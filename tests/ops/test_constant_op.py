@@ -53,8 +53,12 @@ def test_placeholder_feeding_and_missing_feed():
 
 def test_placeholder_with_default_shape_is_checked_and_feed_overrides():
     with tf.Graph().as_default():
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match=r"^Dimension 0 in both shapes must be equal, but are "
+                           r"2 and 3. Shapes are \[2\] and \[3\]. for '\{\{node "
+                           r"PlaceholderWithDefault\}\}"):
             tf.placeholder_with_default([1.0, 2.0], shape=[3])
+        with pytest.raises(ValueError, match="^Shapes must be equal rank, but are 1 and 2 for"):
+            tf.placeholder_with_default([1.0, 2.0], shape=[None, 2])
         p = tf.placeholder_with_default(tf.constant([1.0, 2.0]), shape=[None])
         total = tf.reduce_sum(p)
         with tf.Session() as sess:

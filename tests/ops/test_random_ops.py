@@ -288,6 +288,9 @@ def test_default_names_match_tf():
         assert tf.truncated_normal([5]).name == "truncated_normal:0"
         assert tf.random_shuffle([1, 2]).name == "RandomShuffle:0"
         assert tf.multinomial([[1.0, 2.0]], 3).name == "multinomial/Multinomial:0"
+        sampled = tf.random.categorical([[1.0, 2.0]], 3)   # no inner multinomial scope
+        assert sampled.name == "categorical/Multinomial:0"
+        assert sampled.op.inputs[1].name == "categorical/Multinomial/num_samples:0"
         scaled = tf.random_uniform([5], maxval=3.0)
         assert scaled.name == "random_uniform_3/Mul:0"
         g = tf.get_default_graph()
@@ -364,3 +367,10 @@ def test_runtime_errors():
                 sess.run(samples, {logits: [[1.0]], n: -1})
             with pytest.raises(tf.errors.InvalidArgumentError, match="num_classes should be"):
                 sess.run(samples, {logits: np.zeros((1, 0)), n: 2})
+
+
+def test_a_negative_sample_count_is_tensorflows_shape_error():
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match=r"^Dimension size, given by scalar input 1, must "
+                           r"be non-negative but is -3 for '\{\{node categorical/Multinomial\}\}"):
+            tf.random.categorical([[0.0, 1.0]], -3)
