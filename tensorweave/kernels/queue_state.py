@@ -5,7 +5,8 @@ that cannot finish at once is parked with its `done` callback and makes progress
 queue changes (enqueue, dequeue, close). Cancelling its step (Session.close, a deadline, another
 node's failure) removes it and fails it with CancelledError. Elements move in runs: a run
 (chunk, start, stop) is rows start..stop-1 of every component array of `chunk`, a private copy
-made at enqueue, so no step's buffers are shared. An enqueue_many is one run; the FIFO queue
+made at enqueue, so no step's buffers are shared (an array nothing can write, such as a slice of
+a constant, is kept as it is: kernels/queues.py). An enqueue_many is one run; the FIFO queue
 keeps runs and splits only the ones a dequeue cuts through, so a batch leaves as slices of one
 chunk or one concatenation per component, never a stack of rows. The queues that order single
 elements (random-shuffle, priority) keep runs of one row. Callbacks run outside the queue's

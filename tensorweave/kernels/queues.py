@@ -124,9 +124,22 @@ def _check_types(queue, dtypes) -> None:
                 f"{want.base_dtype.name}, got {got.base_dtype.name}")
 
 
+def _immutable(array) -> bool:
+    """Whether no one can write into `array`: it and every array it is a view of are read-only
+    (a constant, or a slice of one: the executor binds constants read-only)."""
+    while isinstance(array, np.ndarray):
+        if array.flags.writeable:
+            return False
+        if array.base is None:     # a read-only array owning its data
+            return True
+        array = array.base
+    return isinstance(array, bytes)
+
+
 def _runs(queue, components, many: bool) -> list:
-    """Enqueue inputs as queue runs (chunk, start, stop) over private copies, checking shapes."""
-    arrays = [np.array(c, copy=True) for c in components]
+    """Enqueue inputs as queue runs (chunk, start, stop) over private copies, checking shapes;
+    an immutable array (a slice of a constant data set) is kept as it is."""
+    arrays = [c if _immutable(c) else np.array(c, copy=True) for c in components]
     shapes = queue.shapes
     if many:
         sizes = {a.shape[0] if a.ndim else None for a in arrays}

@@ -523,3 +523,44 @@ def test_an_empty_shape_list_is_one_scalar_component():
             assert sess.run(many).tolist() == [1, 2, 3]
         with pytest.raises(ValueError):
             tf.FIFOQueue(4, [tf.int32, tf.float32], shapes=[])
+
+
+def test_slices_of_constants_are_enqueued_without_a_copy_fed_values_with_one():
+    data = np.arange(12, dtype=np.float32).reshape(6, 2)
+    with tf.Graph().as_default():
+        q = tf.FIFOQueue(10, [tf.float32], shapes=[[2]])
+        start = tf.placeholder(tf.int32, [])             # (a run-time slice: nothing to fold)
+        push_const = q.enqueue_many([tf.slice(tf.constant(data), tf.stack([start, 0]), [3, -1])])
+        fed = tf.placeholder(tf.float32, [None, 2])
+        push_fed = q.enqueue_many([fed])
+        batch = q.dequeue_many(3)
+        with tf.Session() as sess:
+            sess.run(push_const, {start: 1})
+            (chunk,), _, _ = q_runs(sess, q)[0]            # a view of the constant's array
+            assert not chunk.flags.writeable and chunk.base is not None and \
+                chunk.base.tolist() == data.tolist()
+            out = sess.run(batch)
+            assert out.tolist() == data[1:4].tolist() and out.flags.writeable   # the user's
+            out[0] = -1.0                                  # writing it changes nothing else
+            user = np.ones((3, 2), np.float32)
+            sess.run(push_fed, {fed: user})
+            user[:] = 7.0                                  # the queue kept its own copy
+            assert sess.run(batch).tolist() == [[1.0, 1.0]] * 3
+            sess.run(push_const, {start: 1})
+            assert sess.run(batch).tolist() == data[1:4].tolist()
+
+
+def q_runs(sess, q):
+    """The runs (chunk arrays, start, stop) the FIFO queue `q` holds in `sess`."""
+    resources = sess._core.device_mgr.devices[0].resource_mgr
+    return list(resources.lookup("", q.queue_ref.op.name)._runs)
+
+
+def test_a_constant_is_read_only_to_kernels_and_fetched_as_a_writable_copy():
+    with tf.Graph().as_default():
+        const = tf.constant(np.arange(6, dtype=np.float32))
+        seen = []
+        view = tf.py_func(lambda v: seen.append(v.flags.writeable) or v, [const], tf.float32)
+        with tf.Session() as sess:
+            fetched, _ = sess.run([const, view])
+            assert seen == [False] and fetched.flags.writeable

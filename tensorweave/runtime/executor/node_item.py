@@ -163,6 +163,10 @@ def _bind_kernel(item: NodeItem, device, session) -> None:
             # 0-d constants run as NumPy scalars: scalar arithmetic skips the ufunc machinery.
             # (Not strings: value[()] of an object array is a bare `bytes` without .shape.)
             numeric = value.ndim == 0 and value.dtype != object
+            if not numeric:
+                # Read-only: every step shares the array, so nothing may write into it, and
+                # a consumer may keep it (or a view of it) without copying (queue enqueues).
+                value.flags.writeable = False
             item.const_value = value[()] if numeric else value
         return
     kdef = find_kernel(node.op, device.device_type, node.attrs)

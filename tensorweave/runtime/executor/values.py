@@ -69,9 +69,14 @@ def storage_fetch_indices(executors) -> tuple[int, ...]:
 
 
 def copy_storage_fetches(rets: list, indices) -> None:
-    """Replaces each storage fetch of a finished step's results with its copy."""
+    """Replaces each storage fetch of a finished step's results with its copy, and any other
+    read-only array (a slice of a constant, which a queue passes on without copying) too, so
+    every array the user gets is theirs to write, as TensorFlow's are."""
     for i in indices:
         source = rets[i]
         if source is not None:   # (a dead fetch has already failed the step)
             rets[i] = np.array(deref(source) if isinstance(source, VariableRef) else source,
                                copy=True)
+    for i, value in enumerate(rets):
+        if value.__class__ is np.ndarray and not value.flags.writeable:
+            rets[i] = value.copy()
