@@ -76,12 +76,17 @@ def create_op(op_def: OpDef, inputs=(), attrs: dict | None = None, name: str | N
         attrs["_gradient_op_type"] = state.gradient_override[op_def.name]
     input_ops = [t._op for t in flat_inputs]
     control = _scopes.control_inputs_for(state, input_ops) if state.control_stack else ()
+    # Like TF's op_def_library, an op taking a reference argument (a variable's ref) is made
+    # colocated with it: its `_class` joins the ref's group and device scopes do not apply.
+    refs = _ref_inputs(op_def, inputs, flat_inputs)
+    colocation = state.colocation_stack + [t._op for t in refs] if refs else \
+        state.colocation_stack
     colocated_device = ""
-    if state.colocation_stack:
-        attrs["_class"], colocated_device = _scopes.colocation_for(state)
+    if colocation:
+        attrs["_class"], colocated_device = _scopes.colocation_for(colocation)
     op = Operation(graph, name, op_def, flat_inputs, attrs, out_dtypes, out_shapes, control,
                    "", user_creation_site())
-    if state.device_stack:
+    if state.device_stack and not refs:
         op._device = _scopes.device_for_op(state, op)
     if colocated_device:
         op._device = colocated_device   # TF: a colocation op's device beats device scopes
@@ -92,6 +97,17 @@ def create_op(op_def: OpDef, inputs=(), attrs: dict | None = None, name: str | N
         op._control_flow_context = flow_context
         flow_context.add_op(op)
     return op
+
+
+def _ref_inputs(op_def: OpDef, inputs, flat_inputs) -> list[Tensor]:
+    """The flat inputs that feed reference arguments of `op_def`."""
+    refs, k = [], 0
+    for arg_def, value in zip(op_def.inputs, inputs):
+        n = len(value) if arg_def.number_attr or arg_def.type_list_attr else 1
+        if arg_def.is_ref:
+            refs.extend(flat_inputs[k:k + n])
+        k += n
+    return refs
 
 
 def _op_name(graph, name, op_def) -> str:

@@ -208,11 +208,12 @@ def colocate_with_pending(name: str):
         state.colocation_stack = saved
 
 
-def colocation_for(state) -> tuple[list[str], str]:
-    """The `_class` groups (sorted, like TF) and the device of an op made in colocate_with."""
+def colocation_for(stack) -> tuple[list[str], str]:
+    """The `_class` groups (sorted, like TF) and the device of an op made in colocate_with
+    blocks for the ops of `stack` (the outermost first)."""
     groups: set[str] = set()
     device = ""
-    for target in reversed(state.colocation_stack):
+    for target in reversed(stack):
         groups.update(g.decode() if isinstance(g, bytes) else g
                       for g in target.colocation_groups())
         device = device or target._device

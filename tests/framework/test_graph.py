@@ -1,6 +1,7 @@
 """Graph construction: names, scopes, devices, control dependencies, collections, finalize."""
 import threading
 
+import numpy as np
 import pytest
 
 import tensorweave as tf
@@ -119,6 +120,30 @@ def test_device_scope_inside_colocate_with_applies_when_the_target_has_no_device
                 d = tf.identity(m, name="d")
     assert c.device == "/device:CPU:5" and c.op.colocation_groups() == [b"loc:@n"]
     assert d.device == "/device:CPU:1"
+
+
+def test_an_op_taking_a_variables_ref_is_colocated_with_it_as_in_tensorflow():
+    """TF's op_def_library makes ops with reference arguments inside colocate_with blocks for
+    those refs: their `_class` joins the variable's group and device scopes do not apply
+    (TF 2.21's graph for the same program)."""
+    with tf.Graph().as_default():
+        with tf.device("/cpu:0"):
+            v = tf.Variable(np.zeros((4, 2), np.float32), name="v")
+        w = tf.Variable(np.zeros(2, np.float32), name="w")
+        with tf.device("/cpu:1"):
+            assign_v = tf.assign(v, np.ones((4, 2), np.float32))
+            assign_w = tf.assign(w, [1.0, 2.0])
+            read = tf.identity(v)                    # a value input: the device scope holds
+        with tf.colocate_with(v):
+            scatter = tf.scatter_add(w, [0], [5.0])
+        counter = tf.Variable(0, name="cnt")
+        count = tf.count_up_to(counter, 3)
+    assert (assign_v.device, assign_v.op.colocation_groups()) == ("/device:CPU:0", [b"loc:@v"])
+    assert (assign_w.device, assign_w.op.colocation_groups()) == ("", [b"loc:@w"])
+    assert read.device == "/device:CPU:1" and "_class" not in read.op.node_def.attr
+    assert scatter.device == "/device:CPU:0"
+    assert scatter.op.colocation_groups() == [b"loc:@v", b"loc:@w"]
+    assert count.op.colocation_groups() == [b"loc:@cnt"]
 
 
 def test_finalize_blocks_new_ops():
