@@ -34,8 +34,11 @@ def _python_error(exc: BaseException) -> errors.OpError:
 
 
 def _argument(value):
-    """What the callable receives for one input."""
-    array = np.asarray(value)
+    """What the callable receives for one input: a private, writable copy. The function may
+    write into its arguments, as TensorFlow's may, without changing a constant (read-only
+    here, shared by every step) or the array the user fed. (TF 1.x hands a ref variable's
+    own buffer over, so such a write changes the variable; here it never does.)"""
+    array = np.array(value, copy=True)
     return array[()] if array.ndim == 0 else array
 
 

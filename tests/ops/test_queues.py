@@ -554,13 +554,3 @@ def q_runs(sess, q):
     """The runs (chunk arrays, start, stop) the FIFO queue `q` holds in `sess`."""
     resources = sess._core.device_mgr.devices[0].resource_mgr
     return list(resources.lookup("", q.queue_ref.op.name)._runs)
-
-
-def test_a_constant_is_read_only_to_kernels_and_fetched_as_a_writable_copy():
-    with tf.Graph().as_default():
-        const = tf.constant(np.arange(6, dtype=np.float32))
-        seen = []
-        view = tf.py_func(lambda v: seen.append(v.flags.writeable) or v, [const], tf.float32)
-        with tf.Session() as sess:
-            fetched, _ = sess.run([const, view])
-            assert seen == [False] and fetched.flags.writeable

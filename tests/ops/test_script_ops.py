@@ -173,3 +173,23 @@ def test_graph_def_round_trip_and_lifetime():
                            match=f"ValueError: Could not find callback with key={token} in "
                                  "the registry."):
             _run(fresh.get_tensor_by_name("square:0"))
+
+
+def test_the_function_may_write_into_its_arguments_without_changing_the_graphs_values():
+    """TF 2.21: a constant and a fed array are unchanged by an in-place write in the function
+    (TF 1.x would change a ref variable through it; here the variable never changes)."""
+    def add_one(x):
+        x += 1
+        return x
+    with tf.Graph().as_default():
+        const = tf.constant(np.arange(4, dtype=np.float32))
+        fed = tf.placeholder(tf.float32, [4])
+        var = tf.Variable(np.zeros(4, np.float32))
+        outs = [tf.py_func(add_one, [t], tf.float32) for t in (const, fed, var)]
+        user = np.zeros(4, np.float32)
+        with tf.Session() as sess:
+            sess.run(var.initializer)
+            got = sess.run(outs, {fed: user})
+            assert [g.tolist() for g in got] == [[1, 2, 3, 4], [1, 1, 1, 1], [1, 1, 1, 1]]
+            assert sess.run(const).tolist() == [0, 1, 2, 3] and user.tolist() == [0] * 4
+            assert sess.run(var).tolist() == [0] * 4

@@ -8,7 +8,7 @@ import pytest
 import tensorweave as tf
 from tensorweave.framework import shape_fns
 from tensorweave.framework.apply_op import apply_op
-from tensorweave.framework.op_def import define_op
+from tensorweave.framework.op_def import TypeAttr, define_op
 from tensorweave.kernels.registry import kernel
 
 # Test-only ops (names start with "_Test" so the op-coverage meta-test skips them).
@@ -231,3 +231,23 @@ def test_a_partition_with_a_contraction_on_every_core_runs_everything_inline(wit
         with tf.Session() as sess:
             sess.run(fetches, {a: np.ones([512, 512], np.float32)})
             assert ("Square" in _expensive_ops(sess)) != with_matmul
+
+
+_WRITEABLE = define_op("_TestInputWriteable", inputs=["x: T"], outputs=["y: bool"],
+                       attrs=[TypeAttr("T")], shape_fn=shape_fns.scalar, is_stateful=True)
+
+
+@kernel("_TestInputWriteable")
+def _input_writeable(ctx, x):
+    return np.bool_(x.flags.writeable)
+
+
+def test_a_constant_is_read_only_to_kernels_and_fetched_as_a_writable_copy():
+    """Every step shares a constant's array, so kernels get it read-only; a fetch of it is
+    the user's own copy."""
+    with tf.Graph().as_default():
+        const = tf.constant(np.arange(6, dtype=np.float32))
+        seen = apply_op(_WRITEABLE, [const])
+        with tf.Session() as sess:
+            fetched, writeable = sess.run([const, seen])
+            assert not writeable and fetched.flags.writeable
