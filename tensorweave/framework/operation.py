@@ -10,6 +10,8 @@ import os
 import sys
 from typing import Any
 
+import numpy as np
+
 from tensorweave.framework import tensor_shape as _ts
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -132,11 +134,17 @@ class Operation:
 
     # --- attrs ----------------------------------------------------------------------------
     def get_attr(self, name: str) -> Any:
-        """The attr's value as TF1 returns it: string attrs (and lists of them) as bytes."""
+        """The attr's value as TF1 returns it: string attrs (and lists of them) as bytes, a
+        tensor attr (a Const's value) as a TensorProto, which tf.make_ndarray reads into a new
+        array (the graph's own array is the runtime's, read-only once bound)."""
         try:
             value = self._attrs[name]
         except KeyError:
             raise ValueError(f"Operation {self._name!r} has no attr named {name!r}.") from None
+        spec = self._op_def.attrs.get(name)
+        if spec is not None and spec.kind == "tensor" and isinstance(value, np.ndarray):
+            from tensorweave.framework import graph_io
+            return graph_io.ndarray_to_tensor_proto(value)
         if isinstance(value, str):
             return value.encode()
         if isinstance(value, list) and value and isinstance(value[0], str):

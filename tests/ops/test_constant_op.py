@@ -97,3 +97,17 @@ def test_str_in_object_arrays_becomes_utf8_bytes_as_in_tensorflow():
         assert got.tolist() == [b"a", "bé".encode()]
     with pytest.raises(TypeError, match="Expected string"):
         tf.constant(np.array(["a", 1], dtype=object))
+
+
+def test_a_constants_value_attr_is_a_tensor_proto_that_make_ndarray_reads():
+    """As in TensorFlow: get_attr("value") is a TensorProto; tf.make_ndarray gives a new,
+    writable array, also after a session has bound the constant (read-only) for its steps."""
+    with tf.Graph().as_default():
+        c = tf.constant(np.arange(3.0))
+        p = tf.placeholder(tf.float64, [3])
+        with tf.Session() as sess:
+            sess.run(c + p, {p: np.ones(3)})
+        proto = c.op.get_attr("value")
+        assert type(proto).__name__ == "TensorProto"
+        value = tf.make_ndarray(proto)
+        assert value.tolist() == [0.0, 1.0, 2.0] and value.flags.writeable
