@@ -146,11 +146,13 @@ def _to_bytes(v) -> bytes:
 def constant_value(tensor, partial: bool = False):
     """The NumPy value of `tensor` if the graph fixes it (Const, Shape of a known shape, ...).
 
-    Returns None when it is not known statically. Used by shape functions (reshape targets,
-    reduction axes) and by `tf.get_static_value`.
+    Returns None when it is not known statically. As in TensorFlow (whose value is read from
+    the Const's TensorProto) the array is new: a constant's own array is the runtime's,
+    read-only once a session binds it. Shape functions read `static_value` itself.
     """
     from tensorweave.framework.static_value import static_value
-    return static_value(tensor)
+    value = static_value(tensor)
+    return np.array(value, copy=True) if isinstance(value, np.ndarray) else value
 
 
 def make_ndarray(tensor_proto) -> np.ndarray:

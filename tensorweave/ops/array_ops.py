@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
-from tensorweave.framework import shape_fns
+from tensorweave.framework import shape_fns, tensor_util
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Arg, Attr, TypeAttr, define_op
@@ -64,7 +64,7 @@ def get_static_value(tensor, partial=False):
     """
     del partial
     if isinstance(tensor, Tensor):
-        return static_value(tensor)
+        return tensor_util.constant_value(tensor)   # a new array, as TF's
     if hasattr(tensor, "_as_graph_element"):
         return None  # a Variable's value is not fixed by the graph
     return tensor

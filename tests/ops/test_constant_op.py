@@ -111,3 +111,5 @@ def test_a_constants_value_attr_is_a_tensor_proto_that_make_ndarray_reads():
         assert type(proto).__name__ == "TensorProto"
         value = tf.make_ndarray(proto)
         assert value.tolist() == [0.0, 1.0, 2.0] and value.flags.writeable
+        static = tf.get_static_value(c)        # also a new array, as TF's
+        assert static.tolist() == [0.0, 1.0, 2.0] and static.flags.writeable
