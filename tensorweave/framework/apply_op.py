@@ -47,27 +47,19 @@ def create_op(op_def: OpDef, inputs=(), attrs: dict | None = None, name: str | N
         raise TypeError(f"{op_def.name} takes {len(op_def.inputs)} inputs "
                         f"({', '.join(a.name for a in op_def.inputs)}), got {len(inputs)}")
     attrs = _normalize_attrs(op_def, attrs) if attrs else {}
-    if any(_needs_conversion(v) for v in inputs):
+    state = graph._scopes
+    flow_context = state.control_flow_context
+    if any(_needs_conversion(v) for v in inputs) or flow_context is not None:
         # Like TF, values become constants named after their argument inside the op's own
-        # scope ('Less/y'), so the op's name is taken first.
+        # scope ('Less/y'), and a cond or loop brings outside tensors in there too
+        # ('cond/AssignAdd/Switch'), so the op's name is taken first.
         name = _op_name(graph, name, op_def) + "/"
         with _scopes.graph_name_scope(graph, name):
             flat_inputs = _convert_inputs(op_def, inputs, attrs)
+            flat_inputs = _captured(graph, flow_context, flat_inputs, op_def)
     else:
-        flat_inputs = _convert_inputs(op_def, inputs, attrs)
-    for i, t in enumerate(flat_inputs):
-        if t.graph is not graph:
-            # A graph tracing a function (data/function.py) captures outer tensors.
-            capture = getattr(graph, "capture", None)
-            if capture is None:
-                raise ValueError(f"Tensor {t.name} must be from the same graph as the other "
-                                 f"inputs of the new op ({op_def.name}).")
-            flat_inputs[i] = capture(t)
-    state = graph._scopes
-    flow_context = state.control_flow_context
-    if flow_context is not None:
-        # Inside cond/while: values from outside come in through a Switch or an Enter.
-        flat_inputs = [flow_context.capture(t) for t in flat_inputs]
+        flat_inputs = _captured(graph, flow_context, _convert_inputs(op_def, inputs, attrs),
+                                op_def)
     _fill_defaults(op_def, attrs)
     out_dtypes = _output_dtypes(op_def, attrs)
     name = _op_name(graph, name, op_def)
@@ -108,6 +100,22 @@ def _ref_inputs(op_def: OpDef, inputs, flat_inputs) -> list[Tensor]:
             refs.extend(flat_inputs[k:k + n])
         k += n
     return refs
+
+
+def _captured(graph, flow_context, flat_inputs: list, op_def: OpDef) -> list[Tensor]:
+    """The inputs as the new op sees them: a graph tracing a function (data/function.py)
+    captures outer tensors, and inside cond/while values from outside come in through a
+    Switch or an Enter."""
+    for i, t in enumerate(flat_inputs):
+        if t.graph is not graph:
+            capture = getattr(graph, "capture", None)
+            if capture is None:
+                raise ValueError(f"Tensor {t.name} must be from the same graph as the other "
+                                 f"inputs of the new op ({op_def.name}).")
+            flat_inputs[i] = capture(t)
+    if flow_context is not None:
+        flat_inputs = [flow_context.capture(t) for t in flat_inputs]
+    return flat_inputs
 
 
 def _op_name(graph, name, op_def) -> str:

@@ -394,3 +394,16 @@ def test_a_fed_predicate_that_is_not_a_scalar_fails_in_its_switch():
                         "The second input must be a scalar, but it has shape "
                         f"[{len(value)}]")
                     assert info.value.op.name == node
+
+
+def test_outside_values_come_in_through_switches_named_in_the_consuming_ops_scope():
+    """TensorFlow 2.21's names: the Switch that brings `w` into a branch is made while its
+    consumer is built, inside that op's name scope."""
+    with tf.Graph().as_default() as g:
+        w = tf.Variable(np.zeros(2, np.float32), name="w")
+        p = tf.placeholder(tf.bool, [])
+        tf.cond(p, lambda: tf.assign_add(w, [1.0, 1.0]), lambda: tf.identity(w))
+        switches = {op.name: op.type for op in g.get_operations()
+                    if op.type in ("Switch", "RefSwitch")}
+    assert switches == {"cond/Switch": "Switch", "cond/AssignAdd/Switch": "RefSwitch",
+                        "cond/Identity/Switch": "Switch"}
