@@ -11,7 +11,7 @@ from tensorweave.framework import errors
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.ops.misc_array_ops import ParallelConcat
 from tensorweave.testing.op_case import OpCase, case_tests
-from tensorweave.testing.variable_builders import on_resource_variable, ref_updated
+from tensorweave.testing.variable_builders import on_resource_variable, ref_updated, run_update
 
 FLOAT = (tf.float32, tf.float64)
 NUM = (tf.float32, tf.float64, tf.int32, tf.int64)
@@ -213,13 +213,9 @@ def test_scatter_nd_update_applies_repeated_indices_in_order(update, use_resourc
                                                              indices, updates, expected):
     """TensorFlow's CPU kernel writes the updates in order: the last of repeated indices
     wins (values from TF 2.21), for reference and resource variables alike."""
-    with tf.Graph().as_default():
-        v = tf.Variable(np.asarray(init, np.float32), use_resource=use_resource)
-        result = update(v, indices, np.asarray(updates, np.float32))
-        with tf.Session() as sess:
-            sess.run(v.initializer)
-            assert sess.run(result).tolist() == expected
-            assert sess.run(v).tolist() == expected
+    assert run_update(update, np.asarray(init, np.float32), indices,
+                      np.asarray(updates, np.float32), use_resource=use_resource) == \
+        (expected, expected)
 
 
 def test_names_attrs_and_static_shapes():

@@ -9,7 +9,7 @@ import pytest
 import tensorweave as tf
 from tensorweave.framework import errors
 from tensorweave.testing.op_case import OpCase, case_tests
-from tensorweave.testing.variable_builders import on_resource_variable, ref_updated
+from tensorweave.testing.variable_builders import on_resource_variable, ref_updated, run_update
 
 NUMERIC = (tf.float32, tf.float64, tf.int32, tf.int64)
 I32 = tf.int32
@@ -92,13 +92,9 @@ def test_scatter_update_applies_repeated_indices_in_order(update, use_resource, 
                                                           updates, expected):
     """As TensorFlow's CPU kernel: the last of repeated indices wins (values from TF 2.21),
     through tf.scatter_update and Variable.scatter_update, on both kinds of variable."""
-    with tf.Graph().as_default():
-        v = tf.Variable(np.asarray(init, np.float32), use_resource=use_resource)
-        result = update(v, indices, np.asarray(updates, np.float32))
-        with tf.Session() as sess:
-            sess.run(v.initializer)
-            assert sess.run(result).tolist() == expected
-            assert sess.run(v).tolist() == expected
+    assert run_update(update, np.asarray(init, np.float32), indices,
+                      np.asarray(updates, np.float32), use_resource=use_resource) == \
+        (expected, expected)
 
 
 @pytest.mark.parametrize("use_resource", [False, True], ids=["ref", "resource"])

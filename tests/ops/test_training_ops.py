@@ -8,31 +8,12 @@ import tensorweave as tf
 from tensorweave.framework import errors
 from tensorweave.ops import training_ops as T
 from tensorweave.testing.op_case import OpCase, case_tests
-from tensorweave.testing.variable_builders import fresh_ref
+from tensorweave.testing.variable_builders import (
+    ref_apply_updated,
+    resource_apply_updated,
+)
 
 F32_64 = (tf.float32, tf.float64)
-
-
-def _updated(apply_fn, n_refs):
-    """A builder: fresh variables from the first n_refs inputs, the update applied, then the
-    values of the variable and of every slot after the update."""
-    def build(*inputs):
-        refs = [fresh_ref(x) for x in inputs[:n_refs]]
-        out = apply_fn(*refs, *inputs[n_refs:])
-        with tf.control_dependencies([out]):
-            return [tf.identity(out)] + [tf.identity(r) for r in refs[1:]]
-    return build
-
-
-def _resource_updated(apply_fn, n_refs):
-    """_updated through resource variables: the op's resource twin updates them."""
-    def build(*inputs):
-        variables = [tf.Variable(x, use_resource=True) for x in inputs[:n_refs]]
-        with tf.control_dependencies([v.initializer for v in variables]):
-            update = apply_fn(*variables, *inputs[n_refs:])
-        with tf.control_dependencies([update]):
-            return [v.read_value() for v in variables]
-    return build
 
 
 def _randn(*shape):
@@ -157,7 +138,7 @@ G_ROWS = _randn(3, 3)
 I32 = tf.int32
 
 
-_KINDS = (("", _updated), ("resource_", _resource_updated))   # the op, its resource twin
+_KINDS = (("", ref_apply_updated), ("resource_", resource_apply_updated))   # op, twin
 
 
 def _dense_case(name, apply_fn, ref, inputs, n_refs, **kw):

@@ -9,32 +9,9 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.framework import errors
-from tensorweave.ops import state_ops
 from tensorweave.ops import training_proximal_ops as P
 from tensorweave.testing.op_case import OpCase, case_tests
-
-
-def _after_one_update(apply_fn, n_refs):
-    """Builder: the first n_refs inputs assigned to fresh shapeless variables (the refs the
-    update mutates), one update, then the value of every ref."""
-    def build(*inputs):
-        refs = [tf.assign(state_ops.variable_op_v2(tf.TensorShape(None), x.dtype.base_dtype), x,
-                          validate_shape=False) for x in inputs[:n_refs]]
-        updated = apply_fn(*refs, *inputs[n_refs:])
-        with tf.control_dependencies([updated]):
-            return [tf.identity(r) for r in (updated, *refs[1:])]
-    return build
-
-
-def _after_one_resource_update(apply_fn, n_refs):
-    """_after_one_update through resource variables: the op's resource twin updates them."""
-    def build(*inputs):
-        variables = [tf.Variable(x, use_resource=True) for x in inputs[:n_refs]]
-        with tf.control_dependencies([v.initializer for v in variables]):
-            updated = apply_fn(*variables, *inputs[n_refs:])
-        with tf.control_dependencies([updated]):
-            return [v.read_value() for v in variables]
-    return build
+from tensorweave.testing.variable_builders import ref_apply_updated, resource_apply_updated
 
 
 # --- NumPy references: TensorFlow's formulas in float64 ----------------------------------------
@@ -88,7 +65,7 @@ V, A, G, G_ROWS = _sample(4, 3), _sample(4, 3, positive=True), _sample(4, 3), _s
 STEP = S(3, np.int64)
 
 
-_KINDS = (("", _after_one_update), ("resource_", _after_one_resource_update))  # op, twin
+_KINDS = (("", ref_apply_updated), ("resource_", resource_apply_updated))  # op, twin
 
 
 def _dense(name, apply_fn, formula, inputs, n_refs, fixed=()):
