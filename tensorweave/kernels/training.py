@@ -128,7 +128,7 @@ def _gradient_descent_loop(var, delta, alpha):
         var[i] -= delta[i] * alpha
 
 
-def _adam_loop(var, m, v, grad, alpha, beta1, one_minus_beta1, one_minus_beta2, epsilon,
+def adam_loop(var, m, v, grad, alpha, beta1, one_minus_beta1, one_minus_beta2, epsilon,
                nesterov):
     if nesterov:   # one loop per variant: a branch inside would keep LLVM from vectorizing
         for i in range(var.size):
@@ -150,7 +150,7 @@ def _gradient_descent_args(attrs, var, alpha, delta):
     return var, delta, var.dtype.type(alpha)
 
 
-def _adam_args(attrs, var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad):
+def adam_args(attrs, var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad):
     t = var.dtype.type
     one = t(1)
     alpha = t(lr) * np.sqrt(one - t(beta2_power)) / (one - t(beta1_power))
@@ -305,7 +305,7 @@ class _Roles:
 
 
 @contextlib.contextmanager
-def _locked(refs):
+def locked(refs):
     """Holds the locks of `refs` (in a fixed order, so two updates cannot deadlock)."""
     locks = sorted({id(r.lock): r.lock for r in refs}.items())
     with contextlib.ExitStack() as stack:
@@ -358,7 +358,7 @@ class ApplyKernel:
             raise invalid_argument(f"var and {self.roles.names[g]} do not have the same shape"
                                    f"{dims_text(values[0].shape)} {dims_text(np.shape(values[g]))}")
         if self.locking:
-            with _locked([inputs[i] for i in self.roles.refs]):
+            with locked([inputs[i] for i in self.roles.refs]):
                 self._run(values)
         else:
             self._run(values)
@@ -430,7 +430,7 @@ class SparseApplyKernel(ApplyKernel):
         if bad.any():
             i = int(np.argmax(bad))
             raise invalid_argument(f"Index {indices[i]} at offset {i} in indices is out of range")
-        with _locked([inputs[i] for i in roles.refs]) if self.locking else \
+        with locked([inputs[i] for i in roles.refs]) if self.locking else \
                 contextlib.nullcontext():
             if np.unique(indices).size == indices.size:
                 self._update_rows(values, indices, grad)
@@ -470,7 +470,7 @@ _FORMULAS = {
     "FtrlV2": _ftrl_v2,
 }
 _LOOPS = {"GradientDescent": (_gradient_descent_loop, _gradient_descent_args),
-          "Adam": (_adam_loop, _adam_args)}
+          "Adam": (adam_loop, adam_args)}
 _SPARSE = {"ProximalGradientDescent", "Momentum", "Adagrad", "Adadelta", "RMSProp",
            "CenteredRMSProp", "Ftrl", "FtrlV2"}
 

@@ -18,6 +18,9 @@ over memory and without the intermediate arrays.
   MatMul(a, b): one GEMM that accumulates `-alpha * a @ b` into the variable.
   `_FusedMatMulResourceApplyGradientDescent` is the same for ResourceApplyGradientDescent (a
   resource variable's handle, no output), as is `_FusedAddNResourceApplyGradientDescent` below.
+* `_FusedMatMulApplyAdam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon,
+  a, b)`: ApplyAdam whose grad is MatMul(a, b), made and applied a block of rows at a time
+  (no whole gradient array); `_FusedMatMulResourceApplyAdam` takes the three handles.
 * `_FusedMaxPoolGradReluGrad(orig_input, orig_output, grad)`: ReluGrad(MaxPoolGrad(...),
   orig_input), the backward pass of relu -> max_pool: each window's gradient goes to its first
   maximum when that maximum is positive.
@@ -40,17 +43,23 @@ from tensorweave.ops.state_ops import on_variable_shapes
 
 __all__: list[str] = []
 
+ADAM_MATRICES = 9   # the index of `a` among _FusedMatMulApplyAdam's inputs
+
 ACTIVATIONS = ("Relu", "Relu6", "Elu", "Tanh", "Sigmoid", "LeakyRelu")
 _FLOAT = _dtypes.FLOATING
 
 
-def _fused_matmul_shape(ctx):
-    a, b = ctx.input_shape(0), ctx.input_shape(1)
+def product_shape(a, b, attrs):
+    """The shape of op(a) @ op(b) for matrix shapes a and b (transposes from `attrs`)."""
     if a.ndims is None or b.ndims is None:
         return _ts.unknown_shape(rank=2)
-    rows = a[1] if ctx.attrs.get("transpose_a") else a[0]
-    cols = b[0] if ctx.attrs.get("transpose_b") else b[1]
+    rows = a[1] if attrs.get("transpose_a") else a[0]
+    cols = b[0] if attrs.get("transpose_b") else b[1]
     return _ts.TensorShape([rows, cols])
+
+
+def _fused_matmul_shape(ctx):
+    return product_shape(ctx.input_shape(0), ctx.input_shape(1), ctx.attrs)
 
 
 def _fused_conv2d_shape(ctx):
@@ -100,11 +109,12 @@ def resource_twin(name: str) -> str:
 
 
 def define_fused_update(name: str, inputs: list[str], attrs: list, shape_fn, doc: str):
-    """A fused update op on a ref variable (input 0, `var: Ref(T)`; output the ref) and its
-    resource twin (`var: resource`, no output; shape function run on the variable's static
-    shape), as training_ops defines ApplyGradientDescent and ResourceApplyGradientDescent.
-    Returns the ref op."""
-    define_op(resource_twin(name), inputs=["var: resource"] + inputs[1:], attrs=attrs,
+    """A fused update op on ref variables (input 0 `var: Ref(T)`, slots such as `m: Ref(T)`;
+    output the var's ref) and its resource twin (each ref a `resource`, no output; shape
+    function run on the variables' static shapes), as training_ops defines ApplyAdam and
+    ResourceApplyAdam. Returns the ref op."""
+    handles = [spec.replace("Ref(T)", "resource") for spec in inputs]
+    define_op(resource_twin(name), inputs=handles, attrs=attrs,
               shape_fn=on_variable_shapes(shape_fn), is_stateful=True, not_differentiable=True,
               doc=doc + " Through a resource variable's handle.")
     return define_op(name, inputs=inputs, outputs=["out: Ref(T)"], attrs=attrs,
@@ -117,6 +127,30 @@ FusedMatMulApplyGradientDescent = define_fused_update(
      Attr("transpose_b", "bool", False), Attr("use_locking", "bool", False)],
     lambda ctx: ctx.input_shape(0),
     "var -= alpha * MatMul(a, b), the product accumulated into var by one GEMM.")
+
+
+
+def _fused_matmul_adam_shape(ctx):
+    """ApplyAdam's, with the gradient's shape that of the product op(a) @ op(b)."""
+    shape = ctx.input_shape(0)
+    for i in (1, 2):
+        shape = merge_shapes(shape, ctx.input_shape(i))
+    for i in range(3, ADAM_MATRICES):
+        shape_with_rank(ctx.input_shape(i), 0)
+    a, b = (shape_with_rank(ctx.input_shape(ADAM_MATRICES + i), 2) for i in (0, 1))
+    return merge_shapes(shape, product_shape(a, b, ctx.attrs))
+
+
+FusedMatMulApplyAdam = define_fused_update(
+    "_FusedMatMulApplyAdam",
+    ["var: Ref(T)", "m: Ref(T)", "v: Ref(T)", "beta1_power: T", "beta2_power: T", "lr: T",
+     "beta1: T", "beta2: T", "epsilon: T", "a: T", "b: T"],
+    [TypeAttr("T", (_dtypes.float32, _dtypes.float64)), Attr("transpose_a", "bool", False),
+     Attr("transpose_b", "bool", False), Attr("use_locking", "bool", False),
+     Attr("use_nesterov", "bool", False)],
+    _fused_matmul_adam_shape,
+    "ApplyAdam whose grad is MatMul(a, b), the product made and applied a block of rows at "
+    "a time.")
 
 FusedMaxPoolGradReluGrad = define_op(
     "_FusedMaxPoolGradReluGrad", inputs=["orig_input: T", "orig_output: T", "grad: T"],

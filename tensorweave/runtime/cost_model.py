@@ -39,7 +39,8 @@ def estimate_flops(node) -> float | None:
 
 # Fused updates whose delta is a product: op -> index of its first matrix among the inputs.
 _MATRICES_AT = {"_FusedMatMulApplyGradientDescent": 2,
-                "_FusedMatMulResourceApplyGradientDescent": 2}
+                "_FusedMatMulResourceApplyGradientDescent": 2,
+                "_FusedMatMulApplyAdam": 9, "_FusedMatMulResourceApplyAdam": 9}
 # Ops whose work is output size × the size of the contracted input dimensions.
 _CONTRACTIONS = frozenset({"MatMul", "BatchMatMul", "BatchMatMulV2", "Conv2D", "_FusedMatMul",
                            "_FusedConv2D", "Conv2DBackpropInput", "DepthwiseConv2dNative",

@@ -1,5 +1,4 @@
-"""OpCase builders for ops that take a variable: its value after an update, or what a read of
-it returns.
+"""OpCase builders for ops that take a variable: its value after an update, or a read's result.
 
 An OpCase row passes input tensors to its builder; a variable op needs a variable instead.
 These wrap the op so that its first input becomes a fresh variable holding that tensor (a ref

@@ -65,7 +65,7 @@ def test_adam_loop_matches_formula(dtype, nesterov):
     expected = [a.copy() for a in (var, m, v)]
     training._adam(attrs, np.empty_like, *expected, *scalars, grad)
     got = [a.copy() for a in (var, m, v)]
-    training.compiled(training._adam_loop)(*training._adam_args(attrs, *got, *scalars, grad))
+    training.compiled(training.adam_loop)(*training.adam_args(attrs, *got, *scalars, grad))
     for e, g in zip(expected, got):
         np.testing.assert_array_equal(e, g)
 

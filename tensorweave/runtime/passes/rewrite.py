@@ -388,13 +388,13 @@ def rewrite_each(ed: Editor, op_types: str | tuple, rewrite) -> RGraph:
     return graph
 
 
-def rewrite_sgd_updates(ed: Editor, fuse) -> RGraph:
-    """`fuse(ed, update)` for every ApplyGradientDescent and ResourceApplyGradientDescent,
-    unless the graph has control flow: a fused update waits for the variable's unordered reads
-    (`unordered_value_readers`), and those ordering edges could cross frames."""
+def rewrite_updates(ed: Editor, fuse, update: str = "ApplyGradientDescent") -> RGraph:
+    """`fuse(ed, node)` for every `update` (ApplyGradientDescent, ApplyAdam) and its resource
+    twin, unless the graph has control flow: a fused update waits for the variable's
+    unordered reads (`unordered_value_readers`), and those ordering edges could cross frames."""
     if ed.has_control_flow():
         return ed.graph
-    return rewrite_each(ed, ("ApplyGradientDescent", "ResourceApplyGradientDescent"), fuse)
+    return rewrite_each(ed, (update, "Resource" + update), fuse)
 
 
 def fused_update_type(fused: str, update) -> str:

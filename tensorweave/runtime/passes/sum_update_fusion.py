@@ -37,7 +37,7 @@ from tensorweave.runtime.passes.rewrite import (
     is_pure,
     known_shape,
     make_node,
-    rewrite_sgd_updates,
+    rewrite_updates,
     unordered_value_readers,
 )
 
@@ -48,7 +48,7 @@ FUSED = "_FusedAddNApplyGradientDescent"
 @register_pass("sum_update_fusion", order=83, toggle=REMAPPING)
 def fuse_sum_updates(graph, options: PassOptions | None = None):
     """Fuses each ApplyGradientDescent of a (scaled) AddN that only it reads."""
-    return rewrite_sgd_updates(Editor(graph, options or PassOptions.defaults(graph)), _fuse)
+    return rewrite_updates(Editor(graph, options or PassOptions.defaults(graph)), _fuse)
 
 
 def _fuse(ed: Editor, update) -> None:

@@ -4,6 +4,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.kernels import blas, fused_update
+from tensorweave.ops import training_ops
 from tensorweave.runtime import cost_model
 from tensorweave.runtime.passes.update_fusion import fuse_matmul_updates
 
@@ -195,3 +196,112 @@ def test_large_fused_update_is_one_blas_threaded_call_when_no_region_runs(monkey
                         lambda *args, **kwargs: calls.append(args))
     _check_one_large_sgd_step()
     assert calls == []
+
+
+# --- Adam ---------------------------------------------------------------------------------------
+ADAM = "_FusedMatMulApplyAdam"
+RESOURCE_ADAM = "_FusedMatMulResourceApplyAdam"
+
+
+def _dense_adam(use_resource=False, dtype=tf.float32, rows=1024, **adam):
+    """A two-layer net trained by Adam whose first weights (rows x 1024) are large enough to
+    fuse and second (1024 x 3) are not: (x, train op, variables); the loss is named "loss"."""
+    np_dtype = dtype.as_numpy_dtype
+    x = tf.placeholder(dtype, [8, rows])
+    w0 = tf.Variable(_data(rows, 1024, seed=1, dtype=np_dtype) * 0.05, name="w0",
+                     use_resource=use_resource)
+    w1 = tf.Variable(_data(1024, 3, seed=2, dtype=np_dtype), name="w1",
+                     use_resource=use_resource)
+    loss = tf.reduce_sum(tf.square(tf.matmul(tf.nn.relu(tf.matmul(x, w0)), w1)), name="loss")
+    return x, tf.train.AdamOptimizer(0.01, **adam).minimize(loss), [w0, w1]
+
+
+def _train_adam(x, train, variables, cfg, steps=2):
+    with tf.Session(config=cfg) as sess:
+        sess.run(tf.global_variables_initializer())
+        for i in range(steps):
+            sess.run(train, {x: _data(*x.shape.as_list(), seed=10 + i,
+                                      dtype=x.dtype.as_numpy_dtype)})
+        return sess.run(variables)
+
+
+@pytest.fixture
+def one_thread(monkeypatch):
+    """Products on the calling thread alone, so the unfused MatMul is one oneDNN (or BLAS)
+    call and the fused kernel's row blocks run in turn: the same dot products either way."""
+    monkeypatch.setattr(fused_update.intra_op, "threads", lambda: 1)
+
+
+@pytest.mark.parametrize("use_resource", [False, True], ids=["ref", "resource"])
+def test_large_adam_update_fuses_and_matches_the_unfused_steps(pt, one_thread, use_resource):
+    x, train, variables = _dense_adam(use_resource)
+    graph, _ = pt.apply(fuse_matmul_updates, [], feeds=[x], targets=[train])
+    (fused,) = [n for n in graph if n.op in (ADAM, RESOURCE_ADAM)]
+    assert fused.op == (RESOURCE_ADAM if use_resource else ADAM)
+    assert fused.inputs[0][0] == "w0" and fused.name.endswith("ApplyAdam")
+    assert fused.attrs["transpose_a"] and not fused.attrs["transpose_b"]
+    assert [n.inputs[0][0] for n in graph if n.op in ("ApplyAdam", "ResourceApplyAdam")] == \
+        ["w1"]
+    assert cost_model.estimate_flops(fused) == 1024 * 1024 * 8
+    for a, b in zip(_train_adam(x, train, variables, None),
+                    _train_adam(x, train, variables, pt.OFF)):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", [tf.float32, tf.float64])
+@pytest.mark.parametrize("nesterov", [False, True])
+def test_fused_adam_kernel_is_matmul_then_apply_adam(pt, one_thread, dtype, nesterov):
+    """The op itself, with 1100 rows (a short last block of 1100 - 4 * 256) and
+    use_nesterov, against the unfused pair: the same operations on the same dot products,
+    which a BLAS may round apart in row blocks (OpenBLAS's float64 edge tiles do)."""
+    np_dtype = dtype.as_numpy_dtype
+    a = tf.constant(_data(8, 1100, seed=1, dtype=np_dtype))
+    b = tf.constant(_data(8, 1024, seed=2, dtype=np_dtype))
+    state = [tf.Variable(_data(1100, 1024, seed=3 + i, dtype=np_dtype) ** 2 * 0.1)
+             for i in range(3)]
+    scalars = [tf.constant(c, dtype) for c in (0.81, 0.998, 0.01, 0.9, 0.999, 1e-8)]
+    update = training_ops.apply_adam(*state, *scalars, tf.matmul(a, b, transpose_a=True),
+                                     use_nesterov=nesterov)
+    graph, _ = pt.apply(fuse_matmul_updates, [], targets=[update.op])
+    assert pt.ops(graph)[ADAM] == 1
+    results = []
+    for cfg in (None, pt.OFF):
+        with tf.Session(config=cfg) as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(update)
+            results.append(sess.run(state))
+    for fused, plain in zip(*results):
+        eps = np.finfo(np_dtype).eps
+        np.testing.assert_allclose(fused, plain, rtol=0, atol=16 * eps * np.abs(plain).max())
+
+
+def test_fused_adam_runs_its_row_blocks_on_the_intra_op_threads(monkeypatch):
+    monkeypatch.setattr(fused_update.intra_op, "threads", lambda: 2)
+    seen = []
+    real = fused_update.intra_op.parallel_for
+    monkeypatch.setattr(fused_update.intra_op, "parallel_for",
+                        lambda n, task, gemm=False: [seen.append((n, gemm)), real(n, task, gemm)])
+    x, train, variables = _dense_adam(use_locking=True)
+    _train_adam(x, train, variables, None, steps=1)
+    assert (4, False) in seen   # 1024 rows in blocks of 256: Adam's loop marks a region
+
+
+def test_small_adam_update_is_not_fused(pt):
+    x, train, _ = _dense_adam(rows=512)      # 512 x 1024: below PARALLEL_SIZE elements
+    graph, _ = pt.apply(fuse_matmul_updates, [], feeds=[x], targets=[train])
+    assert ADAM not in pt.ops(graph)
+
+
+def test_fused_adam_falls_back_to_the_unfused_kernels_on_bad_state(pt):
+    """A slot whose shape no longer matches (assigned with validate_shape=False) makes the
+    kernel run MatMul then ApplyAdam, which reports it as the unfused update does."""
+    x, train, _ = _dense_adam()
+    (m,) = [v for v in tf.global_variables() if v.op.name == "w0/Adam"]   # w0's m slot
+    shrink = tf.assign(m, tf.zeros([2, 2]), validate_shape=False)
+    for cfg in (None, pt.OFF):
+        with tf.Session(config=cfg) as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(shrink)
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match=r"var and m do not have the same shape\[1024,1024\] \[2,2\]"):
+                sess.run(train, {x: _data(8, 1024, seed=3)})
