@@ -23,6 +23,7 @@ from tensorweave.runtime import (
     cost_model,
     float_env,
     parallel_lines,
+    partial_run,
     placement,
     prune,
 )
@@ -76,9 +77,9 @@ class FeedSpec:
             if len(shape) != len(dims) or any(d is not None and d != s
                                                for d, s in zip(dims, shape)):
                 raise ValueError(
-                    f"Cannot feed value of shape {shape} for Tensor '{self.tensor.name}', "
-                    f"which has shape '({', '.join('?' if d is None else str(d) for d in dims)}"
-                    f"{',' if len(dims) == 1 else ''})'")
+                    f"Cannot feed value of shape {shape} for Tensor {self.tensor.name}, "
+                    f"which has shape ({', '.join('?' if d is None else str(d) for d in dims)}"
+                    f"{',' if len(dims) == 1 else ''})")
         return arr
 
 
@@ -174,8 +175,11 @@ class DirectSessionCore:
         return spec
 
     # --- the pipeline -------------------------------------------------------------------------
-    def plan(self, feeds: tuple, fetches: tuple, targets: tuple) -> RunPlan:
-        key = (feeds, fetches, targets, self.graph.structure_version)
+    def plan(self, feeds: tuple, fetches: tuple, targets: tuple,
+             partial: bool = False) -> RunPlan:
+        """The cached plan of a run signature; `partial`: a partial run's, whose feeds and
+        fetches go through the step's rendezvous (runtime/partial_run.py)."""
+        key = (feeds, fetches, targets, self.graph.structure_version, partial)
         plan = self._plans.get(key)
         if plan is None:
             with self._lock:
@@ -183,18 +187,21 @@ class DirectSessionCore:
                 if plan is None:
                     saved = float_env.enter()   # constant folding computes as kernels do
                     try:
-                        plan = self._plans[key] = self._build_plan(feeds, fetches, targets)
+                        plan = self._plans[key] = self._build_plan(feeds, fetches, targets,
+                                                                   partial)
                     finally:
                         float_env.leave(saved)
         return plan
 
-    def _build_plan(self, feeds, fetches, targets) -> RunPlan:
+    def _build_plan(self, feeds, fetches, targets, partial: bool) -> RunPlan:
         client = prune.prune(feeds, fetches, targets)
         pass_options = _passes.options_for(client, self.config)
         client = _passes.run_passes(client, self.config, _passes.PRE_PLACEMENT, pass_options)
         reasons = self._place(client)
         optimized = _passes.run_passes(client, self.config, _passes.POST_PLACEMENT,
                                        pass_options)
+        if partial:
+            partial_run.client_terminated(optimized, feeds, fetches)
         parts = _partition.partition(optimized,
                                      lambda dev: self.device_mgr.lookup(dev).incarnation)
         parts = {dev: _passes.run_passes(g, self.config, _passes.POST_PARTITION, pass_options)
@@ -306,7 +313,12 @@ class DirectSessionCore:
         return checks
 
     # --- the step -----------------------------------------------------------------------------
-    def run_plan(self, plan: RunPlan, args: list, timeout_ms: int = 0, stats=None) -> list:
+    def run_plan(self, plan: RunPlan, args: list, timeout_ms: int = 0, stats=None,
+                 rendezvous=None) -> list:
+        """Runs one step of `plan` on `args` (the feeds' values, in order); returns the fetched
+        values. `rendezvous`: the step's own, given by a partial run, whose client sends the
+        feeds and receives the fetches through it (every partition then runs on its own
+        thread: the parallel lines and cooperative schedules keep their own transfers)."""
         if plan.var_checks:
             missing = [r.name for r in plan.var_checks if r.value is None]
             if missing:
@@ -315,14 +327,13 @@ class DirectSessionCore:
                     f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
         rets = [None] * plan.n_fetches
         executors = plan.executors
-        cooperative = plan.cooperative
-        parallel = plan.parallel if stats is None else None
-        if parallel is not None:
-            rendezvous = parallel.mailbox()
-        elif len(executors) > 1 and cooperative is None:
-            rendezvous = LocalRendezvous()
-        else:
-            rendezvous = None
+        cooperative = plan.cooperative if rendezvous is None else None
+        parallel = plan.parallel if stats is None and rendezvous is None else None
+        if rendezvous is None:
+            if parallel is not None:
+                rendezvous = parallel.mailbox()
+            elif len(executors) > 1 and cooperative is None:
+                rendezvous = LocalRendezvous()
         step = StepState(timeout_ms or self._op_timeout_ms, rendezvous, stats)
         live = self._live_steps
         live.add(step)

@@ -1,11 +1,13 @@
 """Session, InteractiveSession and the default-session stack (TF1's client API).
 
 `Session.run` normalizes fetches and feeds, asks the runtime for the cached plan of that
-signature and runs one step. Target '' is the in-process runtime (`DirectSessionCore`).
+signature and runs one step; `partial_run_setup` / `partial_run` run one step over several
+calls (runtime/partial_run.py). Target '' is the in-process runtime (`DirectSessionCore`).
 """
 from __future__ import annotations
 
 import contextlib
+import itertools
 import threading
 
 from tensorweave.framework import errors
@@ -17,6 +19,7 @@ from tensorweave.protos import config_pb2
 from tensorweave.runtime.devices import describe_devices
 from tensorweave.runtime.direct_session import DirectSessionCore
 from tensorweave.runtime.fetches import FetchStructure, check_fetchable, to_result
+from tensorweave.runtime.partial_run import PartialRun, make_handle
 from tensorweave.runtime.step_stats import StepStatsCollector
 
 
@@ -95,6 +98,8 @@ class BaseSession:
         self._core = DirectSessionCore(graph, config)
         self._fast_plans: dict = {}
         self._context_stack: list = []
+        self._partial_runs: dict[str, PartialRun] = {}
+        self._partial_serial = itertools.count()
 
     # --- properties -----------------------------------------------------------------------
     @property
@@ -241,13 +246,70 @@ class BaseSession:
             return lambda *feed_values: call(*feed_values)
         return call
 
+    # --- partial runs (runtime/partial_run.py) ---------------------------------------------
+    def partial_run_setup(self, fetches, feeds=None) -> str:
+        """Starts a step that later `partial_run` calls feed and fetch a part at a time.
+
+        Args:
+          fetches: every tensor the calls will fetch, and ops to run (nested structures are
+            flattened); each runs once, when its inputs are there.
+          feeds: every tensor (or name) the calls will feed.
+
+        Returns:
+          The partial run's handle, for `partial_run`.
+        """
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        structure = FetchStructure(self._graph, fetches)
+        feed_tensors = tuple(self._feed_tensor(k) for k in (feeds or ()))
+        fetch_tensors, targets = tuple(structure.tensors), tuple(structure.targets)
+        core = self._core
+        plan = core.plan(feed_tensors, fetch_tensors, targets, partial=True)
+        run = PartialRun(make_handle(feed_tensors, fetch_tensors, targets,
+                                     next(self._partial_serial)),
+                         plan, feed_tensors, fetch_tensors)
+        self._partial_runs[run.handle] = run
+        run.start(lambda rendezvous: core.run_plan(plan, [], rendezvous=rendezvous))
+        return run.handle
+
+    def partial_run(self, handle: str, fetches, feed_dict=None):
+        """Feeds `feed_dict` to the partial run `handle` and returns `fetches` (tensors named
+        in its setup, in any nested structure) once computed. Each feed and fetch of the setup
+        is given or taken once; the step ends after the last.
+
+        Raises:
+          InvalidArgumentError: for an unknown handle, a feed or fetch not in the setup or
+            already used, or a fetch that needs a feed not fed yet.
+          RuntimeError: when `fetches` holds an op (ops run as targets of the setup).
+        """
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        run = self._partial_runs.get(handle)
+        if run is None:
+            raise errors.InvalidArgumentError(
+                None, None, "Must run 'setup' before performing partial runs!")
+        structure = FetchStructure(self._graph, fetches)
+        if structure.targets:
+            raise RuntimeError("partial_run() requires empty `target_list`. Received: "
+                               f"target_list={structure.targets} (non-empty)")
+        feeds, values = self._feeds(feed_dict)
+        run.check([t.name for t in feeds], [t.name for t in structure.tensors])
+        for tensor, value in zip(feeds, values):
+            run.feed(tensor.name, value)
+        results = [to_result(run.fetch(t.name)) for t in structure.tensors]
+        if run.done():
+            del self._partial_runs[handle]
+            run.finish()
+        return structure.build(results)
+
     # --- lifetime -------------------------------------------------------------------------
     def close(self) -> None:
         """Frees the session's resources; later runs raise RuntimeError."""
         if not self._closed:
             self._closed = True
-            self._core.close()
+            self._core.close()   # cancels the steps of partial runs too
             self._fast_plans.clear()
+            self._partial_runs.clear()
 
     def as_default(self):
         """A context manager making this the default session (not closed on exit)."""
