@@ -15,6 +15,7 @@ from tensorweave.framework.graph import (
     add_to_collections,
     get_collection,
     get_collection_ref,
+    container,
     get_default_graph,
     reset_default_graph,
 )
@@ -32,6 +33,7 @@ from tensorweave.framework.tensor_shape import (
 )
 from tensorweave.protos.config_pb2 import (
     ConfigProto,
+    GPUOptions,
     GraphOptions,
     OptimizerOptions,
     RunMetadata,
@@ -43,11 +45,18 @@ from tensorweave.framework.importer import import_graph_def
 from tensorweave.framework.tensor_util import make_ndarray, make_tensor_proto
 from tensorweave.protos.graph_pb2 import GraphDef
 from tensorweave.protos.node_def_pb2 import NodeDef
-from tensorweave.protos.attr_value_pb2 import AttrValue
+from tensorweave.protos.attr_value_pb2 import AttrValue, NameAttrList
 from tensorweave.protos.tensor_pb2 import TensorProto
-from tensorweave.protos.summary_pb2 import Summary, HistogramProto
-from tensorweave.protos.event_pb2 import Event, SessionLog
-from tensorweave.protos.meta_graph_pb2 import MetaGraphDef
+from tensorweave.protos.summary_pb2 import Summary, SummaryMetadata, HistogramProto
+from tensorweave.protos.event_pb2 import Event, LogMessage, SessionLog
+from tensorweave.protos.meta_graph_pb2 import MetaGraphDef, TensorInfo
+from tensorweave.framework.graph_io import (
+    MIN_CONSUMER_VERSION as GRAPH_DEF_VERSION_MIN_CONSUMER,
+    MIN_PRODUCER_VERSION as GRAPH_DEF_VERSION_MIN_PRODUCER,
+    PRODUCER_VERSION as GRAPH_DEF_VERSION,
+)
+from tensorweave.framework.sparse_tensor import convert_to_tensor_or_sparse_tensor
+from tensorweave import nest
 from tensorweave.compat.v2_behavior import *
 from tensorweave.platform import app, flags
 from tensorweave.platform import gfile

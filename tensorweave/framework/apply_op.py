@@ -61,6 +61,8 @@ def create_op(op_def: OpDef, inputs=(), attrs: dict | None = None, name: str | N
         flat_inputs = _captured(graph, flow_context, _convert_inputs(op_def, inputs, attrs),
                                 op_def)
     _fill_defaults(op_def, attrs)
+    if graph._container and op_def.is_stateful and attrs.get("container") == "":
+        attrs["container"] = graph._container   # tf.container: as TF's Graph.create_op
     out_dtypes = _output_dtypes(op_def, attrs)
     name = _op_name(graph, name, op_def)
     out_shapes = _infer_shapes(op_def, flat_inputs, attrs, name, len(out_dtypes))

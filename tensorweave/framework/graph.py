@@ -83,6 +83,7 @@ class Graph:
         self._building_function = False
         self._unfetchable_ops: set = set()
         self._unfeedable_tensors: set = set()
+        self._container = ""   # stateful ops made now get it as their container attr
 
     # --- scope state ----------------------------------------------------------------------
     @property
@@ -264,6 +265,16 @@ class Graph:
         from tensorweave.framework import scopes
         return scopes.graph_device(self, device_name_or_function)
 
+    @contextlib.contextmanager
+    def container(self, container_name: str):
+        """Stateful ops created inside get `container_name` as their `container` attr (when
+        they have one and it is empty): their resources live in that container."""
+        saved, self._container = self._container, container_name
+        try:
+            yield container_name
+        finally:
+            self._container = saved
+
     def control_dependencies(self, control_inputs):
         from tensorweave.framework import scopes
         return scopes.graph_control_dependencies(self, control_inputs)
@@ -338,6 +349,11 @@ def get_default_graph() -> Graph:
     if graph is None:
         graph = _global_default[0] = Graph()
     return graph
+
+
+def container(container_name: str):
+    """The default graph's `container` context (Graph.container)."""
+    return get_default_graph().container(container_name)
 
 
 def reset_default_graph() -> None:

@@ -19,9 +19,11 @@ from tensorweave.protos import (
     versions_pb2,
 )
 
-# GraphDef versions: the producer of the GraphDefs we write and the oldest consumer they need.
+# GraphDef versions: the producer of the GraphDefs we write, the oldest consumer they need, and
+# the oldest producer whose GraphDefs we import (any: import_graph_def reads every version).
 PRODUCER_VERSION = 1286
 MIN_CONSUMER_VERSION = 0
+MIN_PRODUCER_VERSION = 0
 
 
 def versions_def() -> versions_pb2.VersionDef:

@@ -48,8 +48,9 @@ def pack_sequence_as(structure, flat_sequence):
     flat_sequence = list(flat_sequence)
     n = len(flatten(structure))
     if n != len(flat_sequence):
-        raise ValueError(f"Structure had {n} elements, but flat_sequence had "
-                         f"{len(flat_sequence)} elements. Structure: {structure}")
+        raise ValueError(f"Could not pack sequence. Structure had {n} atoms, but flat_sequence "
+                         f"had {len(flat_sequence)} items.  Structure: {structure}, "
+                         f"flat_sequence: {flat_sequence}.")
     position = [0]
 
     def build(template):
@@ -62,30 +63,61 @@ def pack_sequence_as(structure, flat_sequence):
 
 
 def _describe(x) -> str:
-    return type(x).__name__
+    return f"type={type(x).__name__} str={x}"
+
+
+class _Leaf:
+    """Stands for a leaf when a structure is printed in outline ("[., (.,)]")."""
+
+    def __repr__(self) -> str:
+        return "."
+
+
+def _outline(structure) -> str:
+    return repr(pack_sequence_as(structure, [_Leaf()] * len(flatten(structure))))
+
+
+def _first_difference(a, b, check_types: bool):
+    """(error class, TensorFlow's words) for the first place `a` and `b` nest differently,
+    or None."""
+    if is_nested(a) != is_nested(b):
+        seq, other = (a, b) if is_nested(a) else (b, a)
+        return ValueError, (f'Substructure "{_describe(seq)}" is a sequence, while '
+                            f'substructure "{_describe(other)}" is not')
+    if not is_nested(a):
+        return None
+    if check_types and type(a) is not type(b) and not (
+            isinstance(a, list) and isinstance(b, list)):
+        return TypeError, (f"The two namedtuples don't have the same sequence type. First "
+                           f"structure {_describe(a)} has type {type(a).__name__}, while "
+                           f"second structure {_describe(b)} has type {type(b).__name__}")
+    if isinstance(a, dict) and sorted(a) != sorted(b):
+        return ValueError, (f"The two dictionaries don't have the same set of keys. First "
+                            f"structure has keys {_describe(sorted(a))}, while second "
+                            f"structure has keys {_describe(sorted(b))}")
+    ca, cb = _children(a), _children(b)
+    if len(ca) != len(cb):
+        return ValueError, (f"The two structures don't have the same number of elements. "
+                            f"First structure: {_describe(a)}. Second structure: "
+                            f"{_describe(b)}")
+    for x, y in zip(ca, cb):
+        found = _first_difference(x, y, check_types)
+        if found is not None:
+            return found
+    return None
 
 
 def assert_same_structure(a, b, check_types: bool = True) -> None:
-    """ValueError (TypeError for differing sequence types) unless `a` and `b` nest alike."""
-    if is_nested(a) != is_nested(b):
-        raise ValueError(f"The two structures don't have the same nested structure.\n\n"
-                         f"First structure: {a}\n\nSecond structure: {b}")
-    if not is_nested(a):
+    """ValueError (TypeError for differing sequence types) unless `a` and `b` nest alike, in
+    TensorFlow's words."""
+    found = _first_difference(a, b, check_types)
+    if found is None:
         return
-    if check_types and type(a) is not type(b) and not (
-            isinstance(a, list) and isinstance(b, list)):
-        raise TypeError(f"The two structures don't have the same sequence type. First "
-                        f"structure has type {_describe(a)}, while second structure has type "
-                        f"{_describe(b)}.")
-    if isinstance(a, dict) and sorted(a) != sorted(b):
-        raise ValueError(f"The two dictionaries don't have the same set of keys: {sorted(a)} "
-                         f"and {sorted(b)}")
-    ca, cb = _children(a), _children(b)
-    if len(ca) != len(cb):
-        raise ValueError(f"The two structures don't have the same number of elements.\n\n"
-                         f"First structure: {a}\n\nSecond structure: {b}")
-    for x, y in zip(ca, cb):
-        assert_same_structure(x, y, check_types)
+    error, detail = found
+    raise error(f"The two structures don't have the same nested structure.\n\n"
+                f"First structure: {_describe(a)}\n\nSecond structure: {_describe(b)}\n\n"
+                f"More specifically: {detail}\nEntire first structure:\n{_outline(a)}\n"
+                f"Entire second structure:\n{_outline(b)}")
 
 
 def map_structure(fn, *structures):

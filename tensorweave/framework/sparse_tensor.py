@@ -16,7 +16,7 @@ from tensorweave.framework.operation import Tensor
 from tensorweave.framework.scopes import name_scope
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 
-__all__ = ["SparseTensor", "SparseTensorValue"]
+__all__ = ["SparseTensor", "SparseTensorValue", "convert_to_tensor_or_sparse_tensor"]
 
 SparseTensorValue = collections.namedtuple("SparseTensorValue",
                                            ["indices", "values", "dense_shape"])
@@ -122,3 +122,19 @@ def _cwise(op_name: str, sp_t: SparseTensor, dense) -> SparseTensor:
         values = apply_op(getattr(sparse_reduce_ops, op_name),
                           [sp_t.indices, sp_t.values, sp_t.dense_shape, dense], name=scope)
     return SparseTensor(sp_t.indices, values, sp_t.dense_shape)
+
+
+def convert_to_tensor_or_sparse_tensor(value, dtype=None, name=None):
+    """`value` as a SparseTensor (from a SparseTensorValue, or itself) or else a Tensor.
+
+    Raises:
+      RuntimeError: a SparseTensor whose dtype is not `dtype` (TensorFlow's error class).
+    """
+    if isinstance(value, SparseTensorValue):
+        value = SparseTensor.from_value(value)
+    if isinstance(value, SparseTensor):
+        if dtype is not None and not _dtypes.as_dtype(dtype).is_compatible_with(value.dtype):
+            raise RuntimeError(f"Sparse dtype mismatch. Requested: {_dtypes.as_dtype(dtype).name},"
+                               f"  Actual: {value.dtype.name}")
+        return value
+    return convert_to_tensor(value, dtype=dtype, name=name)

@@ -28,6 +28,11 @@ from tensorweave.ops.sliced_variables import (
     SaveSliceInfo,
     iter_slices,
 )
+from tensorweave.ops.variables import (
+    Variable,
+    default_use_resource,
+    validate_synchronization_aggregation_trainable,
+)
 
 __all__ = ["variable_scope", "get_variable", "get_variable_scope", "VariableScope",
            "AUTO_REUSE", "get_local_variable", "no_regularizer"]
@@ -278,9 +283,11 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
     if partitioner is None:
         partitioner = scope.partitioner
     kwargs = dict(shape=shape, dtype=dtype, initializer=initializer, regularizer=regularizer,
-                  trainable=trainable, collections=collections, caching_device=caching_device,
-                  partitioner=partitioner, validate_shape=validate_shape,
-                  use_resource=use_resource, constraint=constraint)
+                  reuse=scope.reuse, trainable=trainable, collections=collections,
+                  caching_device=caching_device, partitioner=partitioner,
+                  validate_shape=validate_shape, use_resource=use_resource,
+                  constraint=constraint, synchronization=synchronization,
+                  aggregation=aggregation)
     if getter is not None:
         return getter(_true_getter, full, **kwargs)
     return _true_getter(full, **kwargs)
@@ -299,10 +306,12 @@ class _Request:
     validate_shape: bool
     use_resource: object
     constraint: object
+    synchronization: object
+    aggregation: object
 
 
 def _request(scope, dtype, initializer, regularizer, trainable, collections, validate_shape,
-             use_resource, constraint) -> _Request:
+             use_resource, constraint, synchronization, aggregation) -> _Request:
     return _Request(
         dtype=_dtypes.as_dtype(dtype) if dtype is not None else scope.dtype,
         initializer=initializer if initializer is not None else scope.initializer,
@@ -310,13 +319,17 @@ def _request(scope, dtype, initializer, regularizer, trainable, collections, val
         reuse=scope.reuse, trainable=trainable, collections=collections,
         validate_shape=validate_shape,
         use_resource=use_resource if use_resource is not None else scope.use_resource,
-        constraint=constraint or scope.constraint)
+        constraint=constraint or scope.constraint, synchronization=synchronization,
+        aggregation=aggregation)
 
 
 def _true_getter(full, shape=None, dtype=None, initializer=None, regularizer=None,
                  trainable=None, collections=None, caching_device=None, partitioner=None,
-                 validate_shape=True, use_resource=None, constraint=None, **_):
+                 validate_shape=True, use_resource=None, constraint=None,
+                 synchronization=None, aggregation=None, **_):
     scope = get_variable_scope()
+    synchronization, aggregation, trainable = validate_synchronization_aggregation_trainable(
+        synchronization, aggregation, trainable, full)
     store = _store(get_default_graph())
     is_scalar = isinstance(shape, (list, tuple)) and not shape
     partitioned = partitioner is not None and not is_scalar
@@ -325,7 +338,7 @@ def _true_getter(full, shape=None, dtype=None, initializer=None, regularizer=Non
         if not partitioned:   # TF: a whole variable takes the value's dtype, parts the scope's
             dtype = value_dtype
     request = _request(scope, dtype, initializer, regularizer, trainable, collections,
-                       validate_shape, use_resource, constraint)
+                       validate_shape, use_resource, constraint, synchronization, aggregation)
     if partitioned:
         if not callable(partitioner):
             raise ValueError(f"Partitioner must be callable, but received: {partitioner}")
@@ -362,7 +375,6 @@ def _check_reused_dtype(kind: str, full: str, dtype, found) -> None:
 def _get_single_variable(store, full, shape, request: _Request, initializer,
                          partition_info=None):
     """The Variable `full` (a whole variable or one part), found or made."""
-    from tensorweave.ops.variables import Variable
     reuse, dtype = request.reuse, request.dtype
     existing = store.vars.get(full)
     if existing is not None:
@@ -384,8 +396,11 @@ def _get_single_variable(store, full, shape, request: _Request, initializer,
         variable = Variable(initial_value=init_value, trainable=request.trainable,
                             collections=request.collections,
                             validate_shape=request.validate_shape, name=full, dtype=dtype,
-                            use_resource=bool(request.use_resource),
-                            constraint=request.constraint)
+                            use_resource=default_use_resource()
+                            if request.use_resource is None else bool(request.use_resource),
+                            constraint=request.constraint,
+                            synchronization=request.synchronization,
+                            aggregation=request.aggregation)
     store.vars[full] = variable
     if request.regularizer is not None:
         with name_scope(f"{full}/Regularizer/"):
@@ -528,8 +543,10 @@ def get_partitioned_variable(name, shape, dtype, initializer, trainable, collect
             "using create_partitioned_variables.  If so, consider instead using get_variable "
             "with a non-empty partitioner parameter instead.")
     full = "/".join(part for part in (scope.name, name) if part)
+    synchronization, aggregation, trainable = validate_synchronization_aggregation_trainable(
+        None, None, trainable, full)
     request = _request(scope, dtype, initializer, None, trainable, collections, True, None,
-                       None)
+                       None, synchronization, aggregation)
     with name_scope(None):
         return _get_partitioned_variable(_store(get_default_graph()), full, shape, partitioner,
                                          request)

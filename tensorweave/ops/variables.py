@@ -17,6 +17,7 @@ programs run with either kind (ops/state_ops.py).
 from __future__ import annotations
 
 import contextlib
+import enum
 import inspect
 
 from tensorweave.framework import dtypes as _dtypes
@@ -36,7 +37,8 @@ from tensorweave.framework.scopes import (
 from tensorweave.ops import state_ops
 from tensorweave.ops.sliced_variables import SaveSliceInfo
 
-__all__ = ["Variable", "VariableV1", "global_variables", "local_variables",
+__all__ = ["Variable", "VariableV1", "VariableSynchronization", "VariableAggregation",
+           "global_variables", "local_variables",
            "trainable_variables", "model_variables", "moving_average_variables",
            "all_variables", "variables_initializer", "global_variables_initializer",
            "local_variables_initializer", "initialize_all_variables",
@@ -47,6 +49,65 @@ __all__ = ["Variable", "VariableV1", "global_variables", "local_variables",
 def _identity(x, name):
     from tensorweave.ops.array_ops import identity
     return identity(x, name=name)
+
+
+class VariableSynchronization(enum.Enum):
+    """When a distributed variable's replicas are synchronized (TensorFlow's enum). A graph
+    records it in the VariableDef; ON_READ also makes a variable non-trainable by default."""
+
+    AUTO = 0
+    NONE = 1
+    ON_WRITE = 2
+    ON_READ = 3
+
+
+class VariableAggregation(enum.Enum):
+    """How a distributed variable's replicas combine their updates (TensorFlow's enum),
+    recorded in the VariableDef."""
+
+    NONE = 0
+    SUM = 1
+    MEAN = 2
+    ONLY_FIRST_REPLICA = 3
+
+
+def validate_synchronization_aggregation_trainable(synchronization, aggregation, trainable,
+                                                   name):
+    """TensorFlow's defaults and checks: the enums (an enum or its number; AUTO and NONE when
+    None) and `trainable`, which defaults to False for an ON_READ variable, else True."""
+    if aggregation is None:
+        aggregation = VariableAggregation.NONE
+    elif not isinstance(aggregation, VariableAggregation):
+        try:
+            aggregation = VariableAggregation(aggregation)
+        except ValueError:
+            raise ValueError(f"Invalid variable aggregation mode: {aggregation} for variable: "
+                             f"{name}") from None
+    if synchronization is None:
+        synchronization = VariableSynchronization.AUTO
+    elif not isinstance(synchronization, VariableSynchronization):
+        try:
+            synchronization = VariableSynchronization(synchronization)
+        except ValueError:
+            raise ValueError(f"Invalid variable synchronization mode: {synchronization} for "
+                             f"variable: {name}") from None
+    if trainable is None:
+        trainable = synchronization != VariableSynchronization.ON_READ
+    return synchronization, aggregation, trainable
+
+
+# What tf.Variable and get_variable make when neither they nor a variable_scope say: TF1's ref
+# variables, or resource variables after tf.enable_resource_variables().
+_default_use_resource = False
+
+
+def set_default_use_resource(use_resource: bool) -> None:
+    global _default_use_resource
+    _default_use_resource = bool(use_resource)
+
+
+def default_use_resource() -> bool:
+    return _default_use_resource
 
 
 class Variable:
@@ -75,14 +136,14 @@ class Variable:
                  validate_shape=True, caching_device=None, name=None, variable_def=None,
                  dtype=None, expected_shape=None, import_scope=None, constraint=None,
                  use_resource=None, synchronization=None, aggregation=None, shape=None):
-        self._synchronization = synchronization
-        self._aggregation = aggregation
         if variable_def is not None:
             self._init_from_graph(variable_def, import_scope)
             return
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
-        trainable = True if trainable is None else trainable
+        self._synchronization, self._aggregation, trainable = \
+            validate_synchronization_aggregation_trainable(synchronization, aggregation,
+                                                           trainable, name)
         collections = list(collections) if collections is not None else \
             [GraphKeys.GLOBAL_VARIABLES]
         if trainable and GraphKeys.TRAINABLE_VARIABLES not in collections:
@@ -143,8 +204,8 @@ class Variable:
         initial = variable_def.initial_value_name
         self._initial_value = element(initial) if initial else None
         self._trainable = variable_def.trainable
-        self._synchronization = variable_def.synchronization or None
-        self._aggregation = variable_def.aggregation or None
+        self._synchronization = VariableSynchronization(variable_def.synchronization)
+        self._aggregation = VariableAggregation(variable_def.aggregation)
         self._constraint = None
         self._caching_device = None
         self._save_slice_info = SaveSliceInfo(
@@ -164,8 +225,8 @@ class Variable:
             initializer_name=strip_name_scope(self._initializer_op.name, export_scope),
             snapshot_name=strip_name_scope(self._snapshot.name, export_scope),
             trainable=self._trainable,
-            synchronization=_enum_value(self._synchronization),
-            aggregation=_enum_value(self._aggregation))
+            synchronization=self._synchronization.value,
+            aggregation=self._aggregation.value)
         if self._initial_value is not None:
             proto.initial_value_name = strip_name_scope(self._initial_value.name, export_scope)
         if self._save_slice_info is not None:
@@ -218,6 +279,14 @@ class Variable:
     @property
     def trainable(self) -> bool:
         return self._trainable
+
+    @property
+    def synchronization(self) -> VariableSynchronization:
+        return self._synchronization
+
+    @property
+    def aggregation(self) -> VariableAggregation:
+        return self._aggregation
 
     @property
     def constraint(self):
@@ -316,11 +385,6 @@ class Variable:
 
 
 VariableV1 = Variable
-
-
-def _enum_value(value) -> int:
-    """The proto enum number of a VariableSynchronization/VariableAggregation (0 if unset)."""
-    return int(getattr(value, "value", value) or 0)
 
 
 _OPERATORS = ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
@@ -574,13 +638,14 @@ _INIT_SIGNATURE = inspect.signature(Variable.__init__)
 
 def _wants_resource(use_resource, variable_def) -> bool:
     """Whether tf.Variable makes a ResourceVariable: as the VariableDef says, else as
-    `use_resource` says, else as the enclosing variable_scope says (TF1's default: no)."""
+    `use_resource` says, else as the enclosing variable_scope says, else by the default
+    (TF1's: no; `tf.enable_resource_variables()` changes it)."""
     if variable_def is not None:
         return variable_def.is_resource
     if use_resource is None:
         from tensorweave.ops.variable_scope import get_variable_scope
         use_resource = get_variable_scope().use_resource
-    return bool(use_resource)
+    return _default_use_resource if use_resource is None else bool(use_resource)
 
 
 def is_resource_variable(value) -> bool:
