@@ -75,25 +75,24 @@ def validate_synchronization_aggregation_trainable(synchronization, aggregation,
                                                    name):
     """TensorFlow's defaults and checks: the enums (an enum or its number; AUTO and NONE when
     None) and `trainable`, which defaults to False for an ON_READ variable, else True."""
-    if aggregation is None:
-        aggregation = VariableAggregation.NONE
-    elif not isinstance(aggregation, VariableAggregation):
-        try:
-            aggregation = VariableAggregation(aggregation)
-        except ValueError:
-            raise ValueError(f"Invalid variable aggregation mode: {aggregation} for variable: "
-                             f"{name}") from None
-    if synchronization is None:
-        synchronization = VariableSynchronization.AUTO
-    elif not isinstance(synchronization, VariableSynchronization):
-        try:
-            synchronization = VariableSynchronization(synchronization)
-        except ValueError:
-            raise ValueError(f"Invalid variable synchronization mode: {synchronization} for "
-                             f"variable: {name}") from None
+    aggregation = _mode(VariableAggregation, aggregation, "aggregation", name)
+    synchronization = _mode(VariableSynchronization, synchronization, "synchronization", name)
     if trainable is None:
         trainable = synchronization != VariableSynchronization.ON_READ
     return synchronization, aggregation, trainable
+
+
+def _mode(kind, value, what: str, name):
+    """`value` as a member of the enum `kind` (from a member or its number; the first member
+    when None), else ValueError in TensorFlow's words."""
+    if value is None:
+        return next(iter(kind))
+    if isinstance(value, kind):
+        return value
+    try:
+        return kind(value)
+    except ValueError:
+        raise ValueError(f"Invalid variable {what} mode: {value} for variable: {name}") from None
 
 
 # What tf.Variable and get_variable make when neither they nor a variable_scope say: TF1's ref
