@@ -106,6 +106,7 @@ from tensorweave.ops.counting_ops import *
 from tensorweave.ops.decode_ops import *
 from tensorweave.ops.data_flow_ops import *
 from tensorweave.ops.edit_distance_ops import *
+from tensorweave.ops.fake_quant_ops import *
 from tensorweave.ops.file_io_ops import *
 from tensorweave.ops.fft_ops import *
 from tensorweave.ops.fingerprint_ops import *
@@ -160,6 +161,7 @@ from tensorweave.ops.variable_scope import *
 from tensorweave.ops.variables import *
 # --- end of op families ------------------------------------------------------------------
 # TF's tf.math, tf.linalg, ... namespaces; imported after the op families they re-export.
-from tensorweave import bitwise, debugging, dtypes, linalg, manip, math, random, sets, signal
+from tensorweave import bitwise, debugging, dtypes, linalg, manip, math, quantization, random
+from tensorweave import sets, signal
 from tensorweave.signal import spectral
 from tensorweave.version import GIT_VERSION, VERSION, __version__

@@ -57,7 +57,7 @@ class Executor:
                  control_flow=False):
         self.device = device
         self.user_graph = user_graph
-        self.items, self.n_slots = compile_items(graph, device, session)
+        self.items, self.n_slots = compile_items(graph, device, session, user_graph)
         self.pool = pool
         self.frame_graph = frames.FrameGraph(self.items) \
             if control_flow or frames.has_control_flow(self.items) else None

@@ -14,6 +14,7 @@ from tensorweave.kernels.context import KernelContext
 from tensorweave.kernels.registry import find_kernel
 from tensorweave.runtime import cost_model
 from tensorweave.runtime.executor.frames import is_back_edge
+from tensorweave.runtime.executor.kernel_errors import node_error
 
 # Kernels of stateful ops keep state across steps (random generators): a session shares one
 # instance per node across all its executors, like TensorFlow's OpSegment.
@@ -76,8 +77,10 @@ def topological_order(graph, consumers) -> list:
     return order
 
 
-def compile_items(graph, device, session) -> tuple[list[NodeItem], int]:
-    """NodeItems in topological order and the number of value slots they use."""
+def compile_items(graph, device, session, user_graph=None) -> tuple[list[NodeItem], int]:
+    """NodeItems in topological order and the number of value slots they use. A kernel that
+    rejects its node's attrs fails with the node's error (naming it and its site, from
+    `user_graph`), as a kernel failing at run time does."""
     order = topological_order(graph, graph.consumers())
     items, slot_of, by_name = [], {}, {}
     n_slots = 0
@@ -93,7 +96,7 @@ def compile_items(graph, device, session) -> tuple[list[NodeItem], int]:
         item.in_slots = tuple(slot_of[src] for src in node.inputs)
         item.deref = tuple(_is_deref(graph, node, j, src, k)
                            for j, (src, k) in enumerate(node.inputs))
-        _bind_kernel(item, device, session)
+        _bind_kernel(item, device, session, user_graph)
         by_name[node.name] = item
     mark_variable_aliases(items)
     if any(cost_model.uses_every_core(item.node) for item in items):
@@ -153,7 +156,7 @@ def input_arg_is_ref(node, j) -> bool:
     return False
 
 
-def _bind_kernel(item: NodeItem, device, session) -> None:
+def _bind_kernel(item: NodeItem, device, session, user_graph) -> None:
     node = item.node
     if node.op in _SPECIAL:
         item.kind = node.op
@@ -190,9 +193,9 @@ def _bind_kernel(item: NodeItem, device, session) -> None:
             # shared: their names are per-signature, and two signatures may reuse one name
             # for different nodes.
             instance = session.shared_kernel((device.name, node.name, node.op),
-                                             lambda: kdef.impl(ctx))
+                                             lambda: _construct(kdef, ctx, node, user_graph))
         else:
-            instance = kdef.impl(ctx)
+            instance = _construct(kdef, ctx, node, user_graph)
         item.fn = instance.compute_async if kdef.is_async else instance.compute
     else:
         item.fn = kdef.impl
@@ -204,6 +207,14 @@ def _bind_kernel(item: NodeItem, device, session) -> None:
         variant = in_place_kernel(node, j, ctx, item.fn, item.kind == "pure")
         if variant is not None:
             item.kind, item.fn = "pure", variant
+
+
+def _construct(kdef, ctx, node, user_graph):
+    """The kernel instance for `node`; its constructor's error as the node's."""
+    try:
+        return kdef.impl(ctx)
+    except Exception as e:
+        raise node_error(e, node, user_graph) from None
 
 
 def _attr_summary(attrs: dict) -> str:
