@@ -75,28 +75,35 @@ FakeQuantWithMinMaxArgsGradient = define_op(
     "FakeQuantWithMinMaxArgsGradient", inputs=["gradients: float32", "inputs: float32"],
     outputs=["backprops: float32"], attrs=_RANGE + _BITS, shape_fn=_args_gradient_shape,
     doc="gradients where inputs lie in the nudged [min, max], else 0.")
-FakeQuantWithMinMaxVars = define_op(
-    "FakeQuantWithMinMaxVars", inputs=["inputs: float32", "min: float32", "max: float32"],
-    outputs=["outputs: float32"], attrs=_BITS, shape_fn=_vars_shape,
-    doc="inputs fake-quantized to the num_bits grid of the nudged [min, max] scalars.")
-FakeQuantWithMinMaxVarsGradient = define_op(
-    "FakeQuantWithMinMaxVarsGradient",
-    inputs=["gradients: float32", "inputs: float32", "min: float32", "max: float32"],
-    outputs=["backprops_wrt_input: float32", "backprop_wrt_min: float32",
-             "backprop_wrt_max: float32"],
-    attrs=_BITS, shape_fn=_vars_gradient_shape,
-    doc="The straight-through gradient, and the sums of the gradients below min / above max.")
-FakeQuantWithMinMaxVarsPerChannel = define_op(
-    "FakeQuantWithMinMaxVarsPerChannel", inputs=["inputs: float32", "min: float32", "max: float32"],
-    outputs=["outputs: float32"], attrs=_BITS, shape_fn=lambda ctx: _channels(ctx, 0)[0],
-    doc="inputs fake-quantized per index of their last dimension, by [d] min and max.")
-FakeQuantWithMinMaxVarsPerChannelGradient = define_op(
-    "FakeQuantWithMinMaxVarsPerChannelGradient",
-    inputs=["gradients: float32", "inputs: float32", "min: float32", "max: float32"],
-    outputs=["backprops_wrt_input: float32", "backprop_wrt_min: float32",
-             "backprop_wrt_max: float32"],
-    attrs=_BITS, shape_fn=_per_channel_gradient_shape,
-    doc="The per-channel straight-through gradient and per-channel sums below / above.")
+_VARS_INPUTS = ["inputs: float32", "min: float32", "max: float32"]
+
+
+def _vars_op(name: str, shape_fn, doc: str):
+    """A ..._vars op: inputs, min and max tensors in, the fake-quantized inputs out."""
+    return define_op(name, inputs=_VARS_INPUTS, outputs=["outputs: float32"], attrs=_BITS,
+                     shape_fn=shape_fn, doc=doc)
+
+
+def _vars_gradient_op(name: str, shape_fn, doc: str):
+    """A ..._vars op's gradient: (gradients, inputs, min, max) in, the three backprops out."""
+    return define_op(name, inputs=["gradients: float32"] + _VARS_INPUTS,
+                     outputs=["backprops_wrt_input: float32", "backprop_wrt_min: float32",
+                              "backprop_wrt_max: float32"],
+                     attrs=_BITS, shape_fn=shape_fn, doc=doc)
+
+
+FakeQuantWithMinMaxVars = _vars_op(
+    "FakeQuantWithMinMaxVars", _vars_shape,
+    "inputs fake-quantized to the num_bits grid of the nudged [min, max] scalars.")
+FakeQuantWithMinMaxVarsGradient = _vars_gradient_op(
+    "FakeQuantWithMinMaxVarsGradient", _vars_gradient_shape,
+    "The straight-through gradient, and the sums of the gradients below min / above max.")
+FakeQuantWithMinMaxVarsPerChannel = _vars_op(
+    "FakeQuantWithMinMaxVarsPerChannel", lambda ctx: _channels(ctx, 0)[0],
+    "inputs fake-quantized per index of their last dimension, by [d] min and max.")
+FakeQuantWithMinMaxVarsPerChannelGradient = _vars_gradient_op(
+    "FakeQuantWithMinMaxVarsPerChannelGradient", _per_channel_gradient_shape,
+    "The per-channel straight-through gradient and per-channel sums below / above.")
 
 
 def _bits(num_bits, narrow_range) -> dict:
