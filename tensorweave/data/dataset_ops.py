@@ -209,6 +209,23 @@ class Dataset(StructuredOutputs, DatasetMethods):
         return TensorSliceDataset(tensors)
 
     @staticmethod
+    def list_files(file_pattern, shuffle=None, seed=None):
+        """The names of the files matching `file_pattern` (a glob or a list of globs), found
+        when an iterator starts: sorted, or shuffled (the default) with `seed`. No match gives
+        an empty dataset, as TensorFlow 2.21's graph mode does."""
+        from tensorweave.framework.scopes import name_scope
+        from tensorweave.ops.array_ops import shape as shape_of
+        from tensorweave.ops.file_io_ops import matching_files
+        from tensorweave.ops.math_ops import maximum
+        with name_scope("list_files"):
+            files = matching_files(file_pattern)
+            dataset = Dataset.from_tensor_slices(files)
+            if shuffle is None or shuffle:
+                count = shape_of(files, out_type=_dtypes.int64)[0]
+                dataset = dataset.shuffle(maximum(count, 1), seed=seed)
+        return dataset
+
+    @staticmethod
     def from_generator(generator, output_types, output_shapes=None, args=None):
         """A dataset of the elements a Python generator yields (run in the session's process)."""
         from tensorweave.data.sources import GeneratorDataset
@@ -291,6 +308,13 @@ class Dataset(StructuredOutputs, DatasetMethods):
 
     def prefetch(self, buffer_size):
         return _Counted(self, "prefetch", buffer_size)
+
+    def shard(self, num_shards, index):
+        """Every `num_shards`-th element, starting at element `index`: one worker's share.
+
+        Raises (when iterated) InvalidArgumentError unless num_shards > 0 and
+        0 <= index < num_shards, in TensorFlow's words."""
+        return _Shard(self, num_shards, index)
 
     def cache(self, filename=""):
         return _Cache(self, filename)
@@ -469,6 +493,15 @@ class _Counted(UnaryDataset):
 
     def _dataset_spec(self, builder):
         return self._spec(builder, self._kind, args=[builder.arg(self._count)])
+
+
+class _Shard(UnaryDataset):
+    def __init__(self, input_dataset, num_shards, index):
+        self._args = [int64_arg(num_shards, "num_shards"), int64_arg(index, "index")]
+        super().__init__(input_dataset)
+
+    def _dataset_spec(self, builder):
+        return self._spec(builder, "shard", args=[builder.arg(a) for a in self._args])
 
 
 class _Cache(UnaryDataset):

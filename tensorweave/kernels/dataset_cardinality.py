@@ -102,6 +102,14 @@ def _skip(spec, args, n):
     return 0 if count < 0 else max(0, n - count)
 
 
+def _shard(spec, args, n):
+    """TensorFlow's: n // num_shards, plus one for the shards before n % num_shards."""
+    num_shards, index = _param(spec, args), _param(spec, args, 1)
+    if not 0 <= index < num_shards:
+        return UNKNOWN   # the dataset fails when iterated
+    return n // num_shards + (1 if index < n % num_shards else 0)
+
+
 def _same(spec, args, n):
     return n
 
@@ -118,6 +126,7 @@ _RULES = {
     "tensors": lambda spec, args: 1, "slices": _slices, "range": _range, "zip": _zip,
     "concatenate": _concatenate, "batch": _known(_batch), "padded_batch": _known(_batch),
     "window": _known(_window), "repeat": _repeat, "take": _take, "skip": _known(_skip),
+    "shard": _known(_shard),
     "shuffle": _same, "prefetch": _same, "cache": _same, "scan": _same,
     "map": _unknown, "assert_cardinality": _asserted,
 }

@@ -581,6 +581,22 @@ class _Skip(_Reorder):
         return it
 
 
+class _Shard(_Reorder):
+    """Every num_shards-th element from `index` on (TensorFlow's ShardDataset)."""
+
+    def _order(self, epoch):
+        num_shards, index = (int(p) for p in self.params)
+        if num_shards <= 0:
+            raise errors.InvalidArgumentError(
+                None, None, "Number of shards must be greater than zero (currently num_shards "
+                f"= {num_shards}).")
+        if not 0 <= index < num_shards:
+            raise errors.InvalidArgumentError(
+                None, None, f"Index must be between 0 and {num_shards - 1} (currently index = "
+                f"{index}).")
+        return itertools.islice(epoch(), index, None, num_shards)
+
+
 class _Prefetch(_Reorder):
     """Runs inline: elements are produced when asked for (see ARCHITECTURE.md, tf.data)."""
 
@@ -636,6 +652,6 @@ _NODES = {
     "zip": _Zip, "concatenate": _Concatenate, "map": MapNode, "filter": FilterNode,
     "interleave": _Interleave, "batch": _Batch, "padded_batch": _PaddedBatch,
     "unbatch": _Unbatch, "window": _Window, "shuffle": _Shuffle, "repeat": _Repeat,
-    "take": _Take, "skip": _Skip,
+    "take": _Take, "skip": _Skip, "shard": _Shard,
     "prefetch": _Prefetch, "cache": _Cache, "text_line": _TextLine, "tfrecord": _TFRecord,
 }

@@ -26,7 +26,7 @@ from tensorweave.runtime.passes.rewrite import CONTROL_FLOW_OPS, Editor
 from tensorweave.runtime.passes.shape_inference import infer_shapes
 
 # Transformations that keep batches whole, or an endless input endless (`_guaranteed_rows`).
-_KEEP_BATCHES = frozenset({"prefetch", "take", "skip", "shuffle", "repeat"})
+_KEEP_BATCHES = frozenset({"prefetch", "take", "skip", "shuffle", "repeat", "shard"})
 _KEEP_ENDLESS = frozenset({"prefetch", "shuffle", "map"})
 MAX_ROUNDS = 8   # refine, fold, refine again: each round reaches one more step of shape math
 
