@@ -2,7 +2,13 @@
 from __future__ import annotations
 
 from tensorweave.data import nest
-from tensorweave.data.dataset_ops import TensorSpec, UnaryDataset, int64_arg, tensor_structure
+from tensorweave.data.dataset_ops import (
+    TensorSpec,
+    UnaryDataset,
+    int64_arg,
+    sparse_starts,
+    tensor_structure,
+)
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.operation import Tensor
@@ -113,15 +119,16 @@ class PaddedBatch(UnaryDataset):
 
 
 class Unbatch(UnaryDataset):
-    """Splits each element's components along their first dimension."""
+    """Splits each element's components (SparseTensors too) along their first dimension."""
 
     def __init__(self, input_dataset):
         specs = nest.flatten(tensor_structure(input_dataset, "Dataset.unbatch()"))
         if any(s.shape.ndims == 0 for s in specs):
             raise ValueError("Cannot unbatch an input with scalar components.")
         super().__init__(input_dataset, nest.map_structure(
-            lambda s: TensorSpec(s.shape[1:] if s.shape.ndims is not None else None, s.dtype),
+            lambda s: type(s)(s.shape[1:] if s.shape.ndims is not None else None, s.dtype),
             input_dataset._structure))
 
     def _dataset_spec(self, builder):
-        return self._spec(builder, "unbatch")
+        sparse = sparse_starts(self._input._structure)
+        return self._spec(builder, "unbatch", **({"sparse": sparse} if sparse else {}))

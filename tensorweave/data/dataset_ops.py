@@ -18,11 +18,12 @@ from tensorweave.framework import random_seed
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.operation import Tensor
+from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import constant_value
 from tensorweave.ops import data_ops
 
-__all__ = ["Dataset", "TensorSpec"]
+__all__ = ["Dataset", "TensorSpec", "SparseTensorSpec"]
 
 
 class TensorSpec:
@@ -44,8 +45,68 @@ class TensorSpec:
         return f"TensorSpec(shape={self.shape}, dtype=tf.{self.dtype.name}, name=None)"
 
 
-def spec_of(tensor: Tensor) -> TensorSpec:
-    return TensorSpec(tensor.shape, tensor.dtype)
+class SparseTensorSpec:
+    """The static type of a SparseTensor component: its values' dtype and its dense shape.
+
+    `dtype` and `shape` are what output_types / output_shapes report and `value_type` what
+    output_classes reports; `component_specs()` are the tensors it travels as and
+    `from_components` makes the SparseTensor of them.
+    """
+
+    __slots__ = ("dtype", "shape")
+    value_type = SparseTensor
+
+    def __init__(self, shape, dtype):
+        self.shape = _ts.as_shape(shape)
+        self.dtype = _dtypes.as_dtype(dtype).base_dtype
+
+    def __eq__(self, other):
+        return isinstance(other, SparseTensorSpec) and (self.dtype, self.shape) == \
+            (other.dtype, other.shape)
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"SparseTensorSpec({self.shape!r}, tf.{self.dtype.name})"
+
+    def component_specs(self) -> list[TensorSpec]:
+        """int64 [N, rank] indices, [N] values, int64 [rank] dense_shape."""
+        rank = self.shape.ndims
+        return [TensorSpec([None, rank], _dtypes.int64), TensorSpec([None], self.dtype),
+                TensorSpec([rank], _dtypes.int64)]
+
+    def from_components(self, tensors) -> SparseTensor:
+        sparse = SparseTensor(*tensors)
+        sparse.set_shape(self.shape)
+        return sparse
+
+
+def spec_of(value) -> TensorSpec | SparseTensorSpec:
+    """The spec of a function's result leaf: a Tensor's, or a SparseTensor's."""
+    if isinstance(value, SparseTensor):
+        return SparseTensorSpec(value.shape, value.dtype)
+    return TensorSpec(value.shape, value.dtype)
+
+
+def flat_tensors(values) -> list[Tensor]:
+    """The tensors a structure of Tensors and SparseTensors travels as: a SparseTensor as its
+    indices, values and dense_shape (the components its SparseTensorSpec names)."""
+    return [t for v in nest.flatten(values)
+            for t in ((v.indices, v.values, v.dense_shape) if isinstance(v, SparseTensor)
+                      else (v,))]
+
+
+def sparse_starts(structure) -> list[int]:
+    """The positions, among the tensors an element of `structure` travels as, where each
+    SparseTensor's three components start (what the batching nodes handle as one)."""
+    starts, k = [], 0
+    for s in nest.flatten(structure):
+        if isinstance(s, SparseTensorSpec):
+            starts.append(k)
+            k += 3
+        else:
+            k += 1
+    return starts
 
 
 class DatasetSpec:
@@ -384,7 +445,7 @@ class _Map(UnaryDataset):
 
     def _dataset_spec(self, builder):
         spec = self._spec(builder, "map")
-        return builder.function(self._traced, nest.flatten(self._traced.result), spec)
+        return builder.function(self._traced, flat_tensors(self._traced.result), spec)
 
 
 class _Filter(UnaryDataset):
@@ -441,7 +502,7 @@ def _batched(structure, batch_size, drop_remainder):
     size = constant_value(batch_size) if drop_remainder else None
     dim = int(size) if size is not None else None
     return nest.map_structure(
-        lambda s: TensorSpec(_ts.TensorShape([dim]).concatenate(s.shape), s.dtype), structure)
+        lambda s: type(s)(_ts.TensorShape([dim]).concatenate(s.shape), s.dtype), structure)
 
 
 class _Batch(UnaryDataset):
@@ -453,8 +514,9 @@ class _Batch(UnaryDataset):
                                                  self._size, self._drop))
 
     def _dataset_spec(self, builder):
+        sparse = sparse_starts(self._input._structure)
         return self._spec(builder, "batch", args=[builder.arg(self._size)],
-                          drop_remainder=self._drop)
+                          drop_remainder=self._drop, **({"sparse": sparse} if sparse else {}))
 
 
 class _Window(UnaryDataset):

@@ -9,6 +9,7 @@ wherever a parallelism is.
 from __future__ import annotations
 
 from tensorweave.data import transformations as _t
+from tensorweave.data.example_readers import make_batched_features_dataset, parse_example_dataset
 from tensorweave.data.readers import CsvDataset, make_csv_dataset
 from tensorweave.data.sparse_batching import DenseToSparseBatch
 from tensorweave.data.transformations import (
@@ -25,7 +26,8 @@ __all__ = [
     "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "Counter", "CsvDataset",
     "assert_cardinality", "bucket_by_sequence_length", "cardinality", "choose_from_datasets",
     "dense_to_sparse_batch", "enumerate_dataset", "get_single_element", "group_by_window",
-    "ignore_errors", "make_csv_dataset", "map_and_batch", "parallel_interleave",
+    "ignore_errors", "make_batched_features_dataset", "make_csv_dataset", "map_and_batch",
+    "parallel_interleave", "parse_example_dataset",
     "sample_from_datasets", "scan", "shuffle_and_repeat", "take_while", "unbatch", "unique",
 ]
 

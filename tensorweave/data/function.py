@@ -12,6 +12,7 @@ import base64
 from tensorweave.data import nest
 from tensorweave.framework.graph import Graph
 from tensorweave.framework.operation import Tensor
+from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops.constant_op import placeholder
 
@@ -93,17 +94,24 @@ def trace(fn, structure, outer: Graph, name: str) -> TracedFunction:
 
     A tuple element is passed as separate arguments, anything else as one, as tf.data does.
     A component that is a dataset (a DatasetSpec: a window) arrives stacked in one placeholder
-    and is passed to `fn` as the dataset of its slices. A list the function returns is taken as
+    and is passed to `fn` as the dataset of its slices; a SparseTensor component arrives as
+    its three tensors and is passed as a SparseTensor. A list the function returns is taken as
     a tuple (its items may differ in dtype and shape), as tf.data does at the top level only:
     a list inside the result stays one tensor.
     """
     graph = FuncGraph(outer, name)
     with graph.as_default():
         flat, values = [], []
-        for i, s in enumerate(nest.flatten(structure)):
+        for s in nest.flatten(structure):
+            if hasattr(s, "component_specs"):   # a SparseTensorSpec: its three tensors
+                parts = [placeholder(c.dtype, c.shape, name=f"arg{len(flat) + k}")
+                         for k, c in enumerate(s.component_specs())]
+                flat.extend(parts)
+                values.append(s.from_components(parts))
+                continue
             stacked = hasattr(s, "from_stacked")   # a DatasetSpec (dataset_ops imports us)
             arg = s.placeholder_spec() if stacked else s
-            flat.append(placeholder(arg.dtype, arg.shape, name=f"arg{i}"))
+            flat.append(placeholder(arg.dtype, arg.shape, name=f"arg{len(flat)}"))
             values.append(s.from_stacked(flat[-1]) if stacked else flat[-1])
         element = nest.pack(structure, values)
         if isinstance(element, tuple) and not hasattr(element, "_fields"):
@@ -117,11 +125,21 @@ def trace(fn, structure, outer: Graph, name: str) -> TracedFunction:
 
 
 def _to_tensors(graph: FuncGraph, result):
-    """Leaves of a function's result as Tensors of `graph` (values and lists are converted);
-    datasets stay datasets, for the callers to accept or refuse."""
+    """Leaves of a function's result as Tensors of `graph` (values and lists are converted)
+    or SparseTensors of its tensors; datasets stay datasets, for the callers to accept or
+    refuse."""
+    def own(tensor):
+        return graph.capture(tensor) if tensor.graph is not graph else tensor
+
     def convert(leaf):
         if hasattr(leaf, "_dataset_spec"):
             return leaf
-        tensor = convert_to_tensor(leaf)
-        return graph.capture(tensor) if tensor.graph is not graph else tensor
+        if isinstance(leaf, SparseTensorValue):
+            leaf = SparseTensor.from_value(leaf)
+        if isinstance(leaf, SparseTensor):
+            sparse = SparseTensor(*(own(t) for t in (leaf.indices, leaf.values,
+                                                     leaf.dense_shape)))
+            sparse.set_shape(leaf.shape)
+            return sparse
+        return own(convert_to_tensor(leaf))
     return nest.map_structure(convert, result)

@@ -7,47 +7,14 @@ node is in kernels/dataset_experimental.py (kind "dense_to_sparse_batch").
 from __future__ import annotations
 
 from tensorweave.data import nest
-from tensorweave.data.dataset_ops import TensorSpec, UnaryDataset, int64_arg, tensor_structure
-from tensorweave.framework import dtypes as _dtypes
+from tensorweave.data.dataset_ops import (
+    SparseTensorSpec,
+    UnaryDataset,
+    int64_arg,
+    tensor_structure,
+)
 from tensorweave.framework import tensor_shape as _ts
-from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.kernels import dataset_experimental  # noqa: F401 - registers the node
-
-
-class SparseTensorSpec:
-    """The static type of a SparseTensor component: its values' dtype and its dense shape.
-
-    `dtype` and `shape` are what output_types / output_shapes report and `value_type` what
-    output_classes reports; `component_specs()` are the tensors it travels as and
-    `from_components` makes the SparseTensor of them.
-    """
-
-    __slots__ = ("dtype", "shape")
-    value_type = SparseTensor
-
-    def __init__(self, shape, dtype):
-        self.shape = _ts.as_shape(shape)
-        self.dtype = _dtypes.as_dtype(dtype).base_dtype
-
-    def __eq__(self, other):
-        return isinstance(other, SparseTensorSpec) and (self.dtype, self.shape) == \
-            (other.dtype, other.shape)
-
-    __hash__ = None
-
-    def __repr__(self):
-        return f"SparseTensorSpec({self.shape!r}, tf.{self.dtype.name})"
-
-    def component_specs(self) -> list[TensorSpec]:
-        """int64 [N, rank] indices, [N] values, int64 [rank] dense_shape."""
-        rank = self.shape.ndims
-        return [TensorSpec([None, rank], _dtypes.int64), TensorSpec([None], self.dtype),
-                TensorSpec([rank], _dtypes.int64)]
-
-    def from_components(self, tensors) -> SparseTensor:
-        sparse = SparseTensor(*tensors)
-        sparse.set_shape(self.shape)
-        return sparse
 
 
 class DenseToSparseBatch(UnaryDataset):

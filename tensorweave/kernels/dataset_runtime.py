@@ -63,18 +63,45 @@ def build(spec, args, functions):
 
 def stack(elements):
     """One batch from a list of elements; InvalidArgumentError for mismatched shapes."""
-    out = []
-    for k in range(len(elements[0])):
-        column = [e[k] for e in elements]
-        try:
-            out.append(np.stack(column))
-        except ValueError:
-            first = np.shape(column[0])
-            i = next(i for i, c in enumerate(column) if np.shape(c) != first)
+    return tuple(_stack_column([e[k] for e in elements], k) for k in range(len(elements[0])))
+
+
+def _stack_column(column, k: int):
+    try:
+        return np.stack(column)
+    except ValueError:
+        first = np.shape(column[0])
+        i = next(i for i, c in enumerate(column) if np.shape(c) != first)
+        raise errors.InvalidArgumentError(
+            None, None, f"Cannot batch tensors with different shapes in component {k}. "
+            f"First element had shape {list(first)} and element {i} had shape "
+            f"{list(np.shape(column[i]))}.") from None
+
+
+def stack_with_sparse(elements, starts):
+    """One batch of elements with SparseTensor components (indices, values, dense_shape at
+    each position of `starts`): as TensorFlow batches them, one SparseTensor whose indices
+    are each element's with its batch position in front, whose values follow in order, and
+    whose dense shape is the batch size and then each dimension's largest."""
+    out, k, width = [], 0, len(elements[0])
+    starts = set(starts)
+    while k < width:
+        if k not in starts:
+            out.append(_stack_column([e[k] for e in elements], k))
+            k += 1
+            continue
+        shapes = [np.asarray(e[k + 2], np.int64) for e in elements]
+        if any(s.shape != shapes[0].shape for s in shapes):
             raise errors.InvalidArgumentError(
-                None, None, f"Cannot batch tensors with different shapes in component {k}. "
-                f"First element had shape {list(first)} and element {i} had shape "
-                f"{list(np.shape(column[i]))}.") from None
+                None, None, f"Cannot batch sparse tensors of different ranks in component "
+                f"{k}: {[len(s) for s in shapes]}.")
+        indices = [np.asarray(e[k], np.int64).reshape(-1, len(shapes[0])) for e in elements]
+        rows = np.concatenate([np.full((len(ix), 1), i, np.int64)
+                               for i, ix in enumerate(indices)])
+        out.append(np.concatenate([rows, np.concatenate(indices)], axis=1))
+        out.append(np.concatenate([np.asarray(e[k + 1]) for e in elements]))
+        out.append(np.concatenate([[len(elements)], np.max(shapes, axis=0)]).astype(np.int64))
+        k += 3
     return tuple(out)
 
 
@@ -162,6 +189,18 @@ class _Rows(Node):
                 for i in range(0, self.size, POSITION_BLOCK))
 
 
+class _RowsOf:
+    """An object array whose row i is `array[i, ...]`, an array even when 0-d."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __getitem__(self, i):
+        return self.array[i, ...]
+
+
 class _Slices(_Rows):
     def __init__(self, spec, args, functions):
         self.arrays = [np.asarray(args[i]) for i in spec["args"]]
@@ -173,7 +212,9 @@ class _Slices(_Rows):
         self.size = sizes.pop()
 
     def __iter__(self):
-        arrays = self.arrays
+        # A string row stays an array (a[i, ...]): a[i] of a 1-D object array is a bare
+        # `bytes`, which kernels (parse_single_example in a map) cannot take.
+        arrays = [a if a.dtype != object else _RowsOf(a) for a in self.arrays]
         if len(arrays) == 1:
             (a,) = arrays
             for i in range(self.size):
@@ -326,7 +367,11 @@ class _Batch(UnaryNode):
         self.size = checked_batch_size(self.params[0])
 
     def __iter__(self):
-        return self.child.batches(self.size, self.spec["drop_remainder"])
+        drop, starts = self.spec["drop_remainder"], self.spec.get("sparse")
+        if starts:   # elements with SparseTensors: no fast path stacks those
+            return (stack_with_sparse(chunk, starts)
+                    for chunk in chunks(self.child, self.size, drop))
+        return self.child.batches(self.size, drop)
 
 
 class _PaddedBatch(UnaryNode):
@@ -369,15 +414,41 @@ def _pad_column(column, padded_shape, pad_value, k):
 
 
 class _Unbatch(UnaryNode):
+    """The rows of each element; a SparseTensor component (three components from each
+    position of the spec's `sparse`) gives each row the entries of its batch position, with
+    the batch's dense shape after the first dimension, as TensorFlow does."""
+
     def __iter__(self):
+        starts = self.spec.get("sparse") or ()
         for e in self.child:
-            size = len(e[0])
-            if any(len(c) != size for c in e):
+            parts = _unbatch_parts(e, starts)
+            sizes = {len(p) if not isinstance(p, tuple) else int(p[2][0]) for p in parts}
+            if len(sizes) > 1:
                 raise errors.InvalidArgumentError(
                     None, None, "Input element must have the same batch size in each "
                     "component.")
-            for i in range(size):
-                yield tuple(c[i] for c in e)
+            for i in range(sizes.pop() if sizes else 0):
+                yield tuple(c for p in parts for c in (_sparse_row(p, i)
+                                                       if isinstance(p, tuple) else (p[i],)))
+
+
+def _unbatch_parts(element, starts) -> list:
+    """The components of `element`, each SparseTensor's three as one tuple."""
+    parts, k = [], 0
+    while k < len(element):
+        if k in starts:
+            parts.append(tuple(element[k:k + 3]))
+            k += 3
+        else:
+            parts.append(element[k])
+            k += 1
+    return parts
+
+
+def _sparse_row(sparse, i: int) -> tuple:
+    indices, values, dense_shape = sparse
+    mine = indices[:, 0] == i
+    return indices[mine, 1:], values[mine], np.asarray(dense_shape[1:], np.int64)
 
 
 class _Window(UnaryNode):

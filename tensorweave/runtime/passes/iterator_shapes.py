@@ -91,8 +91,8 @@ def _guaranteed_rows(ed: Editor, get_next) -> int | None:
 
     while spec["kind"] in _KEEP_BATCHES:
         spec = spec["input"]
-    if spec["kind"] != "batch" or spec["drop_remainder"]:
-        return None
+    if spec["kind"] != "batch" or spec["drop_remainder"] or spec.get("sparse"):
+        return None   # (a SparseTensor's components have no batch dimension to fix)
     rows, spec = arg(spec), spec["input"]
     while spec["kind"] in _KEEP_ENDLESS:
         spec = spec["input"]
