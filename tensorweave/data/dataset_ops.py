@@ -26,8 +26,8 @@ from tensorweave.ops import data_ops
 __all__ = ["Dataset", "TensorSpec", "SparseTensorSpec"]
 
 
-class TensorSpec:
-    """The static type of one element component: dtype and (partial) shape."""
+class _ShapedSpec:
+    """A component's static type: dtype and (partial) shape; equal to specs of its class."""
 
     __slots__ = ("dtype", "shape")
 
@@ -36,16 +36,22 @@ class TensorSpec:
         self.dtype = _dtypes.as_dtype(dtype).base_dtype
 
     def __eq__(self, other):
-        return isinstance(other, TensorSpec) and (self.dtype, self.shape) == \
+        return type(other) is type(self) and (self.dtype, self.shape) == \
             (other.dtype, other.shape)
 
     __hash__ = None
+
+
+class TensorSpec(_ShapedSpec):
+    """The static type of one element component that is a Tensor."""
+
+    __slots__ = ()
 
     def __repr__(self):
         return f"TensorSpec(shape={self.shape}, dtype=tf.{self.dtype.name}, name=None)"
 
 
-class SparseTensorSpec:
+class SparseTensorSpec(_ShapedSpec):
     """The static type of a SparseTensor component: its values' dtype and its dense shape.
 
     `dtype` and `shape` are what output_types / output_shapes report and `value_type` what
@@ -53,18 +59,8 @@ class SparseTensorSpec:
     `from_components` makes the SparseTensor of them.
     """
 
-    __slots__ = ("dtype", "shape")
+    __slots__ = ()
     value_type = SparseTensor
-
-    def __init__(self, shape, dtype):
-        self.shape = _ts.as_shape(shape)
-        self.dtype = _dtypes.as_dtype(dtype).base_dtype
-
-    def __eq__(self, other):
-        return isinstance(other, SparseTensorSpec) and (self.dtype, self.shape) == \
-            (other.dtype, other.shape)
-
-    __hash__ = None
 
     def __repr__(self):
         return f"SparseTensorSpec({self.shape!r}, tf.{self.dtype.name})"
