@@ -10,6 +10,15 @@ from __future__ import annotations
 
 from tensorweave.data import transformations as _t
 from tensorweave.data.example_readers import make_batched_features_dataset, parse_example_dataset
+from tensorweave.data.options import (
+    AutoShardPolicy,
+    AutotuneAlgorithm,
+    AutotuneOptions,
+    DistributeOptions,
+    ExternalStatePolicy,
+    OptimizationOptions,
+    ThreadingOptions,
+)
 from tensorweave.data.readers import CsvDataset, make_csv_dataset
 from tensorweave.data.sparse_batching import DenseToSparseBatch
 from tensorweave.data.transformations import (
@@ -23,12 +32,14 @@ from tensorweave.data.transformations import (
 from tensorweave.framework import dtypes as _dtypes
 
 __all__ = [
-    "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "Counter", "CsvDataset",
-    "assert_cardinality", "bucket_by_sequence_length", "cardinality", "choose_from_datasets",
-    "dense_to_sparse_batch", "enumerate_dataset", "get_single_element", "group_by_window",
-    "ignore_errors", "make_batched_features_dataset", "make_csv_dataset", "map_and_batch",
-    "parallel_interleave", "parse_example_dataset",
-    "sample_from_datasets", "scan", "shuffle_and_repeat", "take_while", "unbatch", "unique",
+    "AUTOTUNE", "AutoShardPolicy", "AutotuneAlgorithm", "AutotuneOptions", "DistributeOptions",
+    "ExternalStatePolicy", "OptimizationOptions", "ThreadingOptions", "INFINITE_CARDINALITY",
+    "UNKNOWN_CARDINALITY", "Counter", "CsvDataset", "assert_cardinality",
+    "bucket_by_sequence_length", "cardinality", "choose_from_datasets", "dense_to_sparse_batch",
+    "enumerate_dataset", "get_single_element", "group_by_window", "ignore_errors",
+    "make_batched_features_dataset", "make_csv_dataset", "map_and_batch", "parallel_interleave",
+    "parse_example_dataset", "sample_from_datasets", "scan", "shuffle_and_repeat", "take_while",
+    "unbatch", "unique",
 ]
 
 AUTOTUNE = -1

@@ -12,7 +12,37 @@ have nothing to tune), map-and-batch fusion is applied when it is exact
 """
 from __future__ import annotations
 
-__all__ = ["Options", "ThreadingOptions"]
+import enum
+
+__all__ = ["Options", "ThreadingOptions", "AutotuneOptions", "DistributeOptions",
+           "OptimizationOptions", "AutoShardPolicy", "AutotuneAlgorithm",
+           "ExternalStatePolicy"]
+
+
+class AutoShardPolicy(enum.IntEnum):
+    """How a distributed input pipeline is split between workers (TensorFlow's values)."""
+
+    OFF = -1
+    AUTO = 0
+    FILE = 1
+    DATA = 2
+    HINT = 3
+
+
+class AutotuneAlgorithm(enum.Enum):
+    DEFAULT = 0
+    HILL_CLIMB = 1
+    GRADIENT_DESCENT = 2
+    MAX_PARALLELISM = 3
+    STAGE_BASED = 4
+
+
+class ExternalStatePolicy(enum.Enum):
+    """What saving an iterator does about state it cannot save (TensorFlow's values)."""
+
+    WARN = 0
+    IGNORE = 1
+    FAIL = 2
 
 
 class _OptionsBase:
@@ -61,12 +91,12 @@ class _OptionsBase:
 
 class AutotuneOptions(_OptionsBase):
     _FIELDS = {"enabled": bool, "cpu_budget": int, "ram_budget": int,
-               "autotune_algorithm": object, "initial_parallelism": bool,
+               "autotune_algorithm": AutotuneAlgorithm, "initial_parallelism": bool,
                "min_parallelism": int}
 
 
 class DistributeOptions(_OptionsBase):
-    _FIELDS = {"auto_shard_policy": object, "num_devices": int}
+    _FIELDS = {"auto_shard_policy": AutoShardPolicy, "num_devices": int}
 
 
 class OptimizationOptions(_OptionsBase):
@@ -91,7 +121,7 @@ class Options(_OptionsBase):
 
     _FIELDS = {"autotune": AutotuneOptions, "dataset_name": str, "deterministic": bool,
                "experimental_distribute": DistributeOptions,
-               "experimental_external_state_policy": object,
+               "experimental_external_state_policy": ExternalStatePolicy,
                "experimental_optimization": OptimizationOptions, "experimental_service":
                ServiceOptions, "experimental_slack": bool,
                "experimental_symbolic_checkpoint": bool, "experimental_warm_start": bool,

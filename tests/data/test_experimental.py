@@ -276,3 +276,26 @@ def test_autotune_is_accepted_as_a_parallelism():
         lambda x: D.from_tensors(x).repeat(2), cycle_length=A, num_parallel_calls=A)
     got = drain(ds.batch(2).prefetch(A))
     assert sorted(np.concatenate(got).tolist()) == [10, 10, 20, 20, 30, 30]
+
+
+def test_option_enums_and_classes_are_tensorflows():
+    E = tf.data.experimental
+    assert [(m.name, int(m.value)) for m in E.AutoShardPolicy] == [
+        ("OFF", -1), ("AUTO", 0), ("FILE", 1), ("DATA", 2), ("HINT", 3)]
+    assert [m.name for m in E.AutotuneAlgorithm] == [
+        "DEFAULT", "HILL_CLIMB", "GRADIENT_DESCENT", "MAX_PARALLELISM", "STAGE_BASED"]
+    assert [m.name for m in E.ExternalStatePolicy] == ["WARN", "IGNORE", "FAIL"]
+    options = tf.data.Options()
+    options.experimental_distribute.auto_shard_policy = E.AutoShardPolicy.DATA
+    options.autotune.autotune_algorithm = E.AutotuneAlgorithm.HILL_CLIMB
+    options.experimental_external_state_policy = E.ExternalStatePolicy.IGNORE
+    assert options.experimental_distribute.auto_shard_policy == 2
+    assert isinstance(options.experimental_distribute, E.DistributeOptions)
+    assert isinstance(options.threading, E.ThreadingOptions)
+    assert isinstance(options.autotune, E.AutotuneOptions)
+    assert isinstance(options.experimental_optimization, E.OptimizationOptions)
+    with pytest.raises(TypeError, match='Property "auto_shard_policy" must be of type'):
+        options.experimental_distribute.auto_shard_policy = 2
+    dataset = tf.data.Dataset.range(3).with_options(options)
+    assert dataset.options().experimental_distribute.auto_shard_policy is \
+        E.AutoShardPolicy.DATA
