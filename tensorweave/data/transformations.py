@@ -17,6 +17,8 @@ from tensorweave.data.dataset_ops import (
     Dataset,
     TensorSpec,
     UnaryDataset,
+    flat_specs,
+    from_flat,
     int64_arg,
     merge_specs,
     nested_pipeline,
@@ -390,11 +392,11 @@ def get_single_element(dataset, name=None):
       TypeError: if `dataset` is not a `Dataset` (or its elements are windows).
     """
     _check_dataset(dataset)
-    flat = nest.flatten(tensor_structure(dataset, "get_single_element()"))
+    flat = flat_specs(tensor_structure(dataset, "get_single_element()"))
     variant, _ = pipeline_tensor(dataset)
     outputs = data_experimental_ops.dataset_to_single_element(
         variant, [s.dtype for s in flat], [s.shape for s in flat], name=name)
-    return nest.pack(dataset._structure, outputs)
+    return from_flat(dataset._structure, outputs)
 
 
 class WithOptions(UnaryDataset):

@@ -126,3 +126,13 @@ def test_string_slices_reach_kernels_as_arrays():
     dataset = tf.data.Dataset.from_tensor_slices([b"a,1", b"b,2"]).map(
         lambda line: tf.decode_csv(line, [[""], [0]]))
     assert [(a, int(b)) for a, b in drain_dataset(dataset)] == [(b"a", 1), (b"b", 2)]
+
+
+def test_get_single_element_with_a_sparse_component():
+    record = tf.train.Example(features=tf.train.Features(feature={"t": tf.train.Feature(
+        int64_list=tf.train.Int64List(value=[3, 4]))})).SerializeToString()
+    dataset = tf.data.Dataset.from_tensors(record).map(
+        lambda r: tf.parse_single_example(r, {"t": tf.VarLenFeature(tf.int64)}))
+    element = tf.data.experimental.get_single_element(dataset)
+    with tf.Session() as sess:
+        assert _triple(sess.run(element)["t"]) == ([[0], [1]], [3, 4], [2])
