@@ -5,6 +5,7 @@ from tensorweave.data import nest
 from tensorweave.data.dataset_ops import (
     TensorSpec,
     UnaryDataset,
+    dense_structure,
     int64_arg,
     sparse_starts,
     tensor_structure,
@@ -89,7 +90,7 @@ class PaddedBatch(UnaryDataset):
 
     def __init__(self, input_dataset, batch_size, padded_shapes, padding_values,
                  drop_remainder):
-        structure = tensor_structure(input_dataset, "Dataset.padded_batch()")
+        structure = dense_structure(input_dataset, "padded_batch")
         specs = nest.flatten(structure)
         if padded_shapes is None:
             if any(s.shape.ndims is None for s in specs):

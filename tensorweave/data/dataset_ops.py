@@ -142,6 +142,18 @@ def tensor_structure(dataset, what: str):
     return dataset._structure
 
 
+def dense_structure(dataset, what: str):
+    """The element structure of `dataset`, which `what` needs to be made of dense tensors:
+    TypeError for windows and SparseTensors, the latter in TensorFlow's words."""
+    structure = tensor_structure(dataset, what)
+    sparse = [s for s in nest.flatten(structure) if isinstance(s, SparseTensorSpec)]
+    if sparse:
+        raise TypeError(f"`{what}` is only supported for datasets that produce tensor elements "
+                        "but type spec of elements in the input dataset is not a subclass of "
+                        f"TensorSpec: `{sparse[0]!r}`.")
+    return structure
+
+
 class StructuredOutputs:
     """TF1's output_types / output_shapes / output_classes, read from `self._structure` (a
     nest of TensorSpecs); shared by datasets and iterators."""
@@ -517,7 +529,8 @@ class _Batch(UnaryDataset):
 
 class _Window(UnaryDataset):
     def __init__(self, input_dataset, size, shift, stride, drop_remainder):
-        structure = tensor_structure(input_dataset, "Dataset.window()")
+        # Windows travel stacked, which SparseTensors cannot: refused (TensorFlow has them).
+        structure = dense_structure(input_dataset, "window")
         self._args = [int64_arg(size, "size"), int64_arg(size if shift is None else shift,
                                                            "shift"), int64_arg(stride, "stride")]
         self._drop = bool(drop_remainder)

@@ -17,6 +17,7 @@ from tensorweave.data.dataset_ops import (
     Dataset,
     TensorSpec,
     UnaryDataset,
+    dense_structure,
     flat_specs,
     from_flat,
     int64_arg,
@@ -104,7 +105,7 @@ _UNIQUE_DTYPES = (_dtypes.int32, _dtypes.int64, _dtypes.string)
 
 class Unique(UnaryDataset):
     def __init__(self, input_dataset):
-        flat = nest.flatten(tensor_structure(input_dataset, "Dataset.unique()"))
+        flat = nest.flatten(dense_structure(input_dataset, "unique"))
         for spec in flat:
             if spec.dtype not in _UNIQUE_DTYPES:
                 raise TypeError(f"`tf.data.Dataset.unique` does not support type <dtype: "
@@ -164,7 +165,7 @@ class GroupByWindow(Dataset):
         if (window_size is None) == (window_size_func is None):
             raise ValueError("Either the `window_size` argument or the `window_size_func` "
                              "argument must be specified.")
-        structure = tensor_structure(input_dataset, "Dataset.group_by_window()")
+        structure = dense_structure(input_dataset, "group_by_window")
         if window_size is not None:
             size = int64_arg(window_size, "window_size")
             window_size_func = lambda key: size  # noqa: E731 - TensorFlow's own wrapping

@@ -136,3 +136,24 @@ def test_get_single_element_with_a_sparse_component():
     element = tf.data.experimental.get_single_element(dataset)
     with tf.Session() as sess:
         assert _triple(sess.run(element)["t"]) == ([[0], [1]], [3, 4], [2])
+
+
+@pytest.mark.parametrize("transform", ["padded_batch", "window", "unique", "group_by_window"])
+def test_transformations_that_stack_elements_refuse_sparse_ones(transform):
+    dataset = tf.data.Dataset.range(3).map(lambda i: tf.SparseTensor([[0]], [i], [1]))
+    make = {"padded_batch": lambda: dataset.padded_batch(2),
+            "window": lambda: dataset.window(2),
+            "unique": lambda: dataset.unique(),
+            "group_by_window": lambda: dataset.apply(tf.data.experimental.group_by_window(
+                lambda s: tf.constant(0, tf.int64), lambda key, w: w.batch(2), 2))}
+    with pytest.raises(TypeError, match=f"`{transform}` is only supported for datasets that "
+                                        "produce tensor elements"):
+        make[transform]()
+
+
+def test_reduce_over_sparse_elements():
+    dataset = tf.data.Dataset.range(3).map(lambda i: tf.SparseTensor([[0]], [i], [1]))
+    total = dataset.reduce(tf.constant(0, tf.int64),
+                           lambda acc, s: acc + tf.reduce_sum(s.values))
+    with tf.Session() as sess:
+        assert sess.run(total) == 3
