@@ -2,10 +2,19 @@
 from __future__ import annotations
 
 from tensorweave.data import nest
-from tensorweave.data.dataset_ops import Dataset, TensorSpec, int64_arg, spec_of
+from tensorweave.data.dataset_ops import (
+    Dataset,
+    TensorSpec,
+    flat_tensors,
+    int64_arg,
+    sparse_starts,
+    spec_of,
+)
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
 from tensorweave.framework import tensor_shape as _ts
+from tensorweave.framework.operation import Tensor
+from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import to_numpy
 from tensorweave.kernels import dataset_runtime
@@ -14,7 +23,14 @@ __all__ = ["TextLineDataset", "TFRecordDataset"]
 
 
 def _tensors(structure, name: str):
-    return nest.map_structure(lambda v: convert_to_tensor(v, name=name), structure)
+    """The leaves of `structure` as Tensors, or SparseTensors (from SparseTensorValues too)."""
+    def convert(value):
+        if isinstance(value, SparseTensorValue):
+            return SparseTensor.from_value(value)
+        if isinstance(value, SparseTensor):
+            return value
+        return convert_to_tensor(value, name=name)
+    return nest.map_structure(convert, structure)
 
 
 class TensorDataset(Dataset):
@@ -23,29 +39,39 @@ class TensorDataset(Dataset):
         self._structure = nest.map_structure(spec_of, self._tensors)
 
     def _dataset_spec(self, builder):
-        return {"kind": "tensors", "args": builder.args(nest.flatten(self._tensors))}
+        return {"kind": "tensors", "args": builder.args(flat_tensors(self._tensors))}
 
 
 class TensorSliceDataset(Dataset):
+    """The slices of tensors along their first dimension; a SparseTensor's slice i holds its
+    entries whose first index is i."""
+
     def __init__(self, tensors):
         self._tensors = _tensors(tensors, "component")
         flat = nest.flatten(self._tensors)
         sizes = set()
         for t in flat:
-            if t.shape.ndims == 0:
+            shape = t.shape
+            if shape.ndims == 0:
+                name = t.name if isinstance(t, Tensor) else "a SparseTensor"
                 raise ValueError(f"Unbatching a tensor is only supported for rank >= 1: "
-                                 f"{t.name} is a scalar")
-            if t.shape.ndims is not None and t.shape[0].value is not None:
-                sizes.add(t.shape[0].value)
+                                 f"{name} is a scalar")
+            if shape.ndims is not None and shape[0].value is not None:
+                sizes.add(shape[0].value)
         if len(sizes) > 1:
             raise ValueError(f"Dimensions {sorted(sizes)} of the components of "
                              "from_tensor_slices must be equal in dimension 0.")
         self._structure = nest.map_structure(
-            lambda t: TensorSpec(t.shape[1:] if t.shape.ndims is not None else None, t.dtype),
+            lambda t: type(spec_of(t))(t.shape[1:] if t.shape.ndims is not None else None,
+                                       t.dtype),
             self._tensors)
 
     def _dataset_spec(self, builder):
-        return {"kind": "slices", "args": builder.args(nest.flatten(self._tensors))}
+        args = builder.args(flat_tensors(self._tensors))
+        sparse = sparse_starts(self._structure)
+        if sparse:
+            return {"kind": "sparse_slices", "args": args, "sparse": sparse}
+        return {"kind": "slices", "args": args}
 
 
 class RangeDataset(Dataset):

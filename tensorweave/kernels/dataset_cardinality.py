@@ -42,6 +42,12 @@ def _slices(spec, args):
     return int(np.shape(args[spec["args"][0]])[0])
 
 
+def _sparse_slices(spec, args):
+    """The first dimension: a dense component's, or a SparseTensor's dense shape's first."""
+    starts, first = spec["sparse"], spec["args"][0]
+    return int(args[spec["args"][2]][0]) if 0 in starts else int(np.shape(args[first])[0])
+
+
 def _zip(spec, args):
     result = INFINITE
     for n in (cardinality(s, args) for s in spec["inputs"]):
@@ -123,7 +129,8 @@ def _asserted(spec, args, n):
 
 
 _RULES = {
-    "tensors": lambda spec, args: 1, "slices": _slices, "range": _range, "zip": _zip,
+    "tensors": lambda spec, args: 1, "slices": _slices, "sparse_slices": _sparse_slices,
+    "range": _range, "zip": _zip,
     "concatenate": _concatenate, "batch": _known(_batch), "padded_batch": _known(_batch),
     "window": _known(_window), "repeat": _repeat, "take": _take, "skip": _known(_skip),
     "shard": _known(_shard),

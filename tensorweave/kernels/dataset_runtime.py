@@ -414,22 +414,42 @@ def _pad_column(column, padded_shape, pad_value, k):
 
 
 class _Unbatch(UnaryNode):
-    """The rows of each element; a SparseTensor component (three components from each
-    position of the spec's `sparse`) gives each row the entries of its batch position, with
-    the batch's dense shape after the first dimension, as TensorFlow does."""
+    """The rows of each element (`rows_of`)."""
 
     def __iter__(self):
         starts = self.spec.get("sparse") or ()
         for e in self.child:
-            parts = _unbatch_parts(e, starts)
-            sizes = {len(p) if not isinstance(p, tuple) else int(p[2][0]) for p in parts}
-            if len(sizes) > 1:
-                raise errors.InvalidArgumentError(
-                    None, None, "Input element must have the same batch size in each "
-                    "component.")
-            for i in range(sizes.pop() if sizes else 0):
-                yield tuple(c for p in parts for c in (_sparse_row(p, i)
-                                                       if isinstance(p, tuple) else (p[i],)))
+            yield from rows_of(e, starts, "Input element must have the same batch size in "
+                                          "each component.")
+
+
+class _SparseSlices(Node):
+    """from_tensor_slices of components some of which are SparseTensors: the rows of the one
+    element they make (`rows_of`)."""
+
+    def __init__(self, spec, args, functions):
+        self.values = [args[i] for i in spec["args"]]
+        self.starts = spec["sparse"]
+
+    def __iter__(self):
+        return rows_of(self.values, self.starts, "Dimension 0 in both shapes must be equal: "
+                                                  "the components of from_tensor_slices have "
+                                                  "different sizes")
+
+
+def rows_of(element, starts, mismatch: str):
+    """The rows of `element`'s components along their first dimension. A SparseTensor (three
+    components from each position of `starts`) gives row i the entries whose first index is i,
+    with the dense shape after the first dimension, as TensorFlow does; InvalidArgumentError
+    (`mismatch`) when the components' first dimensions differ."""
+    parts = _unbatch_parts(element, starts)
+    sizes = {len(p) if not isinstance(p, tuple) else int(p[2][0]) for p in parts}
+    if len(sizes) > 1:
+        raise errors.InvalidArgumentError(None, None, mismatch)
+    for i in range(sizes.pop() if sizes else 0):
+        yield tuple(c for p in parts for c in (_sparse_row(p, i) if isinstance(p, tuple)
+                                               else (p[i, ...] if p.dtype == object
+                                                     else p[i],)))
 
 
 def _unbatch_parts(element, starts) -> list:
@@ -719,7 +739,8 @@ class _TFRecord(_TextLine):
 
 
 _NODES = {
-    "tensors": _Tensors, "slices": _Slices, "range": _Range, "generator": _Generator,
+    "tensors": _Tensors, "slices": _Slices, "sparse_slices": _SparseSlices, "range": _Range,
+    "generator": _Generator,
     "zip": _Zip, "concatenate": _Concatenate, "map": MapNode, "filter": FilterNode,
     "interleave": _Interleave, "batch": _Batch, "padded_batch": _PaddedBatch,
     "unbatch": _Unbatch, "window": _Window, "shuffle": _Shuffle, "repeat": _Repeat,

@@ -157,3 +157,19 @@ def test_reduce_over_sparse_elements():
                            lambda acc, s: acc + tf.reduce_sum(s.values))
     with tf.Session() as sess:
         assert sess.run(total) == 3
+
+
+def test_slices_and_tensors_of_a_sparse_tensor():
+    sparse = tf.SparseTensor([[0, 1], [2, 0], [2, 3]], [1.0, 2.0, 3.0], [3, 4])
+    slices = tf.data.Dataset.from_tensor_slices({"s": sparse, "d": np.arange(3)})
+    assert slices.output_shapes == {"s": tf.TensorShape([4]), "d": tf.TensorShape([])}
+    rows = drain_dataset(slices)
+    assert [(int(r["d"]),) + _triple(r["s"]) for r in rows] == [
+        (0, [[1]], [1.0], [4]), (1, [], [], [4]), (2, [[0], [3]], [2.0, 3.0], [4])]
+    with tf.Session() as sess:
+        assert sess.run(tf.data.experimental.cardinality(slices)) == 3
+    batched = drain_dataset(tf.data.Dataset.from_tensor_slices(sparse).batch(2))
+    assert [_triple(b)[0] for b in batched] == [[[0, 1]], [[0, 0], [0, 3]]]
+    whole = drain_dataset(tf.data.Dataset.from_tensors(tf.SparseTensorValue(
+        [[0, 1]], [5.0], [2, 2])))
+    assert [_triple(w) for w in whole] == [([[0, 1]], [5.0], [2, 2])]
