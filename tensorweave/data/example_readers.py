@@ -1,5 +1,6 @@
 """tf.data over tf.train.Example records: parse_example_dataset and
-make_batched_features_dataset, the input functions of TF1 estimator-era programs.
+make_batched_features_dataset, the input functions of TF1 estimator-era programs, and
+TFRecordWriter, which writes a dataset of serialized records to a file.
 
 Both are compositions of Dataset methods, built as TensorFlow builds them: the parse is
 `tf.parse_example` mapped over batches of serialized records (so a VarLenFeature comes out as
@@ -11,7 +12,7 @@ from __future__ import annotations
 from tensorweave.data.dataset_ops import Dataset
 from tensorweave.framework import dtypes as _dtypes
 
-__all__ = ["parse_example_dataset", "make_batched_features_dataset"]
+__all__ = ["parse_example_dataset", "make_batched_features_dataset", "TFRecordWriter"]
 
 
 def parse_example_dataset(features, num_parallel_calls=1, deterministic=None):
@@ -84,3 +85,38 @@ def make_batched_features_dataset(file_pattern, batch_size, features, reader=Non
             return parsed, parsed.pop(label_key)
         dataset = dataset.map(split_label)
     return dataset.prefetch(prefetch_buffer_size or 1)
+
+
+class TFRecordWriter:
+    """Writes a dataset of scalar strings to a TFRecord file (tf.data.experimental's).
+
+    Args:
+      filename: the file to (over)write.
+      compression_type: None or "" (none), "ZLIB" or "GZIP".
+    """
+
+    def __init__(self, filename, compression_type=None):
+        from tensorweave.framework.tensor_conversion import convert_to_tensor
+        self._filename = convert_to_tensor(filename, _dtypes.string, name="filename")
+        self._compression_type = convert_to_tensor(compression_type or "", _dtypes.string,
+                                                   name="compression_type")
+
+    def write(self, dataset):
+        """The op that, when run, writes every element of `dataset` as one record.
+
+        Raises:
+          TypeError: unless `dataset`'s elements are scalar strings, in TensorFlow's words.
+        """
+        from tensorweave.data import nest
+        from tensorweave.data.dataset_ops import TensorSpec, pipeline_tensor
+        from tensorweave.ops.data_experimental_ops import dataset_to_tf_record
+        spec = dataset._structure
+        if not isinstance(spec, TensorSpec) or spec.dtype != _dtypes.string or \
+                not spec.shape.is_compatible_with([]):
+            shapes = nest.map_structure(lambda s: getattr(s, "shape", s), spec)
+            types = nest.map_structure(lambda s: getattr(s, "dtype", s), spec)
+            raise TypeError("Invalid `dataset`. Expected a`dataset` that produces scalar "
+                            "`tf.string` elements, but got a dataset which produces elements "
+                            f"with shapes {shapes} and types {types}.")
+        variant, _ = pipeline_tensor(dataset)
+        return dataset_to_tf_record(variant, self._filename, self._compression_type)

@@ -9,7 +9,11 @@ wherever a parallelism is.
 from __future__ import annotations
 
 from tensorweave.data import transformations as _t
-from tensorweave.data.example_readers import make_batched_features_dataset, parse_example_dataset
+from tensorweave.data.example_readers import (
+    TFRecordWriter,
+    make_batched_features_dataset,
+    parse_example_dataset,
+)
 from tensorweave.data.options import (
     AutoShardPolicy,
     AutotuneAlgorithm,
@@ -33,7 +37,8 @@ from tensorweave.framework import dtypes as _dtypes
 
 __all__ = [
     "AUTOTUNE", "AutoShardPolicy", "AutotuneAlgorithm", "AutotuneOptions", "DistributeOptions",
-    "ExternalStatePolicy", "OptimizationOptions", "ThreadingOptions", "INFINITE_CARDINALITY",
+    "ExternalStatePolicy", "OptimizationOptions", "TFRecordWriter", "ThreadingOptions",
+    "INFINITE_CARDINALITY",
     "UNKNOWN_CARDINALITY", "Counter", "CsvDataset", "assert_cardinality",
     "bucket_by_sequence_length", "cardinality", "choose_from_datasets", "dense_to_sparse_batch",
     "enumerate_dataset", "get_single_element", "group_by_window", "ignore_errors",

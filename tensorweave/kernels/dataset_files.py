@@ -1,4 +1,6 @@
-"""Files read and written by tf.data: text lines, TFRecords and `cache(filename)` files.
+"""Files read and written by tf.data: text lines, TFRecords and `cache(filename)` files, and
+the DatasetToTFRecord kernel (tf.data.experimental.TFRecordWriter), which writes every element
+of a pipeline of scalar strings as a record, compressed as asked.
 
 A cache file is a TFRecord file whose records are serialized TensorProtos, one per component,
 preceded by one record holding the number of components; it is written to a temporary name
@@ -10,8 +12,11 @@ import gzip
 import os
 import zlib
 
+import numpy as np
+
 from tensorweave.framework import errors, graph_io
 from tensorweave.io import tf_record
+from tensorweave.kernels.registry import kernel
 from tensorweave.protos import tensor_pb2
 
 _SUFFIX = ".twcache"
@@ -80,3 +85,13 @@ def write_cache(filename: str, elements) -> None:
             for value in e:
                 writer.write(graph_io.ndarray_to_tensor_proto(value).SerializeToString())
     os.replace(tmp, path)
+
+
+@kernel("DatasetToTFRecord")
+def _dataset_to_tf_record(ctx, dataset, filename, compression_type):
+    name = path(np.asarray(filename).item())
+    compression = np.asarray(compression_type).item()
+    compression = compression.decode() if isinstance(compression, bytes) else compression
+    with tf_record.TFRecordWriter(name, compression) as writer:
+        for (record,) in dataset.make_node():
+            writer.write(np.asarray(record).item())

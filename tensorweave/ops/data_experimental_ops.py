@@ -45,3 +45,15 @@ def dataset_to_single_element(dataset, types, shapes, name=None) -> list:
     attrs = {"output_types": list(types), "output_shapes": [_ts.as_shape(s) for s in shapes]}
     op = create_op(DatasetToSingleElement, [dataset], attrs, name=name)
     return list(op.outputs)
+
+
+DatasetToTFRecord = define_op(
+    "DatasetToTFRecord", inputs=[Arg("input_dataset", dtype=_dtypes.variant),
+                                 Arg("filename", dtype=_dtypes.string),
+                                 Arg("compression_type", dtype=_dtypes.string)],
+    is_stateful=True, not_differentiable=True)
+
+
+def dataset_to_tf_record(dataset, filename, compression_type, name=None):
+    """The op writing every element of the pipeline variant `dataset` to `filename`."""
+    return create_op(DatasetToTFRecord, [dataset, filename, compression_type], {}, name=name)

@@ -36,6 +36,7 @@ TESTED_ELSEWHERE = {
     "ReduceDataset": "data/test_reduce.py",
     "DatasetCardinality": "data/test_experimental.py",
     "DatasetToSingleElement": "data/test_experimental.py",
+    "DatasetToTFRecord": "data/test_tf_record_writer.py",
     "Placeholder": "ops/test_constant_op.py",
     "VariableV2": "ops/test_variables.py",
     "Assign": "ops/test_variables.py",
