@@ -278,6 +278,16 @@ class Dataset(StructuredOutputs, DatasetMethods):
         return TensorSliceDataset(tensors)
 
     @staticmethod
+    def from_sparse_tensor_slices(sparse_tensor):
+        """TF1's: the rows of a rank-N SparseTensor, each as its (indices, values, dense_shape)
+        tensors of rank N - 1 (from_tensor_slices gives them as SparseTensors)."""
+        if not isinstance(sparse_tensor, SparseTensor):
+            raise TypeError("Invalid `sparse_tensor`. `sparse_tensor` must be a "
+                            f"`tf.sparse.SparseTensor`. Got {type(sparse_tensor)}.")
+        return Dataset.from_tensor_slices(sparse_tensor).map(
+            lambda row: (row.indices, row.values, row.dense_shape))
+
+    @staticmethod
     def list_files(file_pattern, shuffle=None, seed=None):
         """The names of the files matching `file_pattern` (a glob or a list of globs), found
         when an iterator starts: sorted, or shuffled (the default) with `seed`. No match gives

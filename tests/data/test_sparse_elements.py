@@ -173,3 +173,16 @@ def test_slices_and_tensors_of_a_sparse_tensor():
     whole = drain_dataset(tf.data.Dataset.from_tensors(tf.SparseTensorValue(
         [[0, 1]], [5.0], [2, 2])))
     assert [_triple(w) for w in whole] == [([[0, 1]], [5.0], [2, 2])]
+
+
+def test_from_sparse_tensor_slices_gives_each_rows_three_tensors():
+    sparse = tf.SparseTensor([[0, 1], [2, 0], [2, 3]], [1.0, 2.0, 3.0], [3, 4])
+    dataset = tf.data.Dataset.from_sparse_tensor_slices(sparse)
+    assert dataset.output_shapes == (tf.TensorShape([None, 1]), tf.TensorShape([None]),
+                                     tf.TensorShape([1]))
+    assert dataset.output_classes == (tf.Tensor, tf.Tensor, tf.Tensor)
+    rows = [tuple(c.tolist() for c in row) for row in drain_dataset(dataset)]
+    assert rows == [([[1]], [1.0], [4]), ([], [], [4]), ([[0], [3]], [2.0, 3.0], [4])]
+    with pytest.raises(TypeError, match="Invalid `sparse_tensor`. `sparse_tensor` must be a "
+                                        "`tf.sparse.SparseTensor`. Got"):
+        tf.data.Dataset.from_sparse_tensor_slices(tf.constant([1]))
