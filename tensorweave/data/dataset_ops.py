@@ -338,6 +338,14 @@ class Dataset(StructuredOutputs, DatasetMethods):
     def filter(self, predicate):
         return _Filter(self, predicate)
 
+    def map_with_legacy_function(self, map_func, num_parallel_calls=None, deterministic=None):
+        """TF1's map through a `Defun`-style function: here the same traced function as map."""
+        return self.map(map_func, num_parallel_calls)
+
+    def filter_with_legacy_function(self, predicate):
+        """TF1's filter through a `Defun`-style function: here the same as filter."""
+        return self.filter(predicate)
+
     def flat_map(self, map_func):
         return _Interleave(self, map_func, 1, 1)
 

@@ -76,3 +76,9 @@ def test_files_found_when_the_iterator_starts(tmp_path):
     dataset = tf.data.Dataset.list_files(str(tmp_path / "*.txt"), shuffle=False)
     write("second.txt", "2\n")            # made after the dataset, before iterating
     assert len(drain_dataset(dataset)) == 2
+
+
+def test_legacy_function_forms_are_map_and_filter():
+    dataset = tf.data.Dataset.range(6).map_with_legacy_function(lambda x: x * 3)
+    assert drain_dataset(dataset.filter_with_legacy_function(lambda x: x % 2 == 0)) == \
+        [0, 6, 12]
