@@ -64,6 +64,14 @@ def test_control_flow_v2_switches():
         tf.enable_control_flow_v2()
 
 
+def test_tensor_equality_stays_tf1s():
+    tf.disable_tensor_equality()
+    a = tf.constant(1)
+    assert (a == a) is True and (a == tf.constant(1)) is False and {a: 1}[a] == 1
+    with pytest.raises(NotImplementedError, match="use tf.equal"):
+        tf.enable_tensor_equality()
+
+
 def test_variable_synchronization_and_aggregation():
     v = tf.Variable(1.0)
     assert (v.synchronization, v.aggregation) == (tf.VariableSynchronization.AUTO,

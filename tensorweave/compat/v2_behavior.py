@@ -12,7 +12,8 @@ __all__ = ["disable_v2_behavior", "enable_v2_behavior", "disable_eager_execution
            "enable_eager_execution", "executing_eagerly", "executing_eagerly_outside_functions",
            "disable_resource_variables", "enable_resource_variables",
            "resource_variables_enabled", "disable_control_flow_v2", "enable_control_flow_v2",
-           "control_flow_v2_enabled", "disable_v2_tensorshape"]
+           "control_flow_v2_enabled", "disable_v2_tensorshape", "disable_tensor_equality",
+           "enable_tensor_equality"]
 
 
 def disable_v2_behavior() -> None:
@@ -56,6 +57,16 @@ def control_flow_v2_enabled() -> bool:
 
 def disable_v2_tensorshape() -> None:
     """Accepted for compatibility: shapes index to Dimension objects, as in TF1."""
+
+
+def disable_tensor_equality() -> None:
+    """Accepted for compatibility: `==` on tensors is Python identity, as in TF1, and tensors
+    are hashable (dict keys)."""
+
+
+def enable_tensor_equality() -> None:
+    raise NotImplementedError("tensorweave keeps TF1's tensor `==` (identity, hashable "
+                              "tensors); use tf.equal for elementwise comparison")
 
 
 def enable_v2_behavior() -> None:
