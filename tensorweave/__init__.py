@@ -162,6 +162,6 @@ from tensorweave.ops.variables import *
 # --- end of op families ------------------------------------------------------------------
 # TF's tf.math, tf.linalg, ... namespaces; imported after the op families they re-export.
 from tensorweave import bitwise, debugging, dtypes, linalg, manip, math, quantization, random
-from tensorweave import sets, signal
+from tensorweave import distributions, sets, signal
 from tensorweave.signal import spectral
 from tensorweave.version import GIT_VERSION, VERSION, __version__

@@ -1,0 +1,260 @@
+"""The families of tf.distributions: Normal, Uniform, Bernoulli and Categorical.
+
+Each gives its parameters and formulas to the base class (distributions/distribution.py), in
+TensorFlow's forms: Normal samples loc + scale * N(0, 1) (reparameterized), Uniform low +
+(high - low) * U[0, 1); Bernoulli compares U[0, 1) with probs, Categorical draws with
+`multinomial` from its logits. A Bernoulli or Categorical takes logits or probs (exactly one)
+and derives the other (logits = log(p) - log1p(-p) resp. log(p); probs by sigmoid resp.
+softmax).
+"""
+from __future__ import annotations
+
+import math
+
+from tensorweave.distributions.distribution import (
+    FULLY_REPARAMETERIZED,
+    NOT_REPARAMETERIZED,
+    Distribution,
+)
+from tensorweave.framework import dtypes as _dtypes
+from tensorweave.framework import tensor_shape as _ts
+from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.ops.array_creation_ops import ones_like, zeros_like
+from tensorweave.ops.array_index_ops import where
+from tensorweave.ops.array_join_ops import concat
+from tensorweave.ops.array_ops import reshape, shape, transpose
+from tensorweave.ops.array_rearrange_ops import broadcast_dynamic_shape, broadcast_static_shape
+from tensorweave.ops.math_ops import greater, greater_equal, less, logical_or
+from tensorweave.ops.math_special_ops import erfc
+from tensorweave.ops.math_unary_ops import cast, log, log1p, sigmoid, square
+from tensorweave.ops.nn_loss_ops import (
+    sigmoid_cross_entropy_with_logits,
+    sparse_softmax_cross_entropy_with_logits,
+)
+from tensorweave.ops.nn_ops import softplus
+from tensorweave.ops.nn_softmax_ops import log_softmax, softmax
+from tensorweave.ops.random_ops import multinomial, random_normal, random_uniform
+from tensorweave.ops.reduction_ops import argmax, reduce_sum
+
+__all__ = ["Normal", "Uniform", "Bernoulli", "Categorical"]
+
+_HALF_LOG_TWO_PI = 0.5 * math.log(2.0 * math.pi)
+
+
+def _float_params(**values) -> list:
+    """The parameters as tensors of one float dtype (float32 unless a tensor says otherwise)."""
+    tensors = {k: v for k, v in values.items() if hasattr(v, "dtype") and hasattr(v, "op")}
+    dtype = next(iter(tensors.values())).dtype.base_dtype if tensors else _dtypes.float32
+    return [convert_to_tensor(v, dtype=dtype, name=k) for k, v in values.items()]
+
+
+class _TwoParameters(Distribution):
+    """A continuous, reparameterized family of two broadcast float parameters."""
+
+    def _init_pair(self, first, second, names, validate_args, allow_nan_stats, parameters,
+                   name):
+        with name_scope(name) as name:
+            self._first, self._second = _float_params(**dict(zip(names, (first, second))))
+            super().__init__(self._first.dtype, FULLY_REPARAMETERIZED, validate_args,
+                             allow_nan_stats, parameters, [self._first, self._second], name)
+
+    def _pair(self):
+        return self._first, self._second
+
+    def _batch_shape(self):
+        a, b = self._pair()
+        return broadcast_static_shape(a.shape, b.shape)
+
+    def _batch_shape_tensor(self):
+        a, b = self._pair()
+        return broadcast_dynamic_shape(shape(a), shape(b))
+
+    def _draw_shape(self, n):
+        return concat([[n], self.batch_shape_tensor()], 0)
+
+
+class Normal(_TwoParameters):
+    """The normal distribution of mean `loc` and standard deviation `scale`."""
+
+    def __init__(self, loc, scale, validate_args=False, allow_nan_stats=True, name="Normal"):
+        self._init_pair(loc, scale, ("loc", "scale"), validate_args, allow_nan_stats,
+                        dict(locals()), name)
+
+    loc = property(lambda self: self._first)
+    scale = property(lambda self: self._second)
+
+    def _z(self, x):
+        with name_scope("standardize"):
+            return (x - self.loc) / self.scale
+
+    def _sample_n(self, n, seed):
+        draws = random_normal(self._draw_shape(n), dtype=self.dtype, seed=seed)
+        return draws * self.scale + self.loc
+
+    def _log_prob(self, x):
+        return -0.5 * square(self._z(x)) - (_HALF_LOG_TWO_PI + log(self.scale))
+
+    def _cdf(self, x):
+        return 0.5 * erfc(-self._z(x) / math.sqrt(2.0))
+
+    def _entropy(self):
+        scale = self.scale * ones_like(self.loc)
+        return 0.5 + _HALF_LOG_TWO_PI + log(scale)
+
+    def _mean(self):
+        return self.loc * ones_like(self.scale)
+
+    _mode = _mean
+
+    def _stddev(self):
+        return self.scale * ones_like(self.loc)
+
+
+class Uniform(_TwoParameters):
+    """The continuous uniform distribution on [low, high)."""
+
+    def __init__(self, low=0.0, high=1.0, validate_args=False, allow_nan_stats=True,
+                 name="Uniform"):
+        self._init_pair(low, high, ("low", "high"), validate_args, allow_nan_stats,
+                        dict(locals()), name)
+
+    low = property(lambda self: self._first)
+    high = property(lambda self: self._second)
+
+    def range(self, name="range"):
+        with self._scope(name):
+            return self.high - self.low
+
+    def _pair(self):
+        return self.low, self.high
+
+    def _sample_n(self, n, seed):
+        draws = random_uniform(self._draw_shape(n), dtype=self.dtype, seed=seed)
+        return self.low + (self.high - self.low) * draws
+
+    def _prob(self, x):
+        width = self.high - self.low
+        outside = logical_or(less(x, self.low), greater_equal(x, self.high))
+        inside = ones_like(x) / width
+        return where(outside, zeros_like(inside), inside)
+
+    def _cdf(self, x):
+        width = self.high - self.low
+        ramp = (x - self.low) / width
+        below, above = less(x, self.low), greater_equal(x, self.high)
+        return where(below, zeros_like(ramp), where(above, ones_like(ramp), ramp))
+
+    def _entropy(self):
+        return log(self.high - self.low)
+
+    def _mean(self):
+        return (self.low + self.high) / 2.0
+
+    def _variance(self):
+        return square(self.high - self.low) / 12.0
+
+
+class _Discrete(Distribution):
+    """Bernoulli and Categorical: logits or probs, integer samples of `dtype`."""
+
+    def _logits_and_probs(self, logits, probs, to_logits, to_probs):
+        if (logits is None) == (probs is None):
+            raise ValueError("Must pass probs or logits, but not both.")
+        if probs is None:
+            self._logits = convert_to_tensor(logits, name="logits")
+            self._probs = to_probs(self._logits)
+        else:
+            self._probs = convert_to_tensor(probs, name="probs")
+            self._logits = to_logits(self._probs)
+
+    logits = property(lambda self: self._logits)
+    probs = property(lambda self: self._probs)
+
+    def _value(self, value):
+        """An outcome as given (ints or floats): the formulas cast it as they need."""
+        return convert_to_tensor(value, name="value")
+
+
+class Bernoulli(_Discrete):
+    """Bernoulli distributions: 1 with probability `probs` (sigmoid(`logits`)), else 0."""
+
+    def __init__(self, logits=None, probs=None, dtype=_dtypes.int32, validate_args=False,
+                 allow_nan_stats=True, name="Bernoulli"):
+        parameters = dict(locals())
+        with name_scope(name) as name:
+            self._logits_and_probs(logits, probs, lambda p: log(p) - log1p(-p), sigmoid)
+            super().__init__(_dtypes.as_dtype(dtype), NOT_REPARAMETERIZED, validate_args,
+                             allow_nan_stats, parameters, [self._logits, self._probs], name)
+
+    def _batch_shape(self):
+        return self._logits.shape
+
+    def _batch_shape_tensor(self):
+        return shape(self._logits)
+
+    def _sample_n(self, n, seed):
+        draws = random_uniform(concat([[n], shape(self._probs)], 0), seed=seed,
+                               dtype=self._probs.dtype)
+        return cast(less(draws, self._probs), self.dtype)
+
+    def _log_prob(self, event):
+        event = cast(event, self._logits.dtype)
+        logits = self._logits * ones_like(event)
+        return -sigmoid_cross_entropy_with_logits(labels=event * ones_like(logits),
+                                                  logits=logits)
+
+    def _entropy(self):
+        return -self._logits * (sigmoid(self._logits) - 1.0) + softplus(-self._logits)
+
+    def _mean(self):
+        return self._probs
+
+    def _variance(self):
+        return self._probs * (1.0 - self._probs)
+
+    def _mode(self):
+        return cast(greater(self._probs, 0.5), self.dtype)
+
+
+class Categorical(_Discrete):
+    """Categorical distributions over classes 0..K-1 of the last axis of `logits` / `probs`."""
+
+    def __init__(self, logits=None, probs=None, dtype=_dtypes.int32, validate_args=False,
+                 allow_nan_stats=True, name="Categorical"):
+        parameters = dict(locals())
+        with name_scope(name) as name:
+            self._logits_and_probs(logits, probs, log, softmax)
+            super().__init__(_dtypes.as_dtype(dtype), NOT_REPARAMETERIZED, validate_args,
+                             allow_nan_stats, parameters, [self._logits, self._probs], name)
+
+    @property
+    def event_size(self):
+        return shape(self._logits)[-1]
+
+    def _batch_shape(self):
+        return self._logits.shape[:-1] if self._logits.shape.ndims is not None else \
+            _ts.unknown_shape()
+
+    def _batch_shape_tensor(self):
+        return shape(self._logits)[:-1]
+
+    def _sample_n(self, n, seed):
+        flat = reshape(self._logits, [-1, self.event_size]) if self._logits.shape.ndims != 2 \
+            else self._logits
+        draws = multinomial(flat, n, seed=seed, output_dtype=self.dtype)
+        return reshape(transpose(draws), concat([[n], self.batch_shape_tensor()], 0))
+
+    def _log_prob(self, k):
+        k = cast(k, _dtypes.int32)
+        logits = self._logits
+        if k.shape != logits.shape[:-1]:   # broadcast the classes against the batch
+            logits = logits * ones_like(cast(k, logits.dtype))[..., None]
+            k = k * cast(ones_like(logits[..., 0]), _dtypes.int32)
+        return -sparse_softmax_cross_entropy_with_logits(labels=k, logits=logits)
+
+    def _entropy(self):
+        return -reduce_sum(softmax(self._logits) * log_softmax(self._logits), -1)
+
+    def _mode(self):
+        return cast(argmax(self._logits, -1), self.dtype)

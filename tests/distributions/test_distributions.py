@@ -1,0 +1,168 @@
+"""tf.distributions: Normal, Uniform, Bernoulli and Categorical against scipy.stats and against
+TensorFlow 2.21's values (recorded with shared/programs/run_with_tf.py), sample shapes and
+statistics, gradients through log_prob and reparameterized samples, KL divergences and the
+registry's errors."""
+import numpy as np
+import pytest
+import scipy.stats as st
+
+import tensorweave as tf
+
+D = tf.distributions
+
+
+@pytest.fixture(autouse=True)
+def fresh_graph():
+    with tf.Graph().as_default():
+        tf.set_random_seed(1)
+        yield
+
+
+def _run(*fetches):
+    with tf.Session() as sess:
+        return sess.run(list(fetches))
+
+
+def test_normal_against_scipy_and_tensorflow():
+    normal = D.Normal(loc=[0.0, 1.0], scale=[1.0, 2.0])
+    assert (normal.name, normal.batch_shape, normal.event_shape, normal.dtype) == (
+        "Normal/", tf.TensorShape([2]), tf.TensorShape([]), tf.float32)
+    assert normal.reparameterization_type is D.FULLY_REPARAMETERIZED
+    x = np.array([0.5, -0.7], np.float32)
+    got = _run(normal.log_prob(x), normal.prob(x), normal.cdf(x), normal.log_cdf(x),
+               normal.survival_function(x), normal.entropy(), normal.mean(), normal.stddev(),
+               normal.variance(), normal.mode())
+    ref = st.norm([0.0, 1.0], [1.0, 2.0])
+    for g, r in zip(got, [ref.logpdf(x), ref.pdf(x), ref.cdf(x), ref.logcdf(x), ref.sf(x),
+                          ref.entropy(), ref.mean(), ref.std(), ref.var(), [0.0, 1.0]]):
+        np.testing.assert_allclose(g, r, rtol=1e-5, atol=1e-6)
+    # TensorFlow's values at 0.5, for both members of the batch.
+    np.testing.assert_allclose(_run(normal.log_prob(0.5))[0], [-1.0439385, -1.6433357],
+                               rtol=1e-6)
+    assert D.Normal(0.0, 1.0, name="N").log_prob(0.5).op.name == "N/log_prob/sub"
+
+
+def test_samples_shape_statistics_and_reparameterized_gradients():
+    loc, scale = tf.constant([0.0, 10.0]), tf.constant([1.0, 0.5])
+    normal = D.Normal(loc, scale)
+    samples = normal.sample([4000, 2], seed=3)
+    assert samples.shape == tf.TensorShape([4000, 2, 2])
+    assert samples.op.name == "Normal/sample/Reshape"
+    d_loc, d_scale = tf.gradients(tf.reduce_sum(samples), [loc, scale])
+    drawn, g_loc, g_scale = _run(samples, d_loc, d_scale)
+    np.testing.assert_allclose(drawn.mean(axis=(0, 1)), [0.0, 10.0], atol=0.05)
+    np.testing.assert_allclose(drawn.std(axis=(0, 1)), [1.0, 0.5], rtol=0.05)
+    np.testing.assert_allclose(g_loc, [8000.0, 8000.0])          # d(loc + scale z)/d loc
+    np.testing.assert_allclose(g_scale, ((drawn - [0.0, 10.0]) / [1.0, 0.5]).sum((0, 1)),
+                               rtol=1e-3, atol=1e-2)              # = z
+    assert normal.sample(seed=1).shape == tf.TensorShape([2])
+    n = tf.placeholder(tf.int32, [])
+    dynamic = normal.sample(n, seed=1)
+    with tf.Session() as sess:
+        assert sess.run(dynamic, {n: 5}).shape == (5, 2)
+
+
+def test_log_prob_gradient_matches_finite_differences():
+    loc, scale = tf.Variable(0.3), tf.Variable(1.7)
+    log_prob = D.Normal(loc, scale).log_prob(tf.constant([0.9, -1.2]))
+    total = tf.reduce_sum(log_prob)
+    grads = tf.gradients(total, [loc, scale])
+
+    def value(mu, sigma):
+        return st.norm(mu, sigma).logpdf([0.9, -1.2]).sum()
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        g_loc, g_scale = sess.run(grads)
+    h = 1e-4
+    np.testing.assert_allclose(g_loc, (value(0.3 + h, 1.7) - value(0.3 - h, 1.7)) / (2 * h),
+                               rtol=1e-3)
+    np.testing.assert_allclose(g_scale, (value(0.3, 1.7 + h) - value(0.3, 1.7 - h)) / (2 * h),
+                               rtol=1e-3)
+
+
+def test_uniform():
+    uniform = D.Uniform(low=0.0, high=[1.0, 4.0])
+    got = _run(uniform.log_prob([0.5, 3.0]), uniform.prob([1.5, 4.0]), uniform.cdf(0.5),
+               uniform.entropy(), uniform.mean(), uniform.variance(), uniform.stddev(),
+               uniform.range())
+    np.testing.assert_allclose(got[0], [0.0, -1.3862944], rtol=1e-6)   # TensorFlow's
+    np.testing.assert_allclose(got[1], [0.0, 0.0])                     # [low, high)
+    np.testing.assert_allclose(got[2], [0.5, 0.125])
+    ref = st.uniform([0.0, 0.0], [1.0, 4.0])
+    for g, r in zip(got[3:], [ref.entropy(), ref.mean(), ref.var(), ref.std(), [1.0, 4.0]]):
+        np.testing.assert_allclose(g, r, rtol=1e-6)
+    drawn = _run(uniform.sample(2000, seed=7))[0]
+    assert drawn.shape == (2000, 2) and (drawn >= 0).all() and (drawn[:, 1] < 4).all()
+    with pytest.raises(NotImplementedError, match="mode is not implemented: Uniform"):
+        uniform.mode()
+
+
+def test_bernoulli():
+    coin = D.Bernoulli(logits=[0.0, 2.0])
+    assert (coin.dtype, coin.reparameterization_type) == (tf.int32, D.NOT_REPARAMETERIZED)
+    got = _run(coin.log_prob([1, 0]), coin.probs, coin.entropy(), coin.mean(),
+               coin.variance(), coin.mode(), D.Bernoulli(probs=0.3).logits)
+    p = 1 / (1 + np.exp(-np.array([0.0, 2.0])))
+    np.testing.assert_allclose(got[0], [-0.6931472, -2.126928], rtol=1e-6)  # TensorFlow's
+    np.testing.assert_allclose(got[1], p, rtol=1e-6)
+    np.testing.assert_allclose(got[2], st.bernoulli(p).entropy(), rtol=1e-5)
+    np.testing.assert_allclose(got[3], p, rtol=1e-6)
+    np.testing.assert_allclose(got[4], p * (1 - p), rtol=1e-5)
+    np.testing.assert_array_equal(got[5], [0, 1])
+    np.testing.assert_allclose(got[6], np.log(0.3 / 0.7), rtol=1e-6)
+    draws = _run(coin.sample(4000, seed=3))[0]
+    assert draws.dtype == np.int32 and draws.shape == (4000, 2)
+    np.testing.assert_allclose(draws.mean(0), p, atol=0.03)
+    with pytest.raises(ValueError, match="Must pass probs or logits, but not both."):
+        D.Bernoulli(logits=0.0, probs=0.5)
+
+
+def test_categorical():
+    dice = D.Categorical(logits=[[1.0, 2.0, 3.0]])
+    assert (dice.batch_shape, dice.event_shape, dice.dtype) == (
+        tf.TensorShape([1]), tf.TensorShape([]), tf.int32)
+    got = _run(dice.log_prob([2]), dice.entropy(), dice.probs, dice.mode(), dice.event_size,
+               dice.log_prob(0))
+    np.testing.assert_allclose(got[0], [-0.40760595], rtol=1e-6)             # TensorFlow's
+    p = np.exp([1.0, 2.0, 3.0]) / np.exp([1.0, 2.0, 3.0]).sum()
+    np.testing.assert_allclose(got[1], [st.entropy(p)], rtol=1e-5)
+    np.testing.assert_allclose(got[2], [p], rtol=1e-6)
+    np.testing.assert_array_equal(got[3], [2])
+    assert got[4] == 3
+    np.testing.assert_allclose(got[5], [np.log(p[0])], rtol=1e-5)          # broadcast class
+    draws = _run(dice.sample(6000, seed=5))[0]
+    assert draws.shape == (6000, 1)
+    np.testing.assert_allclose(np.bincount(draws.ravel(), minlength=3) / 6000, p, atol=0.03)
+    by_probs = D.Categorical(probs=[0.2, 0.8])
+    np.testing.assert_allclose(_run(by_probs.logits)[0], np.log([0.2, 0.8]), rtol=1e-6)
+
+
+def test_kl_divergences_are_tensorflows():
+    normal = D.Normal(loc=[0.0, 1.0], scale=[1.0, 2.0])
+    kl = D.kl_divergence(normal, D.Normal(0.0, 1.0))
+    assert kl.op.name == "KullbackLeibler/kl_normal_normal/add"
+    coin, dice = D.Bernoulli(logits=[0.0, 2.0]), D.Categorical(logits=[[1.0, 2.0, 3.0]])
+    got = _run(kl, D.kl_divergence(coin, D.Bernoulli(probs=0.5)),
+               D.kl_divergence(dice, D.Categorical(logits=[[0.0, 0.0, 0.0]])),
+               normal.kl_divergence(normal))
+    np.testing.assert_allclose(got[0], [0.0, 1.3068528], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(got[1], [0.0, 0.32781336], rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(got[2], [0.26621675], rtol=1e-5)
+    np.testing.assert_allclose(got[3], [0.0, 0.0], atol=1e-7)
+
+
+def test_kl_registry_errors():
+    with pytest.raises(NotImplementedError) as info:
+        D.kl_divergence(D.Normal(0.0, 1.0), D.Bernoulli(probs=0.5))
+    assert str(info.value) == ("No KL(distribution_a || distribution_b) registered for "
+                               "distribution_a type Normal and distribution_b type Bernoulli")
+    with pytest.raises(ValueError, match=r"KL\(Normal \|\| Normal\) has already been "
+                                         r"registered to"):
+        D.RegisterKL(D.Normal, D.Normal)(lambda a, b, name=None: 0.0)
+    with pytest.raises(TypeError, match="kl_fn must be callable"):
+        D.RegisterKL(D.Uniform, D.Uniform)(3)
+
+    class Wide(D.Normal):
+        """A subclass finds its parent's KL through the MRO."""
+    kl = D.kl_divergence(Wide(0.0, 2.0), D.Normal(0.0, 1.0))
+    np.testing.assert_allclose(_run(kl)[0], 0.5 * (4.0 - 1.0 - np.log(4.0)), rtol=1e-6)
