@@ -1,7 +1,8 @@
-"""tf.distributions: Normal, Uniform, Bernoulli and Categorical, KL divergences (re-exports).
+"""tf.distributions: Normal, Laplace, Uniform, Gamma, Exponential, Beta, Bernoulli and
+Categorical, and KL divergences (re-exports).
 
-TensorFlow 2.21's compat.v1 module has more families (Beta, Dirichlet, Gamma, Multinomial,
-StudentT, ...); these four are the ones TF1 models (VAEs, policy gradients) use most.
+TensorFlow 2.21's compat.v1 module also has Dirichlet, DirichletMultinomial, Multinomial and
+StudentT, which are not here.
 """
 from tensorweave.distributions.distribution import (
     FULLY_REPARAMETERIZED,
@@ -9,9 +10,11 @@ from tensorweave.distributions.distribution import (
     Distribution,
     ReparameterizationType,
 )
-from tensorweave.distributions.families import Bernoulli, Categorical, Normal, Uniform
+from tensorweave.distributions.families import Bernoulli, Categorical, Laplace, Normal, Uniform
+from tensorweave.distributions.gamma_beta import Beta, Exponential, Gamma
 from tensorweave.distributions.kullback_leibler import RegisterKL, kl_divergence
 
 __all__ = ["Distribution", "ReparameterizationType", "FULLY_REPARAMETERIZED",
-           "NOT_REPARAMETERIZED", "Normal", "Uniform", "Bernoulli", "Categorical",
+           "NOT_REPARAMETERIZED", "Normal", "Laplace", "Uniform", "Gamma", "Exponential",
+           "Beta", "Bernoulli", "Categorical",
            "RegisterKL", "kl_divergence"]

@@ -1,4 +1,4 @@
-"""The families of tf.distributions: Normal, Uniform, Bernoulli and Categorical.
+"""The families of tf.distributions: Normal, Laplace, Uniform, Bernoulli and Categorical.
 
 Each gives its parameters and formulas to the base class (distributions/distribution.py), in
 TensorFlow's forms: Normal samples loc + scale * N(0, 1) (reparameterized), Uniform low +
@@ -10,6 +10,8 @@ softmax).
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from tensorweave.distributions.distribution import (
     FULLY_REPARAMETERIZED,
@@ -27,7 +29,7 @@ from tensorweave.ops.array_ops import reshape, shape, transpose
 from tensorweave.ops.array_rearrange_ops import broadcast_dynamic_shape, broadcast_static_shape
 from tensorweave.ops.math_ops import greater, greater_equal, less, logical_or
 from tensorweave.ops.math_special_ops import erfc
-from tensorweave.ops.math_unary_ops import cast, log, log1p, sigmoid, square
+from tensorweave.ops.math_unary_ops import abs, cast, expm1, log, log1p, sigmoid, sign, square
 from tensorweave.ops.nn_loss_ops import (
     sigmoid_cross_entropy_with_logits,
     sparse_softmax_cross_entropy_with_logits,
@@ -37,7 +39,7 @@ from tensorweave.ops.nn_softmax_ops import log_softmax, softmax
 from tensorweave.ops.random_ops import multinomial, random_normal, random_uniform
 from tensorweave.ops.reduction_ops import argmax, reduce_sum
 
-__all__ = ["Normal", "Uniform", "Bernoulli", "Categorical"]
+__all__ = ["Normal", "Laplace", "Uniform", "Bernoulli", "Categorical"]
 
 _HALF_LOG_TWO_PI = 0.5 * math.log(2.0 * math.pi)
 
@@ -74,15 +76,19 @@ class _TwoParameters(Distribution):
         return concat([[n], self.batch_shape_tensor()], 0)
 
 
-class Normal(_TwoParameters):
-    """The normal distribution of mean `loc` and standard deviation `scale`."""
+class _LocationScale(_TwoParameters):
+    """A family of `loc` and `scale` (its name scope defaults to the class name)."""
 
-    def __init__(self, loc, scale, validate_args=False, allow_nan_stats=True, name="Normal"):
+    def __init__(self, loc, scale, validate_args=False, allow_nan_stats=True, name=None):
         self._init_pair(loc, scale, ("loc", "scale"), validate_args, allow_nan_stats,
-                        dict(locals()), name)
+                        dict(locals()), name or type(self).__name__)
 
     loc = property(lambda self: self._first)
     scale = property(lambda self: self._second)
+
+
+class Normal(_LocationScale):
+    """The normal distribution of mean `loc` and standard deviation `scale`."""
 
     def _z(self, x):
         with name_scope("standardize"):
@@ -109,6 +115,35 @@ class Normal(_TwoParameters):
 
     def _stddev(self):
         return self.scale * ones_like(self.loc)
+
+
+class Laplace(_LocationScale):
+    """The Laplace distribution: density exp(-|x - loc| / scale) / (2 scale)."""
+
+    def _sample_n(self, n, seed):
+        # u uniform in (-1, 1), never -1: loc - scale sign(u) log(1 - |u|) (TensorFlow's).
+        tiny = float(np.nextafter(np.float32(-1), np.float32(0)))
+        u = random_uniform(self._draw_shape(n), minval=tiny, maxval=1.0, dtype=self.dtype,
+                           seed=seed)
+        return self.loc - self.scale * sign(u) * log1p(-abs(u))
+
+    def _log_prob(self, x):
+        return -abs(x - self.loc) / self.scale - log(2.0 * self.scale)
+
+    def _cdf(self, x):
+        z = (x - self.loc) / self.scale
+        return 0.5 - 0.5 * sign(z) * expm1(-abs(z))
+
+    def _entropy(self):
+        return 1.0 + log(2.0 * self.scale) * ones_like(self.loc)
+
+    def _mean(self):
+        return self.loc * ones_like(self.scale)
+
+    _mode = _mean
+
+    def _stddev(self):
+        return math.sqrt(2.0) * self.scale * ones_like(self.loc)
 
 
 class Uniform(_TwoParameters):

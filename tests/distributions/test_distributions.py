@@ -166,3 +166,53 @@ def test_kl_registry_errors():
         """A subclass finds its parent's KL through the MRO."""
     kl = D.kl_divergence(Wide(0.0, 2.0), D.Normal(0.0, 1.0))
     np.testing.assert_allclose(_run(kl)[0], 0.5 * (4.0 - 1.0 - np.log(4.0)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("make, reference, points", [
+    (lambda: D.Laplace([0.0, 1.0], [1.0, 2.0]),
+     lambda: st.laplace([0.0, 1.0], [1.0, 2.0]), [0.3, 1.7]),
+    (lambda: D.Gamma([2.0, 0.5], [1.0, 3.0]),
+     lambda: st.gamma([2.0, 0.5], scale=[1.0, 1 / 3.0]), [0.3, 1.7]),
+    (lambda: D.Exponential([1.0, 2.5]), lambda: st.expon(scale=[1.0, 0.4]), [0.3, 1.7]),
+    (lambda: D.Beta([2.0, 0.7], [3.0, 1.5]), lambda: st.beta([2.0, 0.7], [3.0, 1.5]),
+     [0.3, 0.9]),
+], ids=["laplace", "gamma", "exponential", "beta"])
+def test_more_families_against_scipy(make, reference, points):
+    dist, ref = make(), reference()
+    x = np.array(points, np.float32)
+    got = _run(dist.log_prob(x), dist.cdf(x), dist.entropy(), dist.mean(), dist.variance(),
+               dist.stddev(), dist.sample([500], seed=4))
+    for g, r in zip(got, [ref.logpdf(x), ref.cdf(x), ref.entropy(), ref.mean(), ref.var(),
+                          ref.std()]):
+        np.testing.assert_allclose(g, r, rtol=2e-5, atol=1e-6)
+    assert got[-1].shape == (500, 2)
+    np.testing.assert_allclose(got[-1].mean(0), ref.mean(), atol=0.3 * ref.std().max())
+    assert dist.reparameterization_type is D.FULLY_REPARAMETERIZED
+
+
+def test_modes_that_do_not_exist():
+    gamma_mode, beta_mode, exp_mode = _run(D.Gamma([2.0, 0.5], [1.0, 3.0]).mode(),
+                                           D.Beta([2.0, 0.7], [3.0, 1.5]).mode(),
+                                           D.Exponential([1.0]).mode())
+    np.testing.assert_allclose(gamma_mode, [1.0, np.nan])
+    np.testing.assert_allclose(beta_mode, [1 / 3, np.nan], rtol=1e-6)
+    np.testing.assert_array_equal(exp_mode, [np.nan])    # TensorFlow's (Gamma's with a = 1)
+    with pytest.raises(tf.errors.InvalidArgumentError,    # constants: checked when built
+                       match="mode not defined when any concentration <= 1"):
+        D.Gamma(0.5, 1.0, allow_nan_stats=False).mode()
+    concentration = tf.placeholder(tf.float32, [])
+    strict = D.Beta(concentration, 2.0, allow_nan_stats=False).mode()
+    with tf.Session() as sess:
+        assert sess.run(strict, {concentration: 3.0}) == pytest.approx(2 / 3)
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match="Mode undefined for concentration1 <= 1."):
+            sess.run(strict, {concentration: 0.5})
+    np.testing.assert_allclose(_run(D.Laplace(1.5, 2.0).mode())[0], 1.5)
+
+
+def test_gamma_samples_differentiate_in_their_parameters():
+    concentration = tf.constant(3.0)
+    samples = D.Gamma(concentration, 2.0).sample(200, seed=9)
+    (grad,) = tf.gradients(tf.reduce_mean(samples), [concentration])
+    value = _run(grad)[0]
+    assert np.isfinite(value) and 0.2 < value < 0.8      # d E[x] / d a = 1 / rate = 0.5
