@@ -1,4 +1,4 @@
-"""The Gamma, Exponential and Beta families of tf.distributions.
+"""The Gamma, Exponential, Beta and StudentT families of tf.distributions.
 
 Gamma(concentration a, rate b) samples with `random_gamma` (whose gradient is the implicit
 reparameterization, so samples differentiate as TensorFlow's do), its CDF is the regularized
@@ -7,6 +7,8 @@ incomplete gamma igamma(a, b x). Exponential(rate) is Gamma(1, rate) with its ow
 above 1, as TensorFlow's gives (the true mode is 0). Beta(c1, c0) samples as G1 / (G1 + G0) of
 two gammas, its CDF is betainc. A mode that does not exist (a <= 1 for Gamma, c1 or c0 <= 1
 for Beta) is NaN with allow_nan_stats, as in TensorFlow, else InvalidArgumentError when run.
+StudentT(df, loc, scale) samples loc + scale * N / sqrt(G / df) with G ~ Gamma(df / 2, 1 / 2);
+its mean is NaN for df <= 1 and its variance infinite for 1 < df <= 2, NaN below.
 """
 from __future__ import annotations
 
@@ -21,13 +23,13 @@ from tensorweave.ops.array_join_ops import concat
 from tensorweave.ops.array_ops import identity, shape
 from tensorweave.ops.array_rearrange_ops import broadcast_dynamic_shape, broadcast_static_shape
 from tensorweave.ops.check_ops import assert_less
-from tensorweave.ops.math_ops import greater, logical_and
+from tensorweave.ops.math_ops import greater, less, logical_and
 from tensorweave.ops.math_special_ops import betainc, digamma, igamma, lgamma
-from tensorweave.ops.math_unary_ops import expm1, log, log1p
+from tensorweave.ops.math_unary_ops import expm1, log, log1p, rsqrt, square
 from tensorweave.ops.random_gamma_ops import random_gamma
-from tensorweave.ops.random_ops import random_uniform
+from tensorweave.ops.random_ops import random_normal, random_uniform
 
-__all__ = ["Gamma", "Exponential", "Beta"]
+__all__ = ["Gamma", "Exponential", "Beta", "StudentT"]
 
 
 class _Positive(Distribution):
@@ -62,7 +64,7 @@ class _Positive(Distribution):
             exists = greater(above_one[0][0] * ones_like(mode), 1.0)
             for param, _ in above_one[1:]:
                 exists = logical_and(exists, greater(param * ones_like(mode), 1.0))
-            nan = fill(shape(mode), np.array(np.nan, mode.dtype.as_numpy_dtype))
+            nan = fill(shape(mode), _const(np.nan, mode))
             return where(exists, mode, nan)
         checks = [assert_less(ones_like(param), param, message=message)
                   for param, message in above_one]
@@ -189,3 +191,70 @@ class Beta(_Positive):
 def lbeta_pair(a, b):
     """log B(a, b) = lgamma(a) + lgamma(b) - lgamma(a + b), broadcast."""
     return lgamma(a) + lgamma(b) - lgamma(a + b)
+
+
+class StudentT(_Positive):
+    """Student's t distribution of `df` degrees of freedom, location `loc`, scale `scale`."""
+
+    def __init__(self, df, loc, scale, validate_args=False, allow_nan_stats=True,
+                 name="StudentT"):
+        self._init_params({"df": df, "loc": loc, "scale": scale}, validate_args,
+                          allow_nan_stats, dict(locals()), name)
+
+    df = property(lambda self: self._params[0])
+    loc = property(lambda self: self._params[1])
+    scale = property(lambda self: self._params[2])
+
+    def _ones(self):
+        return ones_like(self.df * self.loc * self.scale)
+
+    def _sample_n(self, n, seed):
+        df = self.df * self._ones()
+        normal = random_normal(self._draw_shape(n), dtype=self.dtype, seed=seed)
+        gamma = random_gamma([n], 0.5 * df, beta=0.5, dtype=self.dtype,
+                             seed=None if seed is None else seed + 1)
+        return normal * rsqrt(gamma / df) * self.scale + self.loc
+
+    def _log_prob(self, x):
+        y = (x - self.loc) / self.scale
+        half_df = 0.5 * self.df
+        return (-(half_df + 0.5) * log1p(square(y) / self.df) - 0.5 * log(self.df) -
+                0.5 * np.log(np.pi) - log(self.scale) + lgamma(half_df + 0.5) - lgamma(half_df))
+
+    def _cdf(self, x):
+        y = (x - self.loc) / self.scale
+        lower = 0.5 * betainc(0.5 * self.df * ones_like(y), 0.5 * ones_like(y),
+                              self.df / (square(y) + self.df))
+        return where(less(y, 0.0), lower, 1.0 - lower)
+
+    def _entropy(self):
+        half_df = 0.5 * self.df * self._ones()
+        return ((half_df + 0.5) * (digamma(half_df + 0.5) - digamma(half_df)) +
+                0.5 * log(self.df) + lbeta_pair(half_df, 0.5) + log(self.scale))
+
+    def _mean(self):
+        mean = self.loc * self._ones()
+        return self._where_df_above(1.0, mean, np.nan, "mean not defined for components of "
+                                                        "df <= 1")
+
+    def _variance(self):
+        df = self.df * self._ones()
+        variance = square(self.scale) * df / (df - 2.0)
+        with_inf = where(greater(df, 2.0), variance, fill(shape(df), _const(np.inf, df)))
+        return self._where_df_above(1.0, with_inf, np.nan, "variance not defined for "
+                                                            "components of df <= 1")
+
+    def _mode(self):
+        return self.loc * self._ones()
+
+    def _where_df_above(self, bound: float, value, missing: float, message: str):
+        """`value` where df > bound, else `missing` (allow_nan_stats) or an assertion."""
+        df = self.df * ones_like(value)
+        if self.allow_nan_stats:
+            return where(greater(df, bound), value, fill(shape(value), _const(missing, value)))
+        with control_dependencies([assert_less(bound * ones_like(df), df, message=message)]):
+            return identity(value)
+
+
+def _const(value: float, like):
+    return np.array(value, like.dtype.as_numpy_dtype)

@@ -216,3 +216,23 @@ def test_gamma_samples_differentiate_in_their_parameters():
     (grad,) = tf.gradients(tf.reduce_mean(samples), [concentration])
     value = _run(grad)[0]
     assert np.isfinite(value) and 0.2 < value < 0.8      # d E[x] / d a = 1 / rate = 0.5
+
+
+def test_student_t():
+    dist = D.StudentT(df=[0.8, 1.5, 5.0], loc=[0.0, 1.0, -1.0], scale=[1.0, 2.0, 0.5])
+    x = np.array([0.3, 1.7, -2.0], np.float32)
+    ref = st.t([0.8, 1.5, 5.0], [0.0, 1.0, -1.0], [1.0, 2.0, 0.5])
+    got = _run(dist.log_prob(x), dist.cdf(x), dist.entropy(), dist.mean(), dist.variance(),
+               dist.mode(), dist.sample(3000, seed=2))
+    for g, r in zip(got[:3], [ref.logpdf(x), ref.cdf(x), ref.entropy()]):
+        np.testing.assert_allclose(g, r, rtol=2e-5, atol=1e-6)
+    # TensorFlow's: no mean for df <= 1, an infinite variance for 1 < df <= 2.
+    np.testing.assert_array_equal(got[3], [np.nan, 1.0, -1.0])
+    np.testing.assert_allclose(got[4], [np.nan, np.inf, 0.25 * 5 / 3], rtol=1e-6)
+    np.testing.assert_array_equal(got[5], [0.0, 1.0, -1.0])
+    np.testing.assert_allclose(np.median(got[6], 0), [0.0, 1.0, -1.0], atol=0.15)
+    strict = D.StudentT(df=tf.placeholder_with_default(0.5, []), loc=0.0, scale=1.0,
+                        allow_nan_stats=False).mean()
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match="mean not defined for components of df <= 1"):
+        _run(strict)
