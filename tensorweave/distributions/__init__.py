@@ -1,8 +1,8 @@
-"""tf.distributions: Normal, Laplace, StudentT, Uniform, Gamma, Exponential, Beta, Bernoulli
-and Categorical, and KL divergences (re-exports).
+"""tf.distributions: Normal, Laplace, StudentT, Uniform, Gamma, Exponential, Beta, Dirichlet,
+Bernoulli and Categorical, and KL divergences (re-exports).
 
-TensorFlow 2.21's compat.v1 module also has Dirichlet, DirichletMultinomial and Multinomial,
-whose events are vectors; they are not here.
+TensorFlow 2.21's compat.v1 module also has DirichletMultinomial and Multinomial; they are not
+here.
 """
 from tensorweave.distributions.distribution import (
     FULLY_REPARAMETERIZED,
@@ -11,10 +11,10 @@ from tensorweave.distributions.distribution import (
     ReparameterizationType,
 )
 from tensorweave.distributions.families import Bernoulli, Categorical, Laplace, Normal, Uniform
-from tensorweave.distributions.gamma_beta import Beta, Exponential, Gamma, StudentT
+from tensorweave.distributions.gamma_beta import Beta, Dirichlet, Exponential, Gamma, StudentT
 from tensorweave.distributions.kullback_leibler import RegisterKL, kl_divergence
 
 __all__ = ["Distribution", "ReparameterizationType", "FULLY_REPARAMETERIZED",
            "NOT_REPARAMETERIZED", "Normal", "Laplace", "Uniform", "Gamma", "Exponential",
-           "Beta", "StudentT", "Bernoulli", "Categorical",
+           "Beta", "Dirichlet", "StudentT", "Bernoulli", "Categorical",
            "RegisterKL", "kl_divergence"]

@@ -1,4 +1,4 @@
-"""The Gamma, Exponential, Beta and StudentT families of tf.distributions.
+"""The Gamma, Exponential, Beta, Dirichlet and StudentT families of tf.distributions.
 
 Gamma(concentration a, rate b) samples with `random_gamma` (whose gradient is the implicit
 reparameterization, so samples differentiate as TensorFlow's do), its CDF is the regularized
@@ -7,8 +7,11 @@ incomplete gamma igamma(a, b x). Exponential(rate) is Gamma(1, rate) with its ow
 above 1, as TensorFlow's gives (the true mode is 0). Beta(c1, c0) samples as G1 / (G1 + G0) of
 two gammas, its CDF is betainc. A mode that does not exist (a <= 1 for Gamma, c1 or c0 <= 1
 for Beta) is NaN with allow_nan_stats, as in TensorFlow, else InvalidArgumentError when run.
-StudentT(df, loc, scale) samples loc + scale * N / sqrt(G / df) with G ~ Gamma(df / 2, 1 / 2);
-its mean is NaN for df <= 1 and its variance infinite for 1 < df <= 2, NaN below.
+Dirichlet(concentration [..., k]) has vector events of size k and samples normalized gammas;
+its mode exists where every concentration exceeds 1 (TensorFlow 2.21's mode fails to build for
+a batch of Dirichlets; here it works). StudentT(df, loc, scale) samples
+loc + scale * N / sqrt(G / df) with G ~ Gamma(df / 2, 1 / 2); its mean is NaN for df <= 1 and
+its variance infinite for 1 < df <= 2, NaN below.
 """
 from __future__ import annotations
 
@@ -25,11 +28,12 @@ from tensorweave.ops.array_rearrange_ops import broadcast_dynamic_shape, broadca
 from tensorweave.ops.check_ops import assert_less
 from tensorweave.ops.math_ops import greater, less, logical_and
 from tensorweave.ops.math_special_ops import betainc, digamma, igamma, lgamma
-from tensorweave.ops.math_unary_ops import expm1, log, log1p, rsqrt, square
+from tensorweave.ops.math_unary_ops import cast, expm1, log, log1p, rsqrt, square
 from tensorweave.ops.random_gamma_ops import random_gamma
 from tensorweave.ops.random_ops import random_normal, random_uniform
+from tensorweave.ops.reduction_ops import reduce_all, reduce_sum
 
-__all__ = ["Gamma", "Exponential", "Beta", "StudentT"]
+__all__ = ["Gamma", "Exponential", "Beta", "Dirichlet", "StudentT"]
 
 
 class _Positive(Distribution):
@@ -191,6 +195,68 @@ class Beta(_Positive):
 def lbeta_pair(a, b):
     """log B(a, b) = lgamma(a) + lgamma(b) - lgamma(a + b), broadcast."""
     return lgamma(a) + lgamma(b) - lgamma(a + b)
+
+
+class Dirichlet(Distribution):
+    """The Dirichlet distribution on the simplex of the last axis of `concentration`."""
+
+    def __init__(self, concentration, validate_args=False, allow_nan_stats=True,
+                 name="Dirichlet"):
+        parameters = dict(locals())
+        with name_scope(name) as name:
+            (self._concentration,) = _float_params(concentration=concentration)
+            self._total = reduce_sum(self._concentration, -1)
+            super().__init__(self._concentration.dtype, FULLY_REPARAMETERIZED, validate_args,
+                             allow_nan_stats, parameters, [self._concentration], name)
+
+    concentration = property(lambda self: self._concentration)
+    total_concentration = property(lambda self: self._total)
+
+    def _batch_shape(self):
+        return self._concentration.shape[:-1]
+
+    def _batch_shape_tensor(self):
+        return shape(self._concentration)[:-1]
+
+    def _event_shape(self):
+        return self._concentration.shape[-1:]
+
+    def _event_shape_tensor(self):
+        return shape(self._concentration)[-1:]
+
+    def _sample_n(self, n, seed):
+        gamma = random_gamma([n], self._concentration, dtype=self.dtype, seed=seed)
+        return gamma / reduce_sum(gamma, -1, keepdims=True)
+
+    def _lbeta(self):
+        return reduce_sum(lgamma(self._concentration), -1) - lgamma(self._total)
+
+    def _log_prob(self, x):
+        return reduce_sum((self._concentration - 1.0) * log(x), -1) - self._lbeta()
+
+    def _entropy(self):
+        k = cast(shape(self._concentration)[-1], self.dtype)
+        return (self._lbeta() + (self._total - k) * digamma(self._total) -
+                reduce_sum((self._concentration - 1.0) * digamma(self._concentration), -1))
+
+    def _mean(self):
+        return self._concentration / self._total[..., None]
+
+    def _variance(self):
+        mean = self._mean()
+        return mean * (1.0 - mean) / (1.0 + self._total[..., None])
+
+    def _mode(self):
+        k = cast(shape(self._concentration)[-1], self.dtype)
+        mode = (self._concentration - 1.0) / (self._total[..., None] - k)
+        if self.allow_nan_stats:
+            exists = reduce_all(greater(self._concentration, 1.0), -1, keepdims=True)
+            return where(exists & ones_like(mode, dtype=exists.dtype), mode,
+                         fill(shape(mode), _const(np.nan, mode)))
+        message = "Mode undefined when any concentration <= 1"
+        with control_dependencies([assert_less(ones_like(self._concentration),
+                                               self._concentration, message=message)]):
+            return identity(mode)
 
 
 class StudentT(_Positive):

@@ -236,3 +236,26 @@ def test_student_t():
     with pytest.raises(tf.errors.InvalidArgumentError,
                        match="mean not defined for components of df <= 1"):
         _run(strict)
+
+
+def test_dirichlet():
+    alpha = np.array([[1.5, 2.0, 3.0], [0.5, 1.0, 2.0]], np.float32)
+    dist = D.Dirichlet(alpha)
+    assert (dist.batch_shape, dist.event_shape) == (tf.TensorShape([2]), tf.TensorShape([3]))
+    x = np.array([[0.2, 0.3, 0.5], [0.1, 0.1, 0.8]], np.float32)
+    got = _run(dist.log_prob(x), dist.entropy(), dist.mean(), dist.variance(), dist.mode(),
+               dist.total_concentration, dist.sample(2000, seed=1))
+    np.testing.assert_allclose(got[0], [1.6952109, 1.5567577], rtol=1e-5)   # TensorFlow's
+    for i, a in enumerate(alpha):
+        ref = st.dirichlet(a)
+        np.testing.assert_allclose(got[0][i], ref.logpdf(x[i]), rtol=1e-5)
+        np.testing.assert_allclose(got[1][i], ref.entropy(), rtol=1e-5)
+        np.testing.assert_allclose(got[2][i], ref.mean(), rtol=1e-6)
+        np.testing.assert_allclose(got[3][i], ref.var(), rtol=1e-5)
+    np.testing.assert_allclose(got[4][0], (alpha[0] - 1) / (alpha[0].sum() - 3), rtol=1e-6)
+    assert np.isnan(got[4][1]).all()          # a concentration <= 1: no mode
+    np.testing.assert_allclose(got[5], alpha.sum(1))
+    samples = got[6]
+    assert samples.shape == (2000, 2, 3)
+    np.testing.assert_allclose(samples.sum(-1), 1.0, rtol=1e-5)
+    np.testing.assert_allclose(samples.mean(0), got[2], atol=0.02)
