@@ -1,9 +1,8 @@
 """tf.distributions: Normal, Laplace, StudentT, Uniform, Gamma, Exponential, Beta, Dirichlet,
-Bernoulli and Categorical, and KL divergences (re-exports).
-
-TensorFlow 2.21's compat.v1 module also has DirichletMultinomial and Multinomial; they are not
-here.
+Bernoulli, Categorical, Multinomial and DirichletMultinomial, and KL divergences (re-exports):
+every family TensorFlow 2.21's compat.v1 module has.
 """
+from tensorweave.distributions.counts import DirichletMultinomial, Multinomial
 from tensorweave.distributions.distribution import (
     FULLY_REPARAMETERIZED,
     NOT_REPARAMETERIZED,
@@ -16,5 +15,6 @@ from tensorweave.distributions.kullback_leibler import RegisterKL, kl_divergence
 
 __all__ = ["Distribution", "ReparameterizationType", "FULLY_REPARAMETERIZED",
            "NOT_REPARAMETERIZED", "Normal", "Laplace", "Uniform", "Gamma", "Exponential",
-           "Beta", "Dirichlet", "StudentT", "Bernoulli", "Categorical",
+           "Beta", "Dirichlet", "StudentT", "Bernoulli", "Categorical", "Multinomial",
+           "DirichletMultinomial",
            "RegisterKL", "kl_divergence"]

@@ -259,3 +259,43 @@ def test_dirichlet():
     assert samples.shape == (2000, 2, 3)
     np.testing.assert_allclose(samples.sum(-1), 1.0, rtol=1e-5)
     np.testing.assert_allclose(samples.mean(0), got[2], atol=0.02)
+
+
+def test_multinomial():
+    logits = np.array([[0.0, 1.0, 2.0], [1.0, 1.0, 1.0]], np.float32)
+    dist = D.Multinomial(total_count=[4.0, 6.0], logits=logits)
+    assert (dist.batch_shape, dist.event_shape, dist.dtype) == (
+        tf.TensorShape([2]), tf.TensorShape([3]), tf.float32)
+    counts = np.array([[1.0, 1.0, 2.0], [2.0, 2.0, 2.0]], np.float32)
+    got = _run(dist.log_prob(counts), dist.mean(), dist.variance(),
+               dist.sample(3000, seed=3))
+    np.testing.assert_allclose(got[0], [-2.1455169, -2.091864], rtol=1e-5)     # TensorFlow's
+    p = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+    for i, n in enumerate([4, 6]):
+        np.testing.assert_allclose(got[0][i], st.multinomial(n, p[i]).logpmf(counts[i]),
+                                   rtol=1e-5)
+    np.testing.assert_allclose(got[1], np.array([[4.0], [6.0]]) * p, rtol=1e-5)
+    np.testing.assert_allclose(got[2], got[1] * (1 - p), rtol=1e-5)
+    samples = got[3]
+    assert samples.shape == (3000, 2, 3)
+    np.testing.assert_array_equal(samples.sum(-1), np.broadcast_to([4.0, 6.0], (3000, 2)))
+    np.testing.assert_allclose(samples.mean(0), got[1], atol=0.1)
+
+
+def test_dirichlet_multinomial():
+    alpha = np.array([[1.0, 2.0, 3.0], [0.5, 0.5, 4.0]], np.float32)
+    dist = D.DirichletMultinomial(total_count=5.0, concentration=alpha)
+    counts = np.array([[1.0, 1.0, 3.0], [0.0, 2.0, 3.0]], np.float32)
+    got = _run(dist.log_prob(counts), dist.mean(), dist.variance(),
+               dist.sample(3000, seed=2))
+    np.testing.assert_allclose(got[0], [-2.5336967, -2.8213782], rtol=1e-5)    # TensorFlow's
+    for i in range(2):
+        ref = st.dirichlet_multinomial(alpha[i], 5)
+        np.testing.assert_allclose(got[0][i], ref.logpmf(counts[i]), rtol=1e-5)
+        np.testing.assert_allclose(got[1][i], ref.mean(), rtol=1e-5)
+        np.testing.assert_allclose(got[2][i], ref.var(), rtol=1e-5)
+    samples = got[3]
+    np.testing.assert_array_equal(samples.sum(-1), 5.0)
+    np.testing.assert_allclose(samples.mean(0), got[1], atol=0.15)
+    with pytest.raises(ValueError, match="Must pass probs or logits, but not both."):
+        D.Multinomial(3.0)
