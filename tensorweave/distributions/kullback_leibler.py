@@ -1,10 +1,13 @@
 """tf.distributions.kl_divergence and RegisterKL: KL(a || b) by a function registered for the
 pair of families (the nearest in each class's MRO), with TensorFlow's formulas for Normal,
-Bernoulli and Categorical pairs and its errors for an unregistered or repeated pair."""
+Bernoulli, Categorical, Gamma (so Exponential too), Beta and Dirichlet pairs and its errors for
+an unregistered or repeated pair."""
 from __future__ import annotations
 
 from tensorweave.distributions.families import Bernoulli, Categorical, Normal
+from tensorweave.distributions.gamma_beta import Beta, Dirichlet, Gamma, lbeta_pair
 from tensorweave.framework.scopes import name_scope
+from tensorweave.ops.math_special_ops import digamma, lgamma
 from tensorweave.ops.math_unary_ops import log, sigmoid, square
 from tensorweave.ops.nn_ops import softplus
 from tensorweave.ops.nn_softmax_ops import log_softmax, softmax
@@ -82,3 +85,35 @@ def _kl_categorical_categorical(a, b, name=None):
     with name_scope(name, "kl_categorical_categorical"):
         return reduce_sum(softmax(a.logits) * (log_softmax(a.logits) -
                                                log_softmax(b.logits)), -1)
+
+
+@RegisterKL(Gamma, Gamma)
+def _kl_gamma_gamma(a, b, name=None):
+    """(a0 - a1) psi(a0) + lgamma(a1) - lgamma(a0) + a1 log(b0 / b1) + a0 (b1 / b0 - 1), with
+    concentrations a0, a1 and rates b0, b1."""
+    with name_scope(name, "kl_gamma_gamma"):
+        a0, a1, b0, b1 = a.concentration, b.concentration, a.rate, b.rate
+        return ((a0 - a1) * digamma(a0) + lgamma(a1) - lgamma(a0) +
+                a1 * (log(b0) - log(b1)) + a0 * (b1 / b0 - 1.0))
+
+
+@RegisterKL(Beta, Beta)
+def _kl_beta_beta(a, b, name=None):
+    """log B(a1, b1) - log B(a0, b0) + (a0 - a1) psi(a0) + (b0 - b1) psi(b0)
+    + (a1 - a0 + b1 - b0) psi(a0 + b0)."""
+    with name_scope(name, "kl_beta_beta"):
+        a0, b0, a1, b1 = a.concentration1, a.concentration0, b.concentration1, b.concentration0
+        total = a0 + b0
+        return (lbeta_pair(a1, b1) - lbeta_pair(a0, b0) + (a0 - a1) * digamma(a0) +
+                (b0 - b1) * digamma(b0) + (a1 - a0 + b1 - b0) * digamma(total))
+
+
+@RegisterKL(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(a, b, name=None):
+    """log B(alpha1) - log B(alpha0) + sum (alpha0 - alpha1) (psi(alpha0) - psi(sum alpha0))."""
+    with name_scope(name, "kl_dirichlet_dirichlet"):
+        alpha0, alpha1 = a.concentration, b.concentration
+        total0 = reduce_sum(alpha0, -1, keepdims=True)
+        return (reduce_sum(lgamma(alpha1), -1) - lgamma(reduce_sum(alpha1, -1)) -
+                reduce_sum(lgamma(alpha0), -1) + lgamma(total0[..., 0]) +
+                reduce_sum((alpha0 - alpha1) * (digamma(alpha0) - digamma(total0)), -1))

@@ -151,6 +151,22 @@ def test_kl_divergences_are_tensorflows():
     np.testing.assert_allclose(got[3], [0.0, 0.0], atol=1e-7)
 
 
+def test_kl_divergences_of_the_gamma_beta_and_dirichlet_families():
+    got = _run(D.kl_divergence(D.Gamma([2.0, 0.5], [1.0, 3.0]), D.Gamma(1.5, 2.0)),
+               D.kl_divergence(D.Beta([2.0, 0.7], [3.0, 1.5]), D.Beta(1.0, 1.0)),
+               D.kl_divergence(D.Dirichlet([[1.5, 2.0, 3.0], [0.5, 1.0, 2.0]]),
+                               D.Dirichlet([1.0, 1.0, 1.0])),
+               D.kl_divergence(D.Exponential(2.0), D.Gamma(1.5, 2.0)))
+    # TensorFlow 2.21's values.
+    np.testing.assert_allclose(got[0], [1.050889, 1.7118946], rtol=1e-5)
+    np.testing.assert_allclose(got[1], [0.23490667, 0.23225576], rtol=1e-5)
+    np.testing.assert_allclose(got[2], [0.40845704, 0.7884227], rtol=1e-5)
+    np.testing.assert_allclose(got[3], 0.1678257, rtol=1e-5)
+    # KL(Beta || Uniform(0, 1)) is minus Beta's entropy.
+    np.testing.assert_allclose(got[1], -_run(D.Beta([2.0, 0.7], [3.0, 1.5]).entropy())[0],
+                               rtol=1e-5)
+
+
 def test_kl_registry_errors():
     with pytest.raises(NotImplementedError) as info:
         D.kl_divergence(D.Normal(0.0, 1.0), D.Bernoulli(probs=0.5))
