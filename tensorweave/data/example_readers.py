@@ -1,6 +1,7 @@
-"""tf.data over tf.train.Example records: parse_example_dataset and
-make_batched_features_dataset, the input functions of TF1 estimator-era programs, and
-TFRecordWriter, which writes a dataset of serialized records to a file.
+"""tf.data over tf.train.Example records: parsing, batched feature datasets, a record writer.
+
+parse_example_dataset and make_batched_features_dataset are the input functions of TF1
+estimator-era programs; TFRecordWriter writes a dataset of serialized records to a file.
 
 Both are compositions of Dataset methods, built as TensorFlow builds them: the parse is
 `tf.parse_example` mapped over batches of serialized records (so a VarLenFeature comes out as

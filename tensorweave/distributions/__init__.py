@@ -1,6 +1,8 @@
-"""tf.distributions: Normal, Laplace, StudentT, Uniform, Gamma, Exponential, Beta, Dirichlet,
-Bernoulli, Categorical, Multinomial and DirichletMultinomial, and KL divergences (re-exports):
-every family TensorFlow 2.21's compat.v1 module has.
+"""tf.distributions: TensorFlow's twelve families and KL divergences (re-exports only).
+
+Normal, Laplace, StudentT, Uniform, Gamma, Exponential, Beta, Dirichlet, Bernoulli,
+Categorical, Multinomial and DirichletMultinomial: every family TensorFlow 2.21's compat.v1
+module has.
 """
 from tensorweave.distributions.counts import DirichletMultinomial, Multinomial
 from tensorweave.distributions.distribution import (

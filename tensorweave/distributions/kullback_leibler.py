@@ -1,7 +1,8 @@
-"""tf.distributions.kl_divergence and RegisterKL: KL(a || b) by a function registered for the
-pair of families (the nearest in each class's MRO), with TensorFlow's formulas for Normal,
-Bernoulli, Categorical, Gamma (so Exponential too), Beta and Dirichlet pairs and its errors for
-an unregistered or repeated pair."""
+"""tf.distributions.kl_divergence and RegisterKL: KL divergences by registered pair of families.
+
+KL(a || b) is computed by a function registered for the pair of families (the nearest in each
+class's MRO), with TensorFlow's formulas for Normal, Bernoulli, Categorical, Gamma (so
+Exponential too), Beta and Dirichlet pairs and its errors for an unregistered or repeated pair."""
 from __future__ import annotations
 
 from tensorweave.distributions.families import Bernoulli, Categorical, Normal

@@ -1,6 +1,7 @@
-"""Files read and written by tf.data: text lines, TFRecords and `cache(filename)` files, and
-the DatasetToTFRecord kernel (tf.data.experimental.TFRecordWriter), which writes every element
-of a pipeline of scalar strings as a record, compressed as asked.
+"""Files read and written by tf.data: text lines, TFRecords and `cache(filename)` files.
+
+Also the DatasetToTFRecord kernel (tf.data.experimental.TFRecordWriter), which writes every
+element of a pipeline of scalar strings as a record, compressed as asked.
 
 A cache file is a TFRecord file whose records are serialized TensorProtos, one per component,
 preceded by one record holding the number of components; it is written to a temporary name

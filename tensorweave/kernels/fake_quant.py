@@ -1,5 +1,6 @@
-"""Kernels of the fake-quantization ops (ops/fake_quant_ops.py), in float32 with TensorFlow's
-operations in its order, so outputs are bit-identical to TensorFlow 2.21's.
+"""Kernels of the fake-quantization ops (ops/fake_quant_ops.py), bit-identical to TensorFlow's.
+
+They compute in float32 with TensorFlow 2.21's operations in its order.
 
 `nudge` is TensorFlow's: scale and its inverse are each computed from the range (the inverse
 is not 1 / scale), and the zero point is rounded half away from zero. Forward:

@@ -1,5 +1,6 @@
-"""Fake quantization: float tensors rounded to the grid of a num_bits integer range and back,
-the ops quantization-aware training inserts (tf.quantization.fake_quant_with_min_max_*).
+"""Fake quantization: float tensors rounded to the grid of a num_bits integer range and back.
+
+These are the ops quantization-aware training inserts (tf.quantization.fake_quant_with_min_max_*).
 
 The range [min, max] is first nudged so that 0.0 falls on the grid exactly: with the
 integer range [quant_min, quant_max] = [narrow_range ? 1 : 0, 2^num_bits - 1], scale =

@@ -1,5 +1,6 @@
-"""Partial runs: one step fed and fetched over several calls (`Session.partial_run_setup` and
-`Session.partial_run`, TF1's API).
+"""Partial runs: one step fed and fetched over several calls (TF1's Session.partial_run).
+
+`Session.partial_run_setup` starts the step; each `Session.partial_run` feeds and fetches part.
 
 The step's plan is the run plan of all its feeds, fetches and targets with the call frame
 swapped for the step's rendezvous, as TensorFlow's DirectSession does it: each feed is a
