@@ -1,5 +1,11 @@
 """tf.io: file formats and I/O utilities (re-exports only)."""
-from tensorweave.ops.decode_ops import decode_csv, decode_raw, parse_tensor, serialize_tensor
+from tensorweave.ops.decode_ops import (
+    decode_csv,
+    decode_json_example,
+    decode_raw,
+    parse_tensor,
+    serialize_tensor,
+)
 from tensorweave.ops.file_io_ops import (
     decode_base64,
     decode_compressed,

@@ -1,4 +1,5 @@
-"""Kernels of the decoding ops: DecodeRaw, DecodeCSV, StringToNumber, (de)serialized tensors.
+"""Kernels of the decoding ops: DecodeRaw, DecodeCSV, DecodeJSONExample, StringToNumber,
+(de)serialized tensors.
 
 Errors use TensorFlow's messages (they name the field, record or string).
 """
@@ -49,6 +50,21 @@ def parse_number(text: bytes, dtype):
             return float.fromhex(text.decode("ascii").strip())
         except ValueError:
             return None
+
+
+@kernel("DecodeJSONExample")
+def _decode_json_example(ctx, json_examples):
+    from google.protobuf import json_format
+
+    from tensorweave.protos import example_pb2
+    out = np.empty(np.shape(json_examples), dtype=object)
+    for index, text in np.ndenumerate(json_examples):
+        try:
+            example = json_format.Parse(text, example_pb2.Example())
+        except json_format.ParseError as e:
+            raise invalid_argument(f"Error while parsing JSON: {e}") from None
+        out[index] = example.SerializeToString()
+    return out
 
 
 @kernel("DecodeRaw")

@@ -14,7 +14,8 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Arg, Attr, TypeAttr, define_op
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 
-__all__ = ["decode_csv", "decode_raw", "parse_tensor", "serialize_tensor", "string_to_number"]
+__all__ = ["decode_csv", "decode_json_example", "decode_raw", "parse_tensor", "serialize_tensor",
+           "string_to_number"]
 
 _d = _dtypes
 RAW_TYPES = (_d.float16, _d.float32, _d.float64, _d.int32, _d.uint16, _d.uint8, _d.int16,
@@ -42,6 +43,22 @@ DecodeRaw = define_op(
     "DecodeRaw", inputs=["bytes: string"], outputs=["output: out_type"],
     attrs=[TypeAttr("out_type", RAW_TYPES), Attr("little_endian", "bool", True)],
     shape_fn=_decode_raw_shape, not_differentiable=True)
+
+DecodeJSONExample = define_op(
+    "DecodeJSONExample", inputs=["json_examples: string"], outputs=["binary_examples: string"],
+    shape_fn=lambda ctx: ctx.input_shape(0), not_differentiable=True,
+    doc="tf.train.Example protos written in protobuf's JSON mapping, serialized as binary.")
+
+
+def decode_json_example(json_examples, name=None):
+    """The binary serializations of Example protos given in protobuf's JSON mapping (as
+    `json_format.MessageToJson` writes them), shaped like `json_examples`.
+
+    Running it raises InvalidArgumentError ("Error while parsing JSON: ...") for text that is
+    not an Example in JSON.
+    """
+    return apply_op(DecodeJSONExample, [json_examples], {}, name=name)
+
 
 DecodeCSV = define_op(
     "DecodeCSV", inputs=["records: string", Arg("record_defaults", type_list_attr="OUT_TYPE")],

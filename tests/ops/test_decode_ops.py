@@ -35,7 +35,23 @@ def _csv_reference(records):
             _strings(*columns[2]), np.array(columns[3], np.int64)]
 
 
+def _example(**floats) -> bytes:
+    """An Example of float features, built through the proto API (the JSON rows' reference)."""
+    return tf.train.Example(features=tf.train.Features(feature={
+        k: tf.train.Feature(float_list=tf.train.FloatList(value=v))
+        for k, v in floats.items()})).SerializeToString()
+
+
+JSON_EXAMPLES = np.array([['{"features": {"feature": {"x": {"floatList": {"value": [1, 2.5]}}}}}',
+                           '{}'],
+                          ['{"features": {"feature": {"y": {"floatList": {"value": [-3]}}}}}',
+                           '{"features": {}}']], dtype=object)
+JSON_BINARY = np.array([[_example(x=[1.0, 2.5]), b""], [_example(y=[-3.0]), _example()]],
+                       dtype=object)
+
 CASES = [
+    OpCase("decode_json_example", tf.io.decode_json_example, lambda j: JSON_BINARY,
+           [JSON_EXAMPLES], dtypes=(tf.string,), grad=False),
     OpCase("decode_raw_int16_little", lambda s: tf.decode_raw(s, tf.int16), _raw(np.int16, "<"),
            [RAW], dtypes=(tf.string,), grad=False),
     OpCase("decode_raw_float32_big", lambda s: tf.io.decode_raw(s, tf.float32, False),
@@ -200,3 +216,13 @@ def test_decode_raw_bfloat16_and_bytes_alias():
         out = tf.decode_raw(bytes=[data], out_type=tf.bfloat16)
         with tf.Session() as sess:
             np.testing.assert_array_equal(sess.run(out), [[1.5, -2.0]])
+
+
+def test_decode_json_example_errors_and_alias():
+    assert tf.decode_json_example is tf.io.decode_json_example
+    with tf.Graph().as_default(), tf.Session() as sess:
+        for text, detail in (("{bad", "Failed to load JSON"),
+                             ('{"nope": 1}', 'has no field named "nope"')):
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match=f"Error while parsing JSON: .*{detail}"):
+                sess.run(tf.io.decode_json_example([text]))
