@@ -27,6 +27,7 @@ from tensorweave.ops.image_codec_ops import (
 )
 from tensorweave.ops.parsing_ops import (
     FixedLenFeature,
+    SparseFeature,
     FixedLenSequenceFeature,
     VarLenFeature,
     parse_example,

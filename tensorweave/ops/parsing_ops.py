@@ -21,8 +21,8 @@ from tensorweave.framework.scopes import name_scope
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 
-__all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature", "parse_example",
-           "parse_single_example"]
+__all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "SparseFeature", "VarLenFeature",
+           "parse_example", "parse_single_example"]
 
 # The dtypes a parsed feature can have (TF's parsing ops allow no others).
 PARSE_TYPES = frozenset({_dtypes.float32, _dtypes.int64, _dtypes.string})
@@ -34,6 +34,22 @@ class VarLenFeature(collections.namedtuple("VarLenFeature", ["dtype"])):
     Fields:
       dtype: tf.float32, tf.int64 or tf.string.
     """
+
+
+class SparseFeature(collections.namedtuple(
+        "SparseFeature", ["index_key", "value_key", "dtype", "size", "already_sorted"])):
+    """A SparseTensor assembled from an index feature and a value feature of each example.
+
+    Fields:
+      index_key: the int64 feature of the values' indices (a list of keys: one per dimension).
+      value_key: the feature of the values.
+      dtype: the values' dtype (tf.float32, tf.int64 or tf.string).
+      size: the dense size of each indexed dimension (an int, or a list matching index_key).
+      already_sorted: whether the indices come sorted (else they are reordered).
+    """
+
+    def __new__(cls, index_key, value_key, dtype, size, already_sorted=False):
+        return super().__new__(cls, index_key, value_key, dtype, size, already_sorted)
 
 
 class FixedLenFeature(collections.namedtuple("FixedLenFeature",
@@ -155,9 +171,23 @@ def dense_feature_shape(key: str, feature) -> _ts.TensorShape:
 
 
 def _parse(serialized, features: dict, example_names):
-    """Builds the ParseExampleV2 node; returns {key: Tensor or SparseTensor}."""
+    """Builds the ParseExampleV2 node; returns {key: Tensor or SparseTensor}. A SparseFeature
+    is parsed as VarLenFeatures of its index and value keys, merged as TensorFlow does
+    (sparse_merge); keys only it asked for are not returned."""
     if not features:
         raise ValueError(f"Argument `features` cannot be None or falsy. Got {features}")
+    merged = {k: f for k, f in features.items() if isinstance(f, SparseFeature)}
+    if merged:
+        plain = {k: f for k, f in features.items() if k not in merged}
+        for f in merged.values():
+            for index_key in _index_keys(f):
+                plain.setdefault(index_key, VarLenFeature(_dtypes.int64))
+            plain.setdefault(f.value_key, VarLenFeature(f.dtype))
+        parsed = _parse(serialized, plain, example_names)
+        result = {k: parsed[k] for k in features if k not in merged}
+        for key, f in merged.items():
+            result[key] = _merged_sparse(f, parsed)
+        return result
     sparse_keys = sorted(k for k, f in features.items() if isinstance(f, VarLenFeature))
     dense_keys = sorted(k for k, f in features.items()
                         if isinstance(f, (FixedLenFeature, FixedLenSequenceFeature)))
@@ -183,6 +213,22 @@ def _parse(serialized, features: dict, example_names):
               for i, k in enumerate(sparse_keys)}
     result.update(zip(dense_keys, outputs[3 * n:]))
     return result
+
+
+def _index_keys(feature: SparseFeature) -> list:
+    return [feature.index_key] if isinstance(feature.index_key, str) else \
+        list(feature.index_key)
+
+
+def _merged_sparse(feature: SparseFeature, parsed: dict) -> SparseTensor:
+    """The SparseFeature's SparseTensor from its parsed index and value VarLenFeatures."""
+    from tensorweave.ops.sparse_slice_ops import sparse_merge
+    keys = _index_keys(feature)
+    ids = parsed[keys[0]] if len(keys) == 1 else [parsed[k] for k in keys]
+    size = feature.size if len(keys) == 1 or not isinstance(feature.size, int) else \
+        [feature.size] * len(keys)
+    return sparse_merge(ids, parsed[feature.value_key], size,
+                        already_sorted=feature.already_sorted)
 
 
 def encoded_strings(value):

@@ -317,3 +317,33 @@ def test_examples_written_by_tensorweave_round_trip(tmp_path):
             got = sess.run(out)
     for g, e in zip(got, _reference(RECORDS)):
         np.testing.assert_array_equal(g, e)
+
+
+def _indexed_example(ix, vals, ix2=None) -> bytes:
+    feature = {"ix": tf.train.Feature(int64_list=tf.train.Int64List(value=ix)),
+               "val": tf.train.Feature(float_list=tf.train.FloatList(value=vals))}
+    if ix2 is not None:
+        feature["ix2"] = tf.train.Feature(int64_list=tf.train.Int64List(value=ix2))
+    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+
+
+def test_sparse_feature_merges_index_and_value_features():
+    """TensorFlow 2.21's results: indices sorted, the dense shape [batch, size...]; a key only
+    the SparseFeature reads is not returned, one also asked for is."""
+    records = [_indexed_example([3, 1], [0.5, 1.5], [0, 2]), _indexed_example([0], [2.0], [1])]
+    with tf.Graph().as_default(), tf.Session() as sess:
+        batch = tf.parse_example(records, {"sp": tf.io.SparseFeature("ix", "val", tf.float32, 5),
+                                           "val": tf.VarLenFeature(tf.float32)})
+        single = tf.parse_single_example(records[0], {
+            "sp": tf.SparseFeature("ix", "val", tf.float32, 5)})
+        two_d = tf.parse_example(records, {
+            "sp": tf.SparseFeature(["ix", "ix2"], "val", tf.float32, [5, 3])})
+        assert sorted(batch) == ["sp", "val"] and sorted(two_d) == ["sp"]
+        assert (batch["sp"].shape.as_list(), single["sp"].shape.as_list(),
+                two_d["sp"].shape.as_list()) == ([None, 5], [5], [None, 5, 3])
+        got = sess.run([batch["sp"], single["sp"], two_d["sp"]])
+    assert got[0].indices.tolist() == [[0, 1], [0, 3], [1, 0]]
+    assert got[0].values.tolist() == [1.5, 0.5, 2.0] and got[0].dense_shape.tolist() == [2, 5]
+    assert got[1].indices.tolist() == [[1], [3]] and got[1].dense_shape.tolist() == [5]
+    assert got[2].indices.tolist() == [[0, 1, 2], [0, 3, 0], [1, 0, 1]]
+    assert got[2].dense_shape.tolist() == [2, 5, 3]
