@@ -125,7 +125,8 @@ class DirichletMultinomial(_Counts):
                  name="DirichletMultinomial"):
         parameters = dict(locals())
         with name_scope(name) as name:
-            (self._concentration,) = _float_params(concentration=concentration)
+            (self._concentration,) = _float_params(validate_args, ("concentration",),
+                                                   concentration=concentration)
             self._total = reduce_sum(self._concentration, -1)
             self._init_counts(total_count, self._concentration, validate_args,
                               allow_nan_stats, parameters, name)

@@ -87,6 +87,7 @@ class Distribution:
     reparameterization_type = property(lambda self: self._reparameterization_type)
     allow_nan_stats = property(lambda self: self._allow_nan_stats)
     validate_args = property(lambda self: self._validate_args)
+    graph_parents = property(lambda self: list(self._graph_parents))
 
     @property
     def batch_shape(self) -> _ts.TensorShape:

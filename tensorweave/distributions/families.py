@@ -20,13 +20,14 @@ from tensorweave.distributions.distribution import (
 )
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
-from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.scopes import control_dependencies, name_scope
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops.array_creation_ops import ones_like, zeros_like
 from tensorweave.ops.array_index_ops import where
 from tensorweave.ops.array_join_ops import concat
-from tensorweave.ops.array_ops import reshape, shape, transpose
+from tensorweave.ops.array_ops import identity, reshape, shape, transpose
 from tensorweave.ops.array_rearrange_ops import broadcast_dynamic_shape, broadcast_static_shape
+from tensorweave.ops.check_ops import assert_less, assert_positive
 from tensorweave.ops.math_ops import greater, greater_equal, less, logical_or
 from tensorweave.ops.math_special_ops import erfc
 from tensorweave.ops.math_unary_ops import abs, cast, expm1, log, log1p, sigmoid, sign, square
@@ -44,20 +45,33 @@ __all__ = ["Normal", "Laplace", "Uniform", "Bernoulli", "Categorical"]
 _HALF_LOG_TWO_PI = 0.5 * math.log(2.0 * math.pi)
 
 
-def _float_params(**values) -> list:
-    """The parameters as tensors of one float dtype (float32 unless a tensor says otherwise)."""
+def _float_params(validate=False, positive=(), **values) -> list:
+    """The parameters as tensors of one float dtype (float32 unless a tensor says otherwise);
+    with `validate` (validate_args), every one behind assert_positive of those named in
+    `positive`, as TensorFlow's families check (so any statistic runs the checks)."""
     tensors = {k: v for k, v in values.items() if hasattr(v, "dtype") and hasattr(v, "op")}
     dtype = next(iter(tensors.values())).dtype.base_dtype if tensors else _dtypes.float32
-    return [convert_to_tensor(v, dtype=dtype, name=k) for k, v in values.items()]
+    params = [convert_to_tensor(v, dtype=dtype, name=k) for k, v in values.items()]
+    if not validate:
+        return params
+    return checked(params, [assert_positive(t) for k, t in zip(values, params)
+                            if k in positive])
+
+
+def checked(tensors: list, checks: list) -> list:
+    """`tensors`, each computed only once the assertion ops `checks` have passed."""
+    with control_dependencies(checks):
+        return [identity(t) for t in tensors]
 
 
 class _TwoParameters(Distribution):
     """A continuous, reparameterized family of two broadcast float parameters."""
 
     def _init_pair(self, first, second, names, validate_args, allow_nan_stats, parameters,
-                   name):
+                   name, positive=()):
         with name_scope(name) as name:
-            self._first, self._second = _float_params(**dict(zip(names, (first, second))))
+            self._first, self._second = _float_params(
+                validate_args, positive, **dict(zip(names, (first, second))))
             super().__init__(self._first.dtype, FULLY_REPARAMETERIZED, validate_args,
                              allow_nan_stats, parameters, [self._first, self._second], name)
 
@@ -81,7 +95,7 @@ class _LocationScale(_TwoParameters):
 
     def __init__(self, loc, scale, validate_args=False, allow_nan_stats=True, name=None):
         self._init_pair(loc, scale, ("loc", "scale"), validate_args, allow_nan_stats,
-                        dict(locals()), name or type(self).__name__)
+                        dict(locals()), name or type(self).__name__, positive=("scale",))
 
     loc = property(lambda self: self._first)
     scale = property(lambda self: self._second)
@@ -153,6 +167,9 @@ class Uniform(_TwoParameters):
                  name="Uniform"):
         self._init_pair(low, high, ("low", "high"), validate_args, allow_nan_stats,
                         dict(locals()), name)
+        if validate_args:
+            self._first, self._second = checked([self._first, self._second], [assert_less(
+                self._first, self._second, message="uniform not defined when low >= high.")])
 
     low = property(lambda self: self._first)
     high = property(lambda self: self._second)

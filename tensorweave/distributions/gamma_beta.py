@@ -39,9 +39,10 @@ __all__ = ["Gamma", "Exponential", "Beta", "Dirichlet", "StudentT"]
 class _Positive(Distribution):
     """A family of broadcast positive float parameters, reparameterized."""
 
-    def _init_params(self, values: dict, validate_args, allow_nan_stats, parameters, name):
+    def _init_params(self, values: dict, validate_args, allow_nan_stats, parameters, name,
+                     positive=()):
         with name_scope(name) as name:
-            self._params = _float_params(**values)
+            self._params = _float_params(validate_args, positive, **values)
             super().__init__(self._params[0].dtype, FULLY_REPARAMETERIZED, validate_args,
                              allow_nan_stats, parameters, list(self._params), name)
 
@@ -82,7 +83,8 @@ class Gamma(_Positive):
     def __init__(self, concentration, rate, validate_args=False, allow_nan_stats=True,
                  name="Gamma"):
         self._init_params({"concentration": concentration, "rate": rate}, validate_args,
-                          allow_nan_stats, dict(locals()), name)
+                          allow_nan_stats, dict(locals()), name,
+                          positive=("concentration", "rate"))
 
     concentration = property(lambda self: self._params[0])
     rate = property(lambda self: self._params[1])
@@ -119,7 +121,7 @@ class Exponential(Gamma):
 
     def __init__(self, rate, validate_args=False, allow_nan_stats=True, name="Exponential"):
         with name_scope(name) as name:
-            (rate,) = _float_params(rate=rate)
+            (rate,) = _float_params(validate_args, ("rate",), rate=rate)
             super().__init__(ones_like(rate), rate, validate_args, allow_nan_stats,
                              name=name)
         self._parameters = {"rate": rate, "validate_args": validate_args,
@@ -148,7 +150,8 @@ class Beta(_Positive):
                  allow_nan_stats=True, name="Beta"):
         self._init_params({"concentration1": concentration1,
                            "concentration0": concentration0}, validate_args,
-                          allow_nan_stats, dict(locals()), name)
+                          allow_nan_stats, dict(locals()), name,
+                          positive=("concentration1", "concentration0"))
 
     concentration1 = property(lambda self: self._params[0])
     concentration0 = property(lambda self: self._params[1])
@@ -204,7 +207,8 @@ class Dirichlet(Distribution):
                  name="Dirichlet"):
         parameters = dict(locals())
         with name_scope(name) as name:
-            (self._concentration,) = _float_params(concentration=concentration)
+            (self._concentration,) = _float_params(validate_args, ("concentration",),
+                                                   concentration=concentration)
             self._total = reduce_sum(self._concentration, -1)
             super().__init__(self._concentration.dtype, FULLY_REPARAMETERIZED, validate_args,
                              allow_nan_stats, parameters, [self._concentration], name)
@@ -265,7 +269,7 @@ class StudentT(_Positive):
     def __init__(self, df, loc, scale, validate_args=False, allow_nan_stats=True,
                  name="StudentT"):
         self._init_params({"df": df, "loc": loc, "scale": scale}, validate_args,
-                          allow_nan_stats, dict(locals()), name)
+                          allow_nan_stats, dict(locals()), name, positive=("df", "scale"))
 
     df = property(lambda self: self._params[0])
     loc = property(lambda self: self._params[1])

@@ -315,3 +315,20 @@ def test_dirichlet_multinomial():
     np.testing.assert_allclose(samples.mean(0), got[1], atol=0.15)
     with pytest.raises(ValueError, match="Must pass probs or logits, but not both."):
         D.Multinomial(3.0)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: D.Normal(0.0, p, validate_args=True).mean(), "x > 0"),
+    (lambda p: D.Gamma(p, 1.0, validate_args=True).mean(), "x > 0"),
+    (lambda p: D.Dirichlet(tf.stack([p, p]), validate_args=True).mean(), "x > 0"),
+    (lambda p: D.Uniform(1.0, p, validate_args=True).mean(),
+     "uniform not defined when low >= high."),
+], ids=["normal", "gamma", "dirichlet", "uniform"])
+def test_validate_args_checks_the_parameters_when_run(make, message):
+    parameter = tf.placeholder(tf.float32, [])
+    statistic = make(parameter)
+    with tf.Session() as sess:
+        sess.run(statistic, {parameter: 2.0})
+        with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+            sess.run(statistic, {parameter: -1.0})
+    assert D.Normal(0.0, -1.0).mean() is not None     # unchecked without validate_args
