@@ -27,7 +27,13 @@ from tensorweave.ops.array_index_ops import where
 from tensorweave.ops.array_join_ops import concat
 from tensorweave.ops.array_ops import identity, reshape, shape, transpose
 from tensorweave.ops.array_rearrange_ops import broadcast_dynamic_shape, broadcast_static_shape
-from tensorweave.ops.check_ops import assert_less, assert_positive
+from tensorweave.ops.check_ops import (
+    assert_less,
+    assert_less_equal,
+    assert_near,
+    assert_non_negative,
+    assert_positive,
+)
 from tensorweave.ops.math_ops import greater, greater_equal, less, logical_or
 from tensorweave.ops.math_special_ops import erfc
 from tensorweave.ops.math_unary_ops import abs, cast, expm1, log, log1p, sigmoid, sign, square
@@ -210,15 +216,27 @@ class Uniform(_TwoParameters):
 class _Discrete(Distribution):
     """Bernoulli and Categorical: logits or probs, integer samples of `dtype`."""
 
-    def _logits_and_probs(self, logits, probs, to_logits, to_probs):
+    def _logits_and_probs(self, logits, probs, to_logits, to_probs, validate=False,
+                          simplex=False):
+        """Sets both from the one given. With `validate`, given probs sit behind TensorFlow's
+        checks: within [0, 1], and (`simplex`) summing to 1 over the last axis."""
         if (logits is None) == (probs is None):
             raise ValueError("Must pass probs or logits, but not both.")
         if probs is None:
             self._logits = convert_to_tensor(logits, name="logits")
             self._probs = to_probs(self._logits)
-        else:
-            self._probs = convert_to_tensor(probs, name="probs")
-            self._logits = to_logits(self._probs)
+            return
+        probs = convert_to_tensor(probs, name="probs")
+        if validate:
+            checks = [assert_non_negative(probs, message="probs has components less than 0."),
+                      assert_less_equal(probs, 1.0,
+                                        message="probs has components greater than 1.")]
+            if simplex:
+                checks.append(assert_near(reduce_sum(probs, -1), 1.0,
+                                          message="probs does not sum to 1."))
+            (probs,) = checked([probs], checks)
+        self._probs = probs
+        self._logits = to_logits(probs)
 
     logits = property(lambda self: self._logits)
     probs = property(lambda self: self._probs)
@@ -235,7 +253,8 @@ class Bernoulli(_Discrete):
                  allow_nan_stats=True, name="Bernoulli"):
         parameters = dict(locals())
         with name_scope(name) as name:
-            self._logits_and_probs(logits, probs, lambda p: log(p) - log1p(-p), sigmoid)
+            self._logits_and_probs(logits, probs, lambda p: log(p) - log1p(-p), sigmoid,
+                                   validate_args)
             super().__init__(_dtypes.as_dtype(dtype), NOT_REPARAMETERIZED, validate_args,
                              allow_nan_stats, parameters, [self._logits, self._probs], name)
 
@@ -276,7 +295,7 @@ class Categorical(_Discrete):
                  allow_nan_stats=True, name="Categorical"):
         parameters = dict(locals())
         with name_scope(name) as name:
-            self._logits_and_probs(logits, probs, log, softmax)
+            self._logits_and_probs(logits, probs, log, softmax, validate_args, simplex=True)
             super().__init__(_dtypes.as_dtype(dtype), NOT_REPARAMETERIZED, validate_args,
                              allow_nan_stats, parameters, [self._logits, self._probs], name)
 

@@ -323,7 +323,12 @@ def test_dirichlet_multinomial():
     (lambda p: D.Dirichlet(tf.stack([p, p]), validate_args=True).mean(), "x > 0"),
     (lambda p: D.Uniform(1.0, p, validate_args=True).mean(),
      "uniform not defined when low >= high."),
-], ids=["normal", "gamma", "dirichlet", "uniform"])
+    (lambda p: D.Bernoulli(probs=p / 4.0, validate_args=True).mean(),
+     "probs has components less than 0."),
+    (lambda p: D.Categorical(probs=tf.stack([p / 4.0, 1.0 - p / 4.0]),
+                             validate_args=True).entropy(),
+     "probs has components (less than 0|greater than 1)."),
+], ids=["normal", "gamma", "dirichlet", "uniform", "bernoulli", "categorical"])
 def test_validate_args_checks_the_parameters_when_run(make, message):
     parameter = tf.placeholder(tf.float32, [])
     statistic = make(parameter)
@@ -332,3 +337,15 @@ def test_validate_args_checks_the_parameters_when_run(make, message):
         with pytest.raises(tf.errors.InvalidArgumentError, match=message):
             sess.run(statistic, {parameter: -1.0})
     assert D.Normal(0.0, -1.0).mean() is not None     # unchecked without validate_args
+
+
+def test_categorical_validate_args_checks_the_simplex():
+    probs = tf.placeholder(tf.float32, [2])
+    entropy = D.Categorical(probs=probs, validate_args=True).entropy()
+    with tf.Session() as sess:
+        sess.run(entropy, {probs: [0.25, 0.75]})
+        with pytest.raises(tf.errors.InvalidArgumentError, match="probs does not sum to 1."):
+            sess.run(entropy, {probs: [0.25, 0.25]})
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match="probs has components greater than 1."):
+            sess.run(D.Bernoulli(probs=probs, validate_args=True).mean(), {probs: [0.5, 1.5]})
