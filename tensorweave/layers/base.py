@@ -10,18 +10,35 @@ layer says so.
 """
 from __future__ import annotations
 
+import re
+
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.framework.scopes import name_scope
 from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.layers.input_spec import assert_input_compatibility
 from tensorweave.ops import variable_scope as vs
 from tensorweave.ops.sliced_variables import PartitionedVariable
+
+
+def snake_case(name: str) -> str:
+    """`MyDenseLayer` -> `my_dense_layer`; a leading underscore becomes `private_`."""
+    words = re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", name)
+    snake = re.sub(r"([a-z])([A-Z])", r"\1_\2", words).lower()
+    return "private" + snake if snake.startswith("_") else snake
 
 
 class Layer:
     """Base class of tf.layers layers."""
 
     _base_name = "layer"
+
+    def __init_subclass__(cls, **kwargs):
+        """A subclass that names no `_base_name` is named after itself in snake case, as
+        TensorFlow names layers (class MyDense: scope `my_dense`, variables `my_dense/...`)."""
+        super().__init_subclass__(**kwargs)
+        if "_base_name" not in cls.__dict__:
+            cls._base_name = snake_case(cls.__name__)
 
     def __init__(self, trainable=True, name=None, dtype=None, _reuse=None, **kwargs):
         self.trainable = trainable
@@ -128,6 +145,7 @@ class Layer:
         if self._scope is None:
             self._scope = self._capture_scope()
         reuse = True if self.built else self._reuse
+        assert_input_compatibility(self.input_spec, inputs, self.name)
         with vs.variable_scope(self._scope, reuse=reuse, auxiliary_name_scope=False), \
                 name_scope(self._scope.original_name_scope):
             if not self.built:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.layers.base import Layer
+from tensorweave.layers.input_spec import InputSpec
 from tensorweave.ops import init_ops
 
 # TF1 signatures default to an initializer instance; one shared instance.
@@ -69,6 +70,7 @@ class Conv(Layer):
         self.kernel_constraint = kernel_constraint
         self.bias_constraint = bias_constraint
         self.kernel = self.bias = None
+        self.input_spec = InputSpec(min_ndim=rank + 2)
 
     def _channel_axis(self) -> int:
         return 1 if self.data_format == "channels_first" else -1
@@ -79,6 +81,8 @@ class Conv(Layer):
         if channels is None:
             raise ValueError("The channel dimension of the inputs should be defined. "
                              "Found `None`.")
+        self.input_spec = InputSpec(min_ndim=self.rank + 2,
+                                    axes={self._channel_axis(): channels})
         self.kernel = self.add_weight("kernel", list(self.kernel_size) + [channels,
                                                                           self.filters],
                                       initializer=self.kernel_initializer,
@@ -276,6 +280,7 @@ class _Pooling(Layer):
         self.strides = _tuple(strides if strides is not None else pool_size, rank, "strides")
         self.padding = padding.upper()
         self.data_format = data_format or "channels_last"
+        self.input_spec = InputSpec(ndim=rank + 2)
 
     def call(self, inputs):
         from tensorweave.ops.array_ops import expand_dims, squeeze

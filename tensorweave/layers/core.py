@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.layers.base import Layer, smart_cond
+from tensorweave.layers.input_spec import InputSpec
 from tensorweave.ops import init_ops
 
 # TF1 signatures default to an initializer instance; one shared instance.
@@ -37,6 +38,7 @@ class Dense(Layer):
         self.kernel_constraint = kernel_constraint
         self.bias_constraint = bias_constraint
         self.kernel = self.bias = None
+        self.input_spec = InputSpec(min_ndim=2)
 
     def build(self, input_shape):
         input_shape = _ts.as_shape(input_shape)
@@ -44,6 +46,7 @@ class Dense(Layer):
         if last is None:
             raise ValueError("The last dimension of the inputs to `Dense` should be defined. "
                              "Found `None`.")
+        self.input_spec = InputSpec(min_ndim=2, axes={-1: last})
         self.kernel = self.add_weight("kernel", [last, self.units],
                                       initializer=self.kernel_initializer,
                                       regularizer=self.kernel_regularizer,
@@ -112,6 +115,7 @@ class Flatten(Layer):
     def __init__(self, data_format=None, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
         self.data_format = data_format or "channels_last"
+        self.input_spec = InputSpec(min_ndim=1)
 
     def call(self, inputs):
         from tensorweave.ops.array_join_ops import stack
