@@ -334,3 +334,29 @@ class RegexReplaceKernel:
     def compute(self, ctx, strings, pattern, rewrite):
         return _replace(_scalar_text(pattern), _scalar_text(rewrite), self.replace_global,
                         strings)
+
+
+@kernel("UnsortedSegmentJoin")
+class UnsortedSegmentJoinKernel:
+    """Each segment's strings joined in input order; a segment without rows is b""."""
+
+    def __init__(self, ctx):
+        separator = ctx.attrs["separator"]
+        self.separator = separator.encode() if isinstance(separator, str) else separator
+
+    def compute(self, ctx, inputs, segment_ids, num_segments):
+        ids = np.asarray(segment_ids)
+        count = int(num_segments)
+        if ids.size and (ids.min() < 0 or ids.max() >= count):
+            raise invalid_argument("segment_ids are not allowed to exceed num_segments or to "
+                                   "have negative values.")
+        rest = inputs.shape[ids.ndim:]
+        rows = inputs.reshape((-1,) + rest)
+        flat_ids = ids.reshape(-1)
+        out = np.full((count,) + rest, b"", dtype=object)
+        for segment in np.unique(flat_ids):
+            members = rows[flat_ids == segment]
+            for index in np.ndindex(*rest):
+                out[(segment,) + index] = self.separator.join(
+                    members[(slice(None),) + index])
+        return out

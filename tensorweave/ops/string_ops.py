@@ -19,7 +19,8 @@ from tensorweave.framework.scopes import name_scope
 from tensorweave.framework.shape_text import shape_text
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 
-__all__ = ["as_string", "reduce_join", "string_join", "string_strip", "substr"]
+__all__ = ["as_string", "reduce_join", "string_join", "string_strip", "substr",
+           "unsorted_segment_join"]
 
 _d = _dtypes
 AS_STRING_TYPES = _d.REAL_NUMERIC | _d.COMPLEX | {_d.bool, _d.string}
@@ -299,3 +300,27 @@ def substr(input, pos, len, name=None, unit="BYTE"):  # noqa: A002 - TF's argume
     return apply_op(Substr, [input, pos, len], {"unit": _check_unit("Substr", unit)},
                     name=name or "Substr")
 
+
+def _unsorted_segment_join_op():
+    from tensorweave.ops.math_segment_ops import unsorted_segment_shape
+    return define_op(
+        "UnsortedSegmentJoin",
+        inputs=["inputs: string", "segment_ids: Tindices", "num_segments: Tnumsegments"],
+        outputs=["output: string"],
+        attrs=[Attr("separator", "string", ""), TypeAttr("Tindices", _dtypes.INDEX),
+               TypeAttr("Tnumsegments", _dtypes.INDEX, default=_dtypes.int32)],
+        shape_fn=unsorted_segment_shape, not_differentiable=True,
+        doc="The strings of each segment joined with `separator`, in order; empty segments "
+            "give empty strings.")
+
+
+UnsortedSegmentJoin = _unsorted_segment_join_op()
+
+
+def unsorted_segment_join(inputs, segment_ids, num_segments, separator="", name=None):
+    """Joins the rows of `inputs` that share a segment id, in their order, with `separator`:
+    output [num_segments] + inputs.shape[rank(segment_ids):] (tf.strings.unsorted_segment_join).
+
+    Running it raises InvalidArgumentError for a segment id outside [0, num_segments)."""
+    return apply_op(UnsortedSegmentJoin, [inputs, segment_ids, num_segments],
+                    {"separator": separator}, name=name)

@@ -6,6 +6,7 @@ from tensorweave.ops.string_ops import string_join as join
 from tensorweave.ops.string_ops import string_length as length
 from tensorweave.ops.string_ops import string_lower as lower
 from tensorweave.ops.string_ops import string_strip as strip
+from tensorweave.ops.string_ops import unsorted_segment_join
 from tensorweave.ops.string_ops import string_upper as upper
 from tensorweave.ops.string_regex_ops import regex_full_match, regex_replace
 from tensorweave.ops.string_hash_ops import string_to_hash_bucket as to_hash_bucket

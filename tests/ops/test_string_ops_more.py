@@ -52,6 +52,11 @@ CASES = [
            lambda s, p, n: np.array([x[a:a + b] for x, a, b in zip(s, p, n)], dtype=object),
            [_s("hello", "world", "ab"), np.array([1, 0, 2]), np.array([3, 10, 0])],
            dtypes=STR, fixed_dtypes=(None, tf.int32, tf.int32), grad=False),
+    OpCase("unsorted_segment_join",
+           lambda s, ids: tf.strings.unsorted_segment_join(s, ids, 3, separator=":"),
+           lambda s, ids: np.array([[b":".join(s[ids == k, j]) for j in range(s.shape[1])]
+                                    for k in range(3)], dtype=object),
+           [GRID, np.array([2, 0])], dtypes=STR, fixed_dtypes=(None, tf.int32), grad=False),
     OpCase("regex_full_match_static", lambda s: tf.strings.regex_full_match(s, r"[a-z]+"),
            lambda s: np.array([re.fullmatch(rb"[a-z]+", x) is not None for x in s]), [WORDS],
            dtypes=STR, grad=False),
@@ -255,3 +260,27 @@ def test_string_ops_have_no_gradient():
     with tf.Graph().as_default():
         x = tf.placeholder(tf.float32, [2])
         assert tf.gradients(tf.strings.length(tf.as_string(x)), x) == [None]
+
+
+def test_unsorted_segment_join_values_shapes_and_errors():
+    """Values and messages printed by TensorFlow 2.21's tf.strings.unsorted_segment_join."""
+    with tf.Graph().as_default():
+        rows = [["Y", "q", "c"], ["Y", "6", "6"], ["p", "G", "a"]]
+        joined = tf.strings.unsorted_segment_join(rows, [1, 0, 1], 2, separator=":")
+        assert joined.op.name == "UnsortedSegmentJoin" and joined.shape.as_list() == [2, 3]
+        got = _run([joined, tf.strings.unsorted_segment_join(["a", "b", "c", "d"],
+                                                             [2, 0, 2, 0], 4),
+                    tf.strings.unsorted_segment_join([["a", "b"], ["c", "d"]],
+                                                     [[0, 1], [1, 1]], 3, separator="-")])
+        np.testing.assert_array_equal(got[0], [[b"Y", b"6", b"6"], [b"Y:p", b"q:G", b"c:a"]])
+        np.testing.assert_array_equal(got[1], [b"bd", b"", b"ac", b""])
+        np.testing.assert_array_equal(got[2], [b"a", b"b-c-d", b""])
+        count = tf.placeholder(tf.int32, [])
+        assert tf.strings.unsorted_segment_join(
+            tf.placeholder(tf.string, [4, 5]), [0, 1, 0, 1], count).shape.as_list() == [None, 5]
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match="segment_ids are not allowed to exceed num_segments or to "
+                                 "have negative values."):
+            _run(tf.strings.unsorted_segment_join(["a", "b"], [0, 2], 2))
+        with pytest.raises(ValueError, match="Shape must be at least rank 2 but is rank 1"):
+            tf.strings.unsorted_segment_join(["a", "b"], [[0]], 2)
