@@ -331,3 +331,31 @@ def test_second_derivative_of_max_pool_is_max_pool_grad_grad():
         with tf.Session() as sess:
             got = sess.run(dg, {g: np.ones((1, 2, 2, 1))})
         np.testing.assert_array_equal(got[0, :, :, 0], [[2.5, 3.5], [6.5, 7.5]])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_2x2_loops_match_the_general_loops_bit_for_bit(dtype):
+    """The vectorized 2x2 / 2 MaxPool and MaxPoolGrad (with and without the fused ReLU) give
+    the general compiled loops' bits: ties, NaN, signed zeros, infinities, odd sizes."""
+    from tensorweave.kernels import pool
+    from tensorweave.kernels.jit import compiled
+    general, tiled = compiled(pool._max_pool_nhwc), compiled(pool._max_pool_2x2_nhwc)
+    grad_general = compiled(pool._max_pool_grad_nhwc)
+    grad_tiled = compiled(pool._max_pool_grad_2x2_nhwc)
+    rng = np.random.RandomState(0)
+    for _ in range(40):
+        n, h, w, c = rng.randint(1, 4), rng.randint(2, 9), rng.randint(2, 9), rng.randint(1, 40)
+        x = rng.randint(-2, 3, (n, h, w, c)).astype(dtype)
+        for special in (np.nan, -0.0, -np.inf, np.inf):
+            x.flat[rng.randint(0, x.size, 3)] = special
+        want, got = (np.empty((n, h // 2, w // 2, c), dtype) for _ in range(2))
+        general(x, want, 2, 2, 2, 2, 0, 0)
+        tiled(x, got)
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+        dy = rng.randn(n, h // 2, w // 2, c).astype(dtype)
+        dy.flat[0] = np.inf
+        for relu in (False, True):
+            want, got = np.zeros_like(x), np.zeros_like(x)
+            grad_general(x, dy, want, 2, 2, 2, 2, 0, 0, relu)
+            grad_tiled(x, dy, got, relu)
+            np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
