@@ -14,7 +14,7 @@ import os
 import re
 from collections.abc import Callable
 
-from google.protobuf import text_format
+from google.protobuf import any_pb2, text_format
 
 from tensorweave.framework.graph import Graph, GraphKeys, get_default_graph
 from tensorweave.framework.op_list import (
@@ -157,6 +157,8 @@ def _kind_of(item) -> str:
         return "int64_list"
     if isinstance(item, float):
         return "float_list"
+    if isinstance(item, any_pb2.Any):
+        return "any_list"
     return "node_list"
 
 
