@@ -1,7 +1,8 @@
 """tf.saved_model (TF1): SavedModel directories for serving, written and loaded.
 
-SavedModelBuilder and simple_save write them, loader.load reads them. saved_model.pb is
-TensorFlow's proto; the variables are a tensorweave checkpoint (see builder.py).
+SavedModelBuilder and simple_save write them, loader.load reads them, TensorFlow's included.
+saved_model.pb is TensorFlow's proto; the variables we write are a tensorweave checkpoint,
+which TensorFlow cannot restore (see builder.py).
 
 TF2's object-based `tf.saved_model.save` / `load_v2` (trackable objects, tf.function
 signatures) are not provided: tensorweave's models are graphs and sessions.

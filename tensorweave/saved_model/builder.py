@@ -2,7 +2,7 @@
 
 The directory holds TensorFlow's saved_model.pb (TensorFlow's loader and tools read its graphs,
 signatures, assets and main op) and the variables as a tensorweave checkpoint, which
-TensorFlow cannot restore: checkpoints have their own format (ARCHITECTURE.md).
+TensorFlow cannot restore: we write our own checkpoint format (ARCHITECTURE.md).
 
 The first MetaGraphDef comes with the variables (`add_meta_graph_and_variables`, which writes
 one checkpoint under variables/); later ones (`add_meta_graph`, e.g. a training graph beside

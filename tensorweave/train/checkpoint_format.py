@@ -41,6 +41,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
 from tensorweave.framework.shape_text import dims_text
+from tensorweave.train import tf_bundle
 from tensorweave.train.checkpoint_slices import (
     assemble,
     check_slice_bounds,
@@ -130,11 +131,14 @@ class TensorEntry:
 
 @dataclass
 class CheckpointIndex:
-    """A checkpoint's table of contents: its tensors, sorted by name, and its data files."""
+    """A checkpoint's table of contents: its tensors, sorted by name, and its data files;
+    `tensorflow` for a checkpoint in TensorFlow's format (train/tf_bundle.py), whose data
+    files have no header and encode strings their own way."""
 
     prefix: str
     entries: dict
     data_suffixes: list
+    tensorflow: bool = False
 
     def data_path(self, shard: int) -> str:
         return f"{self.prefix}.{self.data_suffixes[shard]}"
@@ -485,6 +489,8 @@ def read_index(prefix: str) -> CheckpointIndex:
             f"matching files for {prefix}") from None
     except IsADirectoryError:
         raise errors.DataLossError(None, None, f"{path} is a directory") from None
+    if not blob.startswith(INDEX_MAGIC) and tf_bundle.is_tensorflow_index(blob):
+        return tf_bundle.read_index(prefix, path, blob)
     if len(blob) < INDEX_HEADER.size + _CRC.size:
         raise _data_loss(f"Checkpoint index {path} is truncated ({len(blob)} bytes)")
     magic, version, length = INDEX_HEADER.unpack_from(blob)
@@ -566,18 +572,24 @@ def _read_shard(index, shard, items) -> list:
                                    f"(the index {index_path(index.prefix)} names it)") from None
     pending = []
     with f:
-        header = f.read(DATA_HEADER.size)
-        if len(header) < DATA_HEADER.size or header[:8] != DATA_MAGIC:
-            raise _data_loss(f"{path} is not a tensorweave checkpoint data file")
-        pos = DATA_HEADER.size
+        pos = 0
+        if not index.tensorflow:
+            header = f.read(DATA_HEADER.size)
+            if len(header) < DATA_HEADER.size or header[:8] != DATA_MAGIC:
+                raise _data_loss(f"{path} is not a tensorweave checkpoint data file")
+            pos = DATA_HEADER.size
         for e, piece in items:
             if pos != piece.offset:
                 f.seek(piece.offset)
             buf = _read_exact(f, e, piece, path)
             pos = piece.offset + piece.length
-            pending.append((e, piece, buf, _crc_async(buf)))
+            tf_strings = index.tensorflow and e.dtype == _dtypes.string
+            pending.append((e, piece, buf, None if tf_strings else _crc_async(buf)))
     out = []
     for e, piece, buf, crc in pending:
+        if crc is None:   # TensorFlow checksums a string tensor its own way
+            out.append(tf_bundle.decode_strings(buf, piece, e.name, path))
+            continue
         if _result(crc) != piece.crc32c:
             raise _data_loss(f"Checksum does not match for tensor {e.name!r} in {path}: "
                              f"stored {piece.crc32c:#010x}, computed {_result(crc):#010x}; "

@@ -1,5 +1,5 @@
 """tf.saved_model (TF1): SavedModelBuilder, simple_save and loader.load round trips, assets and
-main ops, signatures, TensorFlow's messages, and a saved_model.pb written by TensorFlow 2.21."""
+main ops, signatures, TensorFlow's messages, and a SavedModel written by TensorFlow 2.21."""
 import os
 import shutil
 
@@ -12,7 +12,7 @@ from tensorweave.saved_model import loader as loader_module
 from tensorweave.saved_model.assets import asset_tensors
 
 FIXTURE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures",
-                       "tf_saved_model.pb")
+                       "tf_saved_model")
 
 
 def _linear_model(weights=((1.0,), (1.0,), (5.0,))):
@@ -218,26 +218,23 @@ def test_main_op_initializes_everything_and_then_restores():
             assert op.type == "NoOp"
 
 
-def test_a_tensorflow_saved_model_graph_loads(tmp_path):
-    """TensorFlow 2.21's saved_model.pb (tests/fixtures/make_tf_saved_model.py): its tags,
-    signatures, asset and main op are found and its graph runs here. Its variables are in
-    TensorFlow's checkpoint format, which tensorweave does not read, so they are initialized."""
+def test_a_tensorflow_saved_model_loads(tmp_path):
+    """The SavedModel TensorFlow 2.21 wrote (tests/fixtures/make_tf_saved_model.py): its tags,
+    signature, variables (TensorFlow's checkpoint format), asset and main op."""
     export_dir = tmp_path / "tf_model"
-    export_dir.mkdir()
-    shutil.copyfile(FIXTURE, export_dir / "saved_model.pb")
+    shutil.copytree(FIXTURE, export_dir)
     saved = loader_module.parse_saved_model(str(export_dir))
     assert [list(m.meta_info_def.tags) for m in saved.meta_graphs] == [["serve"], ["train"]]
-    meta = loader_module.meta_graph_with_tags(saved, ["serve"])
-    assert tf.saved_model.is_valid_signature(meta.signature_def["serving_default"])
-    assets = asset_tensors(str(export_dir), meta)
-    assert assets == {"vocab_path:0": str(export_dir / "assets" / "vocab.txt")}
-    with tf.Graph().as_default() as graph, tf.Session() as sess:
-        tf.train.import_meta_graph(meta)
-        main_op = loader_module._init_op(graph, meta, None)
-        sess.run(tf.global_variables_initializer())
-        sess.run(main_op, assets)
-        assert sess.run("vocab_seen:0").decode() == assets["vocab_path:0"]
-        np.testing.assert_allclose(sess.run("y:0", {"x:0": [[1, 1, 1]]}), [[6]])
+    assert asset_tensors(str(export_dir), saved.meta_graphs[0]) == {
+        "vocab_path:0": str(export_dir / "assets" / "vocab.txt")}
+    for tags in (["serve"], ["train"]):
+        with tf.Graph().as_default(), tf.Session() as sess:
+            meta = tf.saved_model.loader.load(sess, tags, str(export_dir))
+            assert tf.saved_model.is_valid_signature(meta.signature_def["serving_default"]) \
+                or tags == ["train"]
+            assert sess.run("vocab_seen:0").decode() == str(export_dir / "assets" /
+                                                           "vocab.txt")
+            np.testing.assert_allclose(sess.run("y:0", {"x:0": [[1, 1, 1]]}), [[6]])
 
 
 def test_examples_must_be_a_tensor():
