@@ -1,11 +1,15 @@
 """The `tensorweave` command.
 
     tensorweave inspect-checkpoint PATH [--tensor NAME] [--all]
+    tensorweave to-tensorflow-checkpoint PATH
     tensorweave explain-placement GRAPH NODE... [--cpus N] [--soft]
 
 inspect-checkpoint: PATH is a checkpoint prefix or a directory (its newest checkpoint). Without
 options it lists every tensor with its dtype and shape; `--tensor NAME` prints one tensor's
 value, `--all` every tensor's value.
+
+to-tensorflow-checkpoint: rewrites the checkpoint at PATH (a prefix or a directory's newest
+checkpoint) in TensorFlow's format, for TensorFlow's Saver and readers; tensorweave reads both.
 
 explain-placement: GRAPH is a GraphDef file (binary or text, as tf.train.write_graph writes);
 prints, for each NODE, the device a session with N CPU devices places it on and why.
@@ -32,6 +36,11 @@ def _parser() -> argparse.ArgumentParser:
                          "state file")
     inspect.add_argument("--tensor", metavar="NAME", help="print the value of this tensor")
     inspect.add_argument("--all", action="store_true", help="print every tensor's value")
+    convert = commands.add_parser(
+        "to-tensorflow-checkpoint", help="rewrite a checkpoint in TensorFlow's format",
+        description="Rewrites a checkpoint in TensorFlow's format (tensorweave reads both).")
+    convert.add_argument("path", help="checkpoint prefix, or a directory with a 'checkpoint' "
+                         "state file")
     explain = commands.add_parser(
         "explain-placement", help="say why nodes of a graph land on their devices",
         description="Places a GraphDef's nodes as a session would and says why each named "
@@ -69,6 +78,24 @@ def inspect_checkpoint(path: str, tensor: str | None = None, all_tensors: bool =
         print(f"tensorweave inspect-checkpoint: {type(e).__name__}: {message}",
               file=sys.stderr)
         return 1
+    return 0
+
+
+def to_tensorflow_checkpoint(path: str, out=None) -> int:
+    """Does what `tensorweave to-tensorflow-checkpoint` does; returns the exit status."""
+    from tensorweave.framework import errors
+    from tensorweave.train.checkpoint_reader import checkpoint_prefix
+    from tensorweave.train.tf_bundle_writer import rewrite_as_tensorflow
+    out = out or sys.stdout
+    try:
+        prefix = checkpoint_prefix(path)
+        rewrite_as_tensorflow(prefix)
+    except (errors.OpError, ValueError, OSError) as e:
+        message = e.message if isinstance(e, errors.OpError) else str(e)
+        print(f"tensorweave to-tensorflow-checkpoint: {type(e).__name__}: {message}",
+              file=sys.stderr)
+        return 1
+    print(f"{prefix}: in TensorFlow's checkpoint format", file=out)
     return 0
 
 
@@ -112,6 +139,8 @@ def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "inspect-checkpoint":
         return inspect_checkpoint(args.path, args.tensor, args.all)
+    if args.command == "to-tensorflow-checkpoint":
+        return to_tensorflow_checkpoint(args.path)
     if args.command == "explain-placement":
         return explain_placement(args.graph, args.nodes, args.cpus, args.soft)
     return 2  # pragma: no cover - argparse rejects unknown commands

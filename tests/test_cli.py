@@ -1,4 +1,4 @@
-"""The `tensorweave inspect-checkpoint` command."""
+"""The `tensorweave` command: inspect-checkpoint and to-tensorflow-checkpoint."""
 import subprocess
 import sys
 
@@ -41,6 +41,18 @@ def test_errors_exit_nonzero(prefix, tmp_path, capsys):
     with pytest.raises(SystemExit) as info:
         cli.main([])
     assert info.value.code == 2
+
+
+def test_to_tensorflow_checkpoint_rewrites_in_place(prefix, tmp_path, capsys):
+    assert cli.main(["to-tensorflow-checkpoint", str(tmp_path)]) == 0
+    assert capsys.readouterr().out == f"{prefix}: in TensorFlow's checkpoint format\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "checkpoint", "model-7.data-00000-of-00001", "model-7.index"]
+    assert fmt.read_index(prefix).tensorflow
+    np.testing.assert_array_equal(tf.train.load_variable(prefix, "w"), [[1.5, 2.5]])
+    assert cli.main(["to-tensorflow-checkpoint", prefix]) == 0     # already: left as it is
+    assert cli.main(["to-tensorflow-checkpoint", str(tmp_path / "absent")]) == 1
+    assert "to-tensorflow-checkpoint: NotFoundError" in capsys.readouterr().err
 
 
 def test_runs_as_a_module(prefix):

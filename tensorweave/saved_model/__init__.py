@@ -1,8 +1,7 @@
 """tf.saved_model (TF1): SavedModel directories for serving, written and loaded.
 
-SavedModelBuilder and simple_save write them, loader.load reads them, TensorFlow's included.
-saved_model.pb is TensorFlow's proto; the variables we write are a tensorweave checkpoint,
-which TensorFlow cannot restore (see builder.py).
+SavedModelBuilder and simple_save write them, loader.load reads them, in TensorFlow's formats
+both ways: TensorFlow loads ours and we load TensorFlow's.
 
 TF2's object-based `tf.saved_model.save` / `load_v2` (trackable objects, tf.function
 signatures) are not provided: tensorweave's models are graphs and sessions.

@@ -1,8 +1,8 @@
 """SavedModelBuilder and simple_save: a session's graphs and variables as a SavedModel.
 
-The directory holds TensorFlow's saved_model.pb (TensorFlow's loader and tools read its graphs,
-signatures, assets and main op) and the variables as a tensorweave checkpoint, which
-TensorFlow cannot restore: we write our own checkpoint format (ARCHITECTURE.md).
+The directory is what TensorFlow's builder writes: saved_model.pb (graphs, signatures, assets
+and main op) and the variables in TensorFlow's checkpoint format (train/tf_bundle_writer.py),
+so TensorFlow and TensorFlow Serving load it, values included.
 
 The first MetaGraphDef comes with the variables (`add_meta_graph_and_variables`, which writes
 one checkpoint under variables/); later ones (`add_meta_graph`, e.g. a training graph beside
@@ -23,6 +23,7 @@ from tensorweave.protos import saved_model_pb2, saver_pb2, types_pb2
 from tensorweave.saved_model import constants, signature_constants, tag_constants
 from tensorweave.saved_model.assets import export_assets
 from tensorweave.saved_model.signature_def_utils import predict_signature_def
+from tensorweave.train.tf_bundle_writer import rewrite_as_tensorflow
 
 __all__ = ["SavedModelBuilder", "simple_save"]
 
@@ -82,10 +83,12 @@ class SavedModelBuilder:
         os.makedirs(variables_dir, exist_ok=True)
         saver = saver or _sharded_saver()
         with sess.graph.as_default():
-            saver.save(sess, os.path.join(variables_dir, constants.VARIABLES_FILENAME),
-                       write_meta_graph=False, write_state=False)
+            prefix = saver.save(sess, os.path.join(variables_dir, constants.VARIABLES_FILENAME),
+                                write_meta_graph=False, write_state=False)
             meta_graph_def = saver.export_meta_graph(
                 clear_devices=clear_devices, strip_default_attrs=strip_default_attrs)
+        if prefix is not None:   # None: nothing to save
+            rewrite_as_tensorflow(prefix)
         self._add(meta_graph_def, tags, signature_def_map)
         self._has_saved_variables = True
 

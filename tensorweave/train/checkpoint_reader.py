@@ -89,7 +89,8 @@ def NewCheckpointReader(filepattern) -> CheckpointReader:  # noqa: N802 - TF1's 
     return CheckpointReader(filepattern)
 
 
-def _checkpoint_prefix(ckpt_dir_or_file) -> str:
+def checkpoint_prefix(ckpt_dir_or_file) -> str:
+    """The prefix of a checkpoint given as a prefix or as a directory (its newest)."""
     path = os.fspath(ckpt_dir_or_file)
     if os.path.isdir(path):
         latest = _mgmt.latest_checkpoint(path)
@@ -102,7 +103,7 @@ def _checkpoint_prefix(ckpt_dir_or_file) -> str:
 
 def load_checkpoint(ckpt_dir_or_file) -> CheckpointReader:
     """A CheckpointReader for a checkpoint prefix or a directory's newest checkpoint."""
-    return CheckpointReader(_checkpoint_prefix(ckpt_dir_or_file))
+    return CheckpointReader(checkpoint_prefix(ckpt_dir_or_file))
 
 
 def load_variable(ckpt_dir_or_file, name):

@@ -27,21 +27,27 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
 from tensorweave.protos import tensor_bundle_pb2
 
-_TABLE_MAGIC = struct.pack("<Q", 0xdb4775248b80fb57)
+TABLE_MAGIC = struct.pack("<Q", 0xdb4775248b80fb57)
 _FOOTER_SIZE = 48
 _BLOCK_TRAILER_SIZE = 5      # compression type byte, masked CRC32C of contents + type
-_MASK_DELTA = 0xa282ead8
+MASK_DELTA = 0xa282ead8
 _SLICE_KEY_PREFIX = b"\x00"  # OrderedCode of the number 0, which starts every slice key
 
 
 def is_tensorflow_index(blob: bytes) -> bool:
     """Whether `blob` (an index file's bytes) is an SSTable, as TensorFlow's index is."""
-    return len(blob) >= _FOOTER_SIZE and blob[-8:] == _TABLE_MAGIC
+    return len(blob) >= _FOOTER_SIZE and blob[-8:] == TABLE_MAGIC
+
+
+def mask(crc: int) -> int:
+    """TensorFlow's crc32c::Mask: a CRC stored beside the data it covers is rotated and
+    offset, so a CRC of data that holds CRCs stays strong."""
+    return ((((crc >> 15) | (crc << 17)) & 0xffffffff) + MASK_DELTA) & 0xffffffff
 
 
 def unmask(masked: int) -> int:
     """The CRC32C that TensorFlow's crc32c::Mask turned into `masked`."""
-    rotated = (masked - _MASK_DELTA) & 0xffffffff
+    rotated = (masked - MASK_DELTA) & 0xffffffff
     return ((rotated >> 17) | (rotated << 15)) & 0xffffffff
 
 
@@ -271,14 +277,14 @@ def _ordered_signed(key: bytes, pos: int):
     while header & (0x8000 >> length):
         length += 1
     raw = bytearray(key[pos:pos + length])
-    raw[0] ^= _SIGNED_HEADERS[length][0]
+    raw[0] ^= SIGNED_HEADERS[length][0]
     if length > 1:
-        raw[1] ^= _SIGNED_HEADERS[length][1]
+        raw[1] ^= SIGNED_HEADERS[length][1]
     return int.from_bytes(raw[-8:], "big", signed=True), pos + length
 
 
 # The header bits OrderedCode XORs into the first two bytes of an n-byte signed number.
-_SIGNED_HEADERS = [(0, 0), (0x80, 0), (0xc0, 0), (0xe0, 0), (0xf0, 0), (0xf8, 0), (0xfc, 0),
+SIGNED_HEADERS = [(0, 0), (0x80, 0), (0xc0, 0), (0xe0, 0), (0xf0, 0), (0xf8, 0), (0xfc, 0),
                    (0xfe, 0), (0xff, 0), (0xff, 0x80), (0xff, 0xc0)]
 
 

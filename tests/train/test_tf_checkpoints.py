@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.train import tf_bundle
+from tensorweave.train import tf_bundle, tf_bundle_writer
+from tensorweave.train.tf_bundle_writer import rewrite_as_tensorflow
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures")
 MODEL = os.path.join(FIXTURES, "tf_checkpoint", "model.ckpt")
@@ -123,3 +124,54 @@ def test_masked_checksums_and_ordered_code():
     assert tf_bundle._ordered_signed(b"\xc0\x64", 0) == (100, 2)
     assert tf_bundle._ordered_signed(b"\x3f\x9c", 0) == (-100, 2)
     assert tf_bundle._ordered_string(b"a\x00\xffb\x00\x01", 0) == ("a\x00b", 6)
+
+
+def _entries(prefix):
+    return {name: (e.dtype, e.shape, [(p.start, p.shape, p.length, p.crc32c) for p in e.pieces()])
+            for name, e in tf.train.NewCheckpointReader(prefix)._index.entries.items()}
+
+
+def test_rewritten_checkpoints_have_tensorflows_bytes_and_checksums(tmp_path):
+    """A tensorweave checkpoint rewritten in TensorFlow's format holds, per tensor, the bytes
+    and checksum TensorFlow wrote for the same values (strings included); a partitioned
+    variable's data file is TensorFlow's byte for byte."""
+    names = [n for n in EXPECTED if n != "parts"]
+    with tf.Graph().as_default():
+        variables = [tf.Variable(_expected(n), name=n) for n in names]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            prefix = tf.train.Saver(variables).save(sess, str(tmp_path / "model.ckpt"))
+    rewrite_as_tensorflow(prefix)
+    assert sorted(os.listdir(tmp_path)) == ["checkpoint", "model.ckpt.data-00000-of-00001",
+                                            "model.ckpt.index", "model.ckpt.meta"]
+    ours, theirs = _entries(prefix), _entries(MODEL)
+    for name in names:
+        assert ours[name][:2] == theirs[name][:2]
+        assert [p[2:] for p in ours[name][2]] == [p[2:] for p in theirs[name][2]], name
+        _assert_value(tf.train.load_variable(prefix, name), name)
+    with tf.Graph().as_default():
+        tf.get_variable("parts", initializer=tf.constant(_expected("parts")),
+                        partitioner=tf.fixed_size_partitioner(3))
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            prefix = tf.train.Saver().save(sess, str(tmp_path / "partitioned.ckpt"))
+    rewrite_as_tensorflow(prefix)
+    assert _entries(prefix) == _entries(PARTITIONED)
+    with open(f"{prefix}.data-00000-of-00001", "rb") as mine, \
+            open(f"{PARTITIONED}.data-00000-of-00001", "rb") as tensorflows:
+        assert mine.read() == tensorflows.read()
+    with tf.Graph().as_default():
+        whole = tf.get_variable("parts", [7, 2])
+        with tf.Session() as sess:
+            tf.train.Saver().restore(sess, prefix)
+            _assert_value(sess.run(whole), "parts")
+
+
+def test_slice_keys_round_trip_through_ordered_code():
+    for start, shape in (((0, 0), (3, 2)), ((5, 0), (2, 2)), ((70, 1 << 20), (1 << 40, 9))):
+        key = tf_bundle_writer._slice_key("a/b\x00c", start, shape)
+        assert tf_bundle._decode_slice_key(key, "p") == ("a/b\x00c", list(start), list(shape))
+    for value in (0, 63, 64, -1, -65, 1000, -1000, 1 << 40, -(1 << 62), (1 << 63) - 1,
+                  -(1 << 63)):
+        encoded = tf_bundle_writer._ordered_signed(value)
+        assert tf_bundle._ordered_signed(encoded + b"\x05", 0) == (value, len(encoded))
