@@ -2,6 +2,7 @@
 
     tensorweave inspect-checkpoint PATH [--tensor NAME] [--all]
     tensorweave to-tensorflow-checkpoint PATH
+    tensorweave serve --model_name NAME --model_base_path PATH [--rest_api_port 8501]
     tensorweave explain-placement GRAPH NODE... [--cpus N] [--soft]
 
 inspect-checkpoint: PATH is a checkpoint prefix or a directory (its newest checkpoint). Without
@@ -10,6 +11,10 @@ value, `--all` every tensor's value.
 
 to-tensorflow-checkpoint: rewrites the checkpoint at PATH (a prefix or a directory's newest
 checkpoint) in TensorFlow's format, for TensorFlow's Saver and readers; tensorweave reads both.
+
+serve: serves the newest SavedModel version under PATH (PATH/<version>/) over TensorFlow
+Serving's REST API on 127.0.0.1 (`--rest_api_host 0.0.0.0` to listen on every interface) until
+interrupted.
 
 explain-placement: GRAPH is a GraphDef file (binary or text, as tf.train.write_graph writes);
 prints, for each NODE, the device a session with N CPU devices places it on and why.
@@ -41,6 +46,16 @@ def _parser() -> argparse.ArgumentParser:
         description="Rewrites a checkpoint in TensorFlow's format (tensorweave reads both).")
     convert.add_argument("path", help="checkpoint prefix, or a directory with a 'checkpoint' "
                          "state file")
+    serve = commands.add_parser(
+        "serve", help="serve a SavedModel over TensorFlow Serving's REST API",
+        description="Serves the newest version of a SavedModel base path over TensorFlow "
+        "Serving's REST API.")
+    serve.add_argument("--model_name", required=True, help="the name requests use")
+    serve.add_argument("--model_base_path", required=True,
+                       help="directory of integer-named SavedModel versions")
+    serve.add_argument("--rest_api_port", type=int, default=8501, help="port (default 8501)")
+    serve.add_argument("--rest_api_host", default="127.0.0.1",
+                       help="address to listen on (default 127.0.0.1)")
     explain = commands.add_parser(
         "explain-placement", help="say why nodes of a graph land on their devices",
         description="Places a GraphDef's nodes as a session would and says why each named "
@@ -99,6 +114,28 @@ def to_tensorflow_checkpoint(path: str, out=None) -> int:
     return 0
 
 
+def serve(name: str, base_path: str, port: int, host: str, out=None) -> int:
+    """Does what `tensorweave serve` does: serves until interrupted; returns the exit status."""
+    from tensorweave.framework import errors
+    from tensorweave.serving import ModelServer
+    out = out or sys.stdout
+    try:
+        server = ModelServer(name, base_path, port=port, host=host)
+    except (errors.OpError, OSError, RuntimeError) as e:
+        message = e.message if isinstance(e, errors.OpError) else str(e)
+        print(f"tensorweave serve: {type(e).__name__}: {message}", file=sys.stderr)
+        return 1
+    print(f"Serving {name} version {server.model.version} at http://{host}:{server.port}"
+          f"/v1/models/{name}", file=out, flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0
+
+
 def _read_graph_def(path: str):
     from google.protobuf import text_format
     from google.protobuf.message import DecodeError
@@ -141,6 +178,9 @@ def main(argv=None) -> int:
         return inspect_checkpoint(args.path, args.tensor, args.all)
     if args.command == "to-tensorflow-checkpoint":
         return to_tensorflow_checkpoint(args.path)
+    if args.command == "serve":
+        return serve(args.model_name, args.model_base_path, args.rest_api_port,
+                     args.rest_api_host)
     if args.command == "explain-placement":
         return explain_placement(args.graph, args.nodes, args.cpus, args.soft)
     return 2  # pragma: no cover - argparse rejects unknown commands
