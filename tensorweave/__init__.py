@@ -66,7 +66,7 @@ from tensorweave import compat, image, initializers, layers, losses, nn, test, t
 from tensorweave import graph_util
 from tensorweave import io, lookup, metrics, python_io, queue, sparse, summary
 from tensorweave import data
-from tensorweave import saved_model, strings
+from tensorweave import feature_column, saved_model, strings
 from tensorweave.autodiff.custom_gradient import *
 from tensorweave.autodiff.gradients import *
 from tensorweave.autodiff.registry import (
