@@ -137,13 +137,27 @@ def _gemm(fn, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
     _call(fn, 101, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 
 
+def _signature(dtype, integers: int, returns=None):
+    """The one signature a caller is compiled for: `integers` int64s, then (alpha, a, lda,
+    b, ldb, beta, c, ldc) with a, b and c any 2-D arrays of `dtype`, C, Fortran or strided,
+    writable or not, aligned or not. numba converts each call's arrays to that type, so one
+    compiled signature serves every layout (each costs ~2 ms to load in a new process; a
+    cnn_train step used to load eight)."""
+    from numba import types
+    matrix = types.Array(dtype, 2, "A", readonly=True, aligned=False)
+    i = types.int64
+    args = (i,) * integers + (types.float64, matrix, i, matrix, i, types.float64, matrix, i)
+    return (returns or types.void)(*args)
+
+
 @functools.cache
 def caller():
     """The compiled `call(fn_address, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta,
     c, ldc)`, row-major; a, b and c are the arrays whose first elements the matrices start at
     (strided views are fine: the leading dimensions say how rows are laid out)."""
+    from numba import types
     _gemm.__globals__["_call"] = _call_gemm()
-    return compiled(_gemm)
+    return compiled(_gemm, (_signature(types.float32, 6), _signature(types.float64, 6)))
 
 
 _call_dnnl = None   # the oneDNN intrinsic, bound by `dnnl_caller`
@@ -160,5 +174,6 @@ def dnnl_caller():
     """The compiled `call(fn_address, get_threads_address, set_threads_address, trans_a,
     trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) -> dnnl status` for float32
     arrays, row-major, the transposes given as NO_TRANS / TRANS like `caller`'s."""
+    from numba import types
     _dnnl_gemm.__globals__["_call_dnnl"] = _call_dnnl_sgemm()
-    return compiled(_dnnl_gemm)
+    return compiled(_dnnl_gemm, (_signature(types.float32, 8, types.int32),))

@@ -31,17 +31,20 @@ def loop_input(node, min_elements: int) -> bool:
 
 
 @functools.cache
-def compiled(fn):
+def compiled(fn, signatures: tuple = ()):
     """`fn` compiled with numba (one dispatcher per function, shared by every kernel). The
     `loop_helper` functions it calls are compiled first and bound in its module in their
-    place (a compiled loop can only call compiled functions)."""
+    place (a compiled loop can only call compiled functions). With `signatures`, just those
+    are compiled (or loaded) now and numba converts each call's arguments to one of them."""
     import numba
 
     for name in fn.__code__.co_names:
         helper = fn.__globals__.get(name)
         if isinstance(helper, types.FunctionType) and getattr(helper, "_loop_helper", False):
             fn.__globals__[name] = compiled(helper)   # (a dispatcher already, once bound)
-    return numba.njit(cache=True, nogil=True, error_model="numpy")(fn)
+    jit = numba.njit(list(signatures), cache=True, nogil=True, error_model="numpy") \
+        if signatures else numba.njit(cache=True, nogil=True, error_model="numpy")
+    return jit(fn)
 
 
 def loop_helper(fn):
