@@ -3,8 +3,7 @@
 Numeric, bucketized, categorical (identity, vocabulary list or file, hash bucket), crossed
 and weighted columns, used through indicator and embedding columns by `input_layer`, or
 directly by `linear_model`; `make_parse_example_spec` gives tf.parse_example's spec. Names,
-variable names, ids and values are TensorFlow's. Not provided: shared_embedding_columns and
-the sequence_* columns.
+variable names, ids and values are TensorFlow's. Not provided: the sequence_* columns.
 """
 from __future__ import annotations
 
@@ -17,7 +16,8 @@ from tensorweave.feature_column.categorical_columns import (
     VocabularyFileCategoricalColumn, VocabularyListCategoricalColumn,
     WeightedCategoricalColumn)
 from tensorweave.feature_column.dense_columns import (BucketizedColumn, EmbeddingColumn,
-                                                      IndicatorColumn, NumericColumn)
+                                                      IndicatorColumn, NumericColumn,
+                                                      SharedEmbeddingColumn)
 from tensorweave.feature_column.feature_layers import (input_layer, linear_model,
                                                        make_parse_example_spec)
 from tensorweave.framework import dtypes as _dtypes
@@ -26,7 +26,7 @@ __all__ = ["bucketized_column", "categorical_column_with_hash_bucket",
            "categorical_column_with_identity", "categorical_column_with_vocabulary_file",
            "categorical_column_with_vocabulary_list", "crossed_column", "embedding_column",
            "indicator_column", "input_layer", "linear_model", "make_parse_example_spec",
-           "numeric_column", "weighted_categorical_column"]
+           "numeric_column", "shared_embedding_columns", "weighted_categorical_column"]
 
 
 def numeric_column(key, shape=(1,), default_value=None, dtype=_dtypes.float32,
@@ -184,6 +184,34 @@ def embedding_column(categorical_column, dimension, combiner="mean", initializer
                          f"{categorical_column}")
     return EmbeddingColumn(categorical_column, int(dimension), combiner, initializer,
                            ckpt_to_load_from, tensor_name_in_ckpt, max_norm, trainable)
+
+
+def shared_embedding_columns(categorical_columns, dimension, combiner="mean", initializer=None,
+                             shared_embedding_collection_name=None, ckpt_to_load_from=None,
+                             tensor_name_in_ckpt=None, max_norm=None, trainable=True,
+                             use_safe_embedding_lookup=True):
+    """Embedding columns of `categorical_columns` (all with the same num_buckets) that share
+    one table, collected under `shared_embedding_collection_name` (by default the columns'
+    sorted names joined by "_", then "_shared_embedding")."""
+    columns = list(categorical_columns)
+    if not columns:
+        raise ValueError("categorical_columns must not be empty.")
+    embedding_column(columns[0], dimension, combiner, initializer, ckpt_to_load_from,
+                     tensor_name_in_ckpt, max_norm)   # the same argument checks
+    for column in columns[1:]:
+        if not isinstance(column, CategoricalColumn):
+            raise ValueError(f"All categorical_columns must be subclasses of "
+                             f"_CategoricalColumn. Given: {column}")
+        if column.num_buckets != columns[0].num_buckets:
+            raise ValueError(f"To use shared_embedding_column, all categorical_columns must "
+                             f"have the same number of buckets. Given column: {columns[0]} "
+                             f"with buckets: {columns[0].num_buckets} does not match column: "
+                             f"{column} with buckets: {column.num_buckets}")
+    name = shared_embedding_collection_name or \
+        "_".join(sorted(c.name for c in columns)) + "_shared_embedding"
+    return [SharedEmbeddingColumn(c, int(dimension), combiner, initializer, name,
+                                  ckpt_to_load_from, tensor_name_in_ckpt, max_norm, trainable)
+            for c in columns]
 
 
 def _key(key) -> str:

@@ -17,7 +17,7 @@ from tensorweave.feature_column.categorical_columns import CategoricalColumn
 from tensorweave.framework import dtypes as _dtypes
 
 __all__ = ["BucketizedColumn", "DenseColumn", "EmbeddingColumn", "IndicatorColumn",
-           "NumericColumn"]
+           "NumericColumn", "SharedEmbeddingColumn"]
 
 
 class DenseColumn:
@@ -148,8 +148,69 @@ class IndicatorColumn(_OverCategorical):
         return cache.get(self)
 
 
+class _Embedded(_OverCategorical):
+    """The lookup shared by embedding columns: the ids through a table, combined."""
+
+    @property
+    def width(self) -> int:
+        return self.dimension
+
+    def transform(self, cache):
+        return self.categorical_column.ids(cache)
+
+    def _table(self, trainable: bool):
+        initializer = self.initializer or tf.truncated_normal_initializer(
+            mean=0.0, stddev=1 / math.sqrt(self.dimension))
+        table = tf.get_variable("embedding_weights",
+                                [self.categorical_column.num_buckets, self.dimension],
+                                initializer=initializer,
+                                trainable=self.trainable and trainable)
+        if self.ckpt_to_load_from is not None:
+            tf.train.init_from_checkpoint(self.ckpt_to_load_from,
+                                          {self.tensor_name_in_ckpt: table})
+        return table
+
+    def _looked_up(self, cache, table):
+        ids, weights = cache.get(self)
+        return tf.nn.safe_embedding_lookup_sparse(table, ids, weights, combiner=self.combiner,
+                                                  max_norm=self.max_norm)
+
+
 @dataclasses.dataclass(frozen=True)
-class EmbeddingColumn(_OverCategorical):
+class SharedEmbeddingColumn(_Embedded):
+    """An embedding column whose table it shares with the other columns of one
+    shared_embedding_columns call: the first input_layer to need it creates it, under the
+    scope `shared_embedding_collection_name`, and puts it in that graph collection."""
+
+    categorical_column: CategoricalColumn
+    dimension: int
+    combiner: str
+    initializer: Callable | None
+    shared_embedding_collection_name: str
+    ckpt_to_load_from: str | None = None
+    tensor_name_in_ckpt: str | None = None
+    max_norm: float | None = None
+    trainable: bool = True
+
+    @property
+    def name(self) -> str:
+        return f"{self.categorical_column.name}_shared_embedding"
+
+    @property
+    def var_scope_name(self) -> str:
+        return self.shared_embedding_collection_name
+
+    def dense(self, cache, trainable, cols_to_vars):
+        shared = tf.get_collection(self.shared_embedding_collection_name)
+        table = shared[0] if shared else self._table(trainable)
+        if not shared:
+            tf.add_to_collection(self.shared_embedding_collection_name, table)
+        cols_to_vars.setdefault(self, []).append(table)
+        return self._looked_up(cache, table)
+
+
+@dataclasses.dataclass(frozen=True)
+class EmbeddingColumn(_Embedded):
     """A categorical column through a [num_buckets, dimension] table of trainable weights,
     the ids of each example combined ("mean", "sqrtn" or "sum"; an example without ids gives
     zeros), as safe_embedding_lookup_sparse does."""
@@ -167,24 +228,7 @@ class EmbeddingColumn(_OverCategorical):
     def name(self) -> str:
         return f"{self.categorical_column.name}_embedding"
 
-    @property
-    def width(self) -> int:
-        return self.dimension
-
-    def transform(self, cache):
-        return self.categorical_column.ids(cache)
-
     def dense(self, cache, trainable, cols_to_vars):
-        ids, weights = cache.get(self)
-        initializer = self.initializer or tf.truncated_normal_initializer(
-            mean=0.0, stddev=1 / math.sqrt(self.dimension))
-        table = tf.get_variable("embedding_weights",
-                                [self.categorical_column.num_buckets, self.dimension],
-                                initializer=initializer,
-                                trainable=self.trainable and trainable)
+        table = self._table(trainable)
         cols_to_vars.setdefault(self, []).append(table)
-        if self.ckpt_to_load_from is not None:
-            tf.train.init_from_checkpoint(self.ckpt_to_load_from,
-                                          {self.tensor_name_in_ckpt: table})
-        return tf.nn.safe_embedding_lookup_sparse(table, ids, weights, combiner=self.combiner,
-                                                  max_norm=self.max_norm)
+        return self._looked_up(cache, table)

@@ -82,7 +82,8 @@ def input_layer(features, feature_columns, weight_collections=None, trainable=Tr
     with tf.variable_scope(None, default_name="input_layer"):
         outputs = []
         for column in columns:
-            with tf.variable_scope(None, default_name=column.name):
+            scope = getattr(column, "var_scope_name", column.name)
+            with tf.variable_scope(None, default_name=scope):
                 dense = column.dense(cache, trainable, found)
                 outputs.append(dense)
                 if cols_to_output_tensors is not None:

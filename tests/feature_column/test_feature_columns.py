@@ -223,3 +223,22 @@ def test_constructor_and_layer_errors_like_tensorflow():
         with pytest.raises(ValueError, match="The following column is not in the features: "
                                              "xy"):
             fc.input_layer(features, [fc.numeric_column("xy")])
+
+
+def test_shared_embedding_columns_share_one_table_as_tensorflow_names_it():
+    with tf.Graph().as_default():
+        a = fc.categorical_column_with_identity("a", 3)
+        b = fc.categorical_column_with_identity("b", 3)
+        shared_b, shared_a = fc.shared_embedding_columns(
+            [b, a], 2, initializer=tf.constant_initializer([[0, 1], [2, 3], [4, 5]]))
+        assert (shared_b.name, shared_a.name) == ("b_shared_embedding", "a_shared_embedding")
+        features = {"a": tf.constant([[0], [2]], tf.int64), "b": tf.constant([[1], [1]], tf.int64)}
+        both = fc.input_layer(features, [shared_b, shared_a])
+        alone = fc.input_layer(features, [shared_a])
+        assert [(v.op.name, v.shape.as_list()) for v in tf.global_variables()] == [
+            ("input_layer/a_b_shared_embedding/embedding_weights", [3, 2])]
+        got_both, got_alone = _run([both, alone])
+        np.testing.assert_array_equal(got_both, [[0, 1, 2, 3], [4, 5, 2, 3]])
+        np.testing.assert_array_equal(got_alone, [[0, 1], [4, 5]])
+        with pytest.raises(ValueError, match="must have the same number of buckets"):
+            fc.shared_embedding_columns([a, fc.categorical_column_with_identity("c", 4)], 2)
