@@ -209,9 +209,9 @@ def shared_embedding_columns(categorical_columns, dimension, combiner="mean", in
                              f"{column} with buckets: {column.num_buckets}")
     name = shared_embedding_collection_name or \
         "_".join(sorted(c.name for c in columns)) + "_shared_embedding"
-    return [SharedEmbeddingColumn(c, int(dimension), combiner, initializer, name,
-                                  ckpt_to_load_from, tensor_name_in_ckpt, max_norm, trainable)
-            for c in columns]
+    return [SharedEmbeddingColumn(c, int(dimension), combiner, initializer, ckpt_to_load_from,
+                                  tensor_name_in_ckpt, max_norm, trainable,
+                                  shared_embedding_collection_name=name) for c in columns]
 
 
 def _key(key) -> str:

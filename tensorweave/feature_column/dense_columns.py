@@ -148,8 +148,24 @@ class IndicatorColumn(_OverCategorical):
         return cache.get(self)
 
 
-class _Embedded(_OverCategorical):
-    """The lookup shared by embedding columns: the ids through a table, combined."""
+@dataclasses.dataclass(frozen=True)
+class EmbeddingColumn(_OverCategorical):
+    """A categorical column through a [num_buckets, dimension] table of trainable weights,
+    the ids of each example combined ("mean", "sqrtn" or "sum"; an example without ids gives
+    zeros), as safe_embedding_lookup_sparse does."""
+
+    categorical_column: CategoricalColumn
+    dimension: int
+    combiner: str = "mean"
+    initializer: Callable | None = None
+    ckpt_to_load_from: str | None = None
+    tensor_name_in_ckpt: str | None = None
+    max_norm: float | None = None
+    trainable: bool = True
+
+    @property
+    def name(self) -> str:
+        return f"{self.categorical_column.name}_embedding"
 
     @property
     def width(self) -> int:
@@ -157,6 +173,11 @@ class _Embedded(_OverCategorical):
 
     def transform(self, cache):
         return self.categorical_column.ids(cache)
+
+    def dense(self, cache, trainable, cols_to_vars):
+        table = self._table(trainable)
+        cols_to_vars.setdefault(self, []).append(table)
+        return self._looked_up(cache, table)
 
     def _table(self, trainable: bool):
         initializer = self.initializer or tf.truncated_normal_initializer(
@@ -177,20 +198,12 @@ class _Embedded(_OverCategorical):
 
 
 @dataclasses.dataclass(frozen=True)
-class SharedEmbeddingColumn(_Embedded):
+class SharedEmbeddingColumn(EmbeddingColumn):
     """An embedding column whose table it shares with the other columns of one
     shared_embedding_columns call: the first input_layer to need it creates it, under the
     scope `shared_embedding_collection_name`, and puts it in that graph collection."""
 
-    categorical_column: CategoricalColumn
-    dimension: int
-    combiner: str
-    initializer: Callable | None
-    shared_embedding_collection_name: str
-    ckpt_to_load_from: str | None = None
-    tensor_name_in_ckpt: str | None = None
-    max_norm: float | None = None
-    trainable: bool = True
+    shared_embedding_collection_name: str = ""
 
     @property
     def name(self) -> str:
@@ -205,30 +218,5 @@ class SharedEmbeddingColumn(_Embedded):
         table = shared[0] if shared else self._table(trainable)
         if not shared:
             tf.add_to_collection(self.shared_embedding_collection_name, table)
-        cols_to_vars.setdefault(self, []).append(table)
-        return self._looked_up(cache, table)
-
-
-@dataclasses.dataclass(frozen=True)
-class EmbeddingColumn(_Embedded):
-    """A categorical column through a [num_buckets, dimension] table of trainable weights,
-    the ids of each example combined ("mean", "sqrtn" or "sum"; an example without ids gives
-    zeros), as safe_embedding_lookup_sparse does."""
-
-    categorical_column: CategoricalColumn
-    dimension: int
-    combiner: str = "mean"
-    initializer: Callable | None = None
-    ckpt_to_load_from: str | None = None
-    tensor_name_in_ckpt: str | None = None
-    max_norm: float | None = None
-    trainable: bool = True
-
-    @property
-    def name(self) -> str:
-        return f"{self.categorical_column.name}_embedding"
-
-    def dense(self, cache, trainable, cols_to_vars):
-        table = self._table(trainable)
         cols_to_vars.setdefault(self, []).append(table)
         return self._looked_up(cache, table)
