@@ -3,6 +3,8 @@
     tensorweave inspect-checkpoint PATH [--tensor NAME] [--all]
     tensorweave to-tensorflow-checkpoint PATH
     tensorweave serve --model_name NAME --model_base_path PATH [--rest_api_port 8501]
+    tensorweave saved-model show --dir DIR [--tag_set TAGS [--signature_def KEY]] [--all]
+    tensorweave saved-model run --dir DIR --tag_set TAGS --signature_def KEY --input_exprs E
     tensorweave explain-placement GRAPH NODE... [--cpus N] [--soft]
 
 inspect-checkpoint: PATH is a checkpoint prefix or a directory (its newest checkpoint). Without
@@ -15,6 +17,9 @@ checkpoint) in TensorFlow's format, for TensorFlow's Saver and readers; tensorwe
 serve: serves the newest SavedModel version under PATH (PATH/<version>/) over TensorFlow
 Serving's REST API on 127.0.0.1 (`--rest_api_host 0.0.0.0` to listen on every interface) until
 interrupted.
+
+saved-model: TensorFlow's saved_model_cli show and run, with its output (TAGS is a
+comma-separated tag-set; E is `name=<Python literal>` items separated by ';').
 
 explain-placement: GRAPH is a GraphDef file (binary or text, as tf.train.write_graph writes);
 prints, for each NODE, the device a session with N CPU devices places it on and why.
@@ -56,6 +61,22 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--rest_api_port", type=int, default=8501, help="port (default 8501)")
     serve.add_argument("--rest_api_host", default="127.0.0.1",
                        help="address to listen on (default 127.0.0.1)")
+    saved_model = commands.add_parser(
+        "saved-model", help="show or run a SavedModel, as saved_model_cli does",
+        description="Shows or runs a SavedModel, as TensorFlow's saved_model_cli does.")
+    actions = saved_model.add_subparsers(dest="action", required=True)
+    for action in ("show", "run"):
+        sub = actions.add_parser(action)
+        sub.add_argument("--dir", required=True, help="the SavedModel directory")
+        sub.add_argument("--tag_set", required=action == "run",
+                            help="comma-separated tags of a MetaGraphDef")
+        sub.add_argument("--signature_def", required=action == "run",
+                            help="a SignatureDef key")
+        if action == "show":
+            sub.add_argument("--all", action="store_true", help="show everything")
+        else:
+            sub.add_argument("--input_exprs", required=True,
+                                help="'name=<Python literal>' items separated by ';'")
     explain = commands.add_parser(
         "explain-placement", help="say why nodes of a graph land on their devices",
         description="Places a GraphDef's nodes as a session would and says why each named "
@@ -136,6 +157,26 @@ def serve(name: str, base_path: str, port: int, host: str, out=None) -> int:
     return 0
 
 
+def saved_model_command(args, out=None) -> int:
+    """Does what `tensorweave saved-model show|run` does; returns the exit status."""
+    from tensorweave.framework import errors
+    from tensorweave.saved_model import cli as saved_model_cli
+    out = out or sys.stdout
+    try:
+        if args.action == "show":
+            text = saved_model_cli.show(args.dir, args.tag_set, args.signature_def, args.all)
+        else:
+            text = saved_model_cli.run(args.dir, args.tag_set, args.signature_def,
+                                       args.input_exprs)
+    except (errors.OpError, ValueError, RuntimeError, OSError) as e:
+        message = e.message if isinstance(e, errors.OpError) else str(e)
+        print(f"tensorweave saved-model {args.action}: {type(e).__name__}: {message}",
+              file=sys.stderr)
+        return 1
+    out.write(text)
+    return 0
+
+
 def _read_graph_def(path: str):
     from google.protobuf import text_format
     from google.protobuf.message import DecodeError
@@ -181,6 +222,8 @@ def main(argv=None) -> int:
     if args.command == "serve":
         return serve(args.model_name, args.model_base_path, args.rest_api_port,
                      args.rest_api_host)
+    if args.command == "saved-model":
+        return saved_model_command(args)
     if args.command == "explain-placement":
         return explain_placement(args.graph, args.nodes, args.cpus, args.soft)
     return 2  # pragma: no cover - argparse rejects unknown commands

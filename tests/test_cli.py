@@ -59,3 +59,51 @@ def test_runs_as_a_module(prefix):
     proc = subprocess.run([sys.executable, "-m", "tensorweave.cli", "inspect-checkpoint",
                            prefix], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout == "step (DT_INT64) []\nw (DT_FLOAT) [1,2]\n"
+
+
+@pytest.fixture
+def saved_model(tmp_path):
+    export_dir = str(tmp_path / "model")
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, 3], name="x")
+        y = tf.identity(tf.matmul(x, tf.constant([[1.0], [2.0], [3.0]])), name="y")
+        with tf.Session() as sess:
+            tf.saved_model.simple_save(sess, export_dir, {"x": x}, {"y": y})
+    return export_dir
+
+
+def test_saved_model_show_prints_what_saved_model_cli_prints(saved_model, capsys):
+    assert cli.main(["saved-model", "show", "--dir", saved_model]) == 0
+    assert capsys.readouterr().out == "The given SavedModel contains the following tag-sets:\n" \
+                                      "'serve'\n"
+    assert cli.main(["saved-model", "show", "--dir", saved_model, "--tag_set", "serve"]) == 0
+    assert capsys.readouterr().out.endswith('SignatureDef key: "serving_default"\n')
+    assert cli.main(["saved-model", "show", "--dir", saved_model, "--tag_set", "serve",
+                     "--signature_def", "serving_default"]) == 0
+    assert capsys.readouterr().out == (
+        "The given SavedModel SignatureDef contains the following input(s):\n"
+        "  inputs['x'] tensor_info:\n      dtype: DT_FLOAT\n      shape: (-1, 3)\n"
+        "      name: x:0\n"
+        "The given SavedModel SignatureDef contains the following output(s):\n"
+        "  outputs['y'] tensor_info:\n      dtype: DT_FLOAT\n      shape: (-1, 1)\n"
+        "      name: y:0\n"
+        "Method name is: tensorflow/serving/predict\n")
+    assert cli.main(["saved-model", "show", "--dir", saved_model, "--all"]) == 0
+    shown = capsys.readouterr().out
+    assert "signature_def['serving_default']:" in shown and "'MatMul'" in shown
+    assert cli.main(["saved-model", "show", "--dir", saved_model, "--tag_set", "train"]) == 1
+    assert "Please use one of the following tag-sets: ['serve']" in capsys.readouterr().err
+
+
+def test_saved_model_run_prints_each_output(saved_model, capsys):
+    assert cli.main(["saved-model", "run", "--dir", saved_model, "--tag_set", "serve",
+                     "--signature_def", "serving_default",
+                     "--input_exprs", "x=[[1, 1, 1], [1, 2, 3]]"]) == 0
+    assert capsys.readouterr().out == "Result for output key y:\n[[ 6.]\n [14.]]\n"
+    assert cli.main(["saved-model", "run", "--dir", saved_model, "--tag_set", "serve",
+                     "--signature_def", "nope", "--input_exprs", "x=[[1, 1, 1]]"]) == 1
+    assert 'Could not find signature "nope". Please choose from: serving_default' in \
+        capsys.readouterr().err
+    assert cli.main(["saved-model", "run", "--dir", saved_model, "--tag_set", "serve",
+                     "--signature_def", "serving_default", "--input_exprs", "z=[1]"]) == 1
+    assert "Inputs ['z'] are not in signature" in capsys.readouterr().err
