@@ -16,7 +16,8 @@ checkpoint) in TensorFlow's format, for TensorFlow's Saver and readers; tensorwe
 
 serve: serves the newest SavedModel version under PATH (PATH/<version>/) over TensorFlow
 Serving's REST API on 127.0.0.1 (`--rest_api_host 0.0.0.0` to listen on every interface) until
-interrupted.
+interrupted, switching to a newer version when one appears (checked every
+`--file_system_poll_wait_seconds`).
 
 saved-model: TensorFlow's saved_model_cli show and run, with its output (TAGS is a
 comma-separated tag-set; E is `name=<Python literal>` items separated by ';').
@@ -61,6 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--rest_api_port", type=int, default=8501, help="port (default 8501)")
     serve.add_argument("--rest_api_host", default="127.0.0.1",
                        help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--file_system_poll_wait_seconds", type=float, default=1.0,
+                       help="how often to look for a newer version (default 1; 0: never)")
     saved_model = commands.add_parser(
         "saved-model", help="show or run a SavedModel, as saved_model_cli does",
         description="Shows or runs a SavedModel, as TensorFlow's saved_model_cli does.")
@@ -135,13 +138,14 @@ def to_tensorflow_checkpoint(path: str, out=None) -> int:
     return 0
 
 
-def serve(name: str, base_path: str, port: int, host: str, out=None) -> int:
+def serve(name: str, base_path: str, port: int, host: str, poll_seconds: float = 1.0,
+          out=None) -> int:
     """Does what `tensorweave serve` does: serves until interrupted; returns the exit status."""
     from tensorweave.framework import errors
     from tensorweave.serving import ModelServer
     out = out or sys.stdout
     try:
-        server = ModelServer(name, base_path, port=port, host=host)
+        server = ModelServer(name, base_path, port=port, host=host, poll_seconds=poll_seconds)
     except (errors.OpError, OSError, RuntimeError) as e:
         message = e.message if isinstance(e, errors.OpError) else str(e)
         print(f"tensorweave serve: {type(e).__name__}: {message}", file=sys.stderr)
@@ -221,7 +225,7 @@ def main(argv=None) -> int:
         return to_tensorflow_checkpoint(args.path)
     if args.command == "serve":
         return serve(args.model_name, args.model_base_path, args.rest_api_port,
-                     args.rest_api_host)
+                     args.rest_api_host, args.file_system_poll_wait_seconds)
     if args.command == "saved-model":
         return saved_model_command(args)
     if args.command == "explain-placement":

@@ -6,10 +6,11 @@
     POST /v1/models/NAME[/versions/N]:classify   {"examples": [...], "context": {...}}
     POST /v1/models/NAME[/versions/N]:regress    the same
 
-Errors answer `{"error": message}` with 400 (bad request, or an error running the model),
-404 (no such model, version or path), 413 (a body over the size limit) or 500 (anything
-else; the connection is never dropped without an answer). The server listens
-on 127.0.0.1 unless told otherwise, and each request runs on its own thread.
+The newest version under the base path is served; a newer one that appears is loaded and
+swapped in (serving/versions.py). Errors answer `{"error": message}` with 400 (bad request,
+or an error running the model), 404 (no such model, version or path), 413 (a body over the
+size limit) or 500 (anything else; the connection is never dropped without an answer). The
+server listens on 127.0.0.1 unless told otherwise, and each request runs on its own thread.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from google.protobuf import json_format
 from tensorweave.framework import errors
 from tensorweave.serving import rest_json
 from tensorweave.serving.model import ServedModel
+from tensorweave.serving.versions import ServedVersions
 
 __all__ = ["ModelServer"]
 
@@ -34,19 +36,26 @@ _SIGNATURE_MAP_TYPE = "type.googleapis.com/tensorflow.serving.SignatureDefMap"
 
 class ModelServer:
     """Serves the latest version of the SavedModel under `base_path` as `name` on
-    `host:port` (port 0: any free port, then read `port`)."""
+    `host:port` (port 0: any free port, then read `port`), looking for newer versions every
+    `poll_seconds` (0: never)."""
 
-    def __init__(self, name: str, base_path: str, port: int = 8501, host: str = "127.0.0.1"):
-        self.model = ServedModel(name, base_path)
-        self._http = ThreadingHTTPServer((host, port), _handler_for(self.model))
+    def __init__(self, name: str, base_path: str, port: int = 8501, host: str = "127.0.0.1",
+                 poll_seconds: float = 1.0):
+        self.versions = ServedVersions(name, base_path, poll_seconds)
+        self._http = ThreadingHTTPServer((host, port), _handler_for(self.versions))
         self._http.daemon_threads = True
         self.port = self._http.server_address[1]
         self._thread: threading.Thread | None = None
 
+    @property
+    def model(self) -> ServedModel:
+        """The version being served."""
+        return self.versions.current()
+
     def start(self) -> ModelServer:
         """Serves on a background thread; returns self."""
         self._thread = threading.Thread(target=self._http.serve_forever, daemon=True,
-                                        name=f"tensorweave-serve-{self.model.name}")
+                                        name=f"tensorweave-serve-{self.versions.name}")
         self._thread.start()
         return self
 
@@ -58,23 +67,23 @@ class ModelServer:
         self._http.server_close()
         if self._thread is not None:
             self._thread.join()
-        self.model.close()
+        self.versions.close()
 
 
-def _handler_for(model: ServedModel):
+def _handler_for(versions: ServedVersions):
     class Handler(_Handler):
-        served = model
+        served_versions = versions
     return Handler
 
 
 class _Handler(BaseHTTPRequestHandler):
-    served: ServedModel
+    served_versions: ServedVersions
     protocol_version = "HTTP/1.1"
     server_version = "tensorweave-serving"
 
     def do_GET(self):   # noqa: N802 - http.server's name
-        self._respond(lambda match, body: self._status(match) if not match["metadata"]
-                      else self._metadata(match), method=None)
+        self._respond(lambda model, match, body: self._status(model) if not match["metadata"]
+                      else self._metadata(model), method=None)
 
     def do_POST(self):   # noqa: N802 - http.server's name
         self._respond(self._call, method="POST")
@@ -88,9 +97,10 @@ class _Handler(BaseHTTPRequestHandler):
             if match is None or (method is None) != (match["method"] is None):
                 raise errors.NotFoundError(None, None, f"Malformed request: {self.command} "
                                            f"{self.path}")
-            self._check_model(match)
+            model = self.served_versions.current()   # one version for the whole request
+            self._check_model(model, match)
             body = self._body() if method else None
-            code, payload = 200, action(match, body)
+            code, payload = 200, action(model, match, body)
         except errors.NotFoundError as e:
             code, payload = 404, {"error": e.message}
         except errors.OpError as e:
@@ -108,8 +118,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _check_model(self, match) -> None:
-        model = self.served
+    @staticmethod
+    def _check_model(model, match) -> None:
         if match["name"] != model.name:
             raise errors.NotFoundError(None, None, "Servable not found for request: "
                                        f"Latest({match['name']})")
@@ -133,22 +143,25 @@ class _Handler(BaseHTTPRequestHandler):
                                               "JSON object")
         return body
 
-    def _status(self, match) -> dict:
+    @staticmethod
+    def _status(model) -> dict:
         return {"model_version_status": [{
-            "version": str(self.served.version), "state": "AVAILABLE",
+            "version": str(model.version), "state": "AVAILABLE",
             "status": {"error_code": "OK", "error_message": ""}}]}
 
-    def _metadata(self, match) -> dict:
+    @staticmethod
+    def _metadata(model) -> dict:
         signatures = {key: json_format.MessageToDict(signature,
                                                      preserving_proto_field_name=True)
-                      for key, signature in sorted(self.served.signatures.items())}
-        return {"model_spec": {"name": self.served.name, "signature_name": "",
-                               "version": str(self.served.version)},
+                      for key, signature in sorted(model.signatures.items())}
+        return {"model_spec": {"name": model.name, "signature_name": "",
+                               "version": str(model.version)},
                 "metadata": {"signature_def": {"signature_def": signatures,
                                                "@type": _SIGNATURE_MAP_TYPE}}}
 
-    def _call(self, match, body) -> dict:
-        model, name = self.served, body.get("signature_name")
+    @staticmethod
+    def _call(model, match, body) -> dict:
+        name = body.get("signature_name")
         _, signature = model.signature(name)
         if match["method"] == "predict":
             inputs, row_format = rest_json.predict_inputs(body, model.input_dtypes(signature))

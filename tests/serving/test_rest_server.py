@@ -5,6 +5,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 
@@ -182,6 +183,32 @@ def test_concurrent_requests_get_their_own_answers(serve):
     for t in threads:
         t.join(timeout=60)
     assert results == {k: (200, {"predictions": [[float(k)]] * 3}) for k in range(8)}
+
+
+def test_a_newer_version_is_picked_up_and_a_broken_one_skipped(tmp_path):
+    _save_linear(tmp_path / "m" / "1")
+    server = ModelServer("m", str(tmp_path / "m"), port=0, poll_seconds=0.05).start()
+    call = Client(server)
+    try:
+        assert call("/v1/models/m:predict", {"instances": [[1, 1, 1]]}) == \
+            (200, {"predictions": [[6.0]]})
+        _save_linear(tmp_path / "m" / "2", weights=(0.0, 0.0, 1.0))
+        deadline = time.monotonic() + 30
+        while call("/v1/models/m")[1]["model_version_status"][0]["version"] != "2":
+            assert time.monotonic() < deadline, "version 2 was never served"
+            time.sleep(0.05)
+        assert call("/v1/models/m:predict", {"instances": [[1, 1, 1]]}) == \
+            (200, {"predictions": [[1.0]]})
+        assert call("/v1/models/m/versions/1:predict", {"instances": [[1, 1, 1]]})[0] == 404
+        broken = tmp_path / "m" / "3"
+        broken.mkdir()
+        (broken / "saved_model.pb").write_bytes(b"not a SavedModel")
+        assert not server.versions.check()          # logged and skipped
+        assert server.model.version == 2
+        assert call("/v1/models/m/versions/2:predict", {"instances": [[0, 0, 2]]}) == \
+            (200, {"predictions": [[2.0]]})
+    finally:
+        server.stop()
 
 
 def test_serve_command_answers_until_interrupted(tmp_path):
