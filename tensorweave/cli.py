@@ -2,7 +2,7 @@
 
     tensorweave inspect-checkpoint PATH [--tensor NAME] [--all]
     tensorweave to-tensorflow-checkpoint PATH
-    tensorweave serve --model_name NAME --model_base_path PATH [--rest_api_port 8501]
+    tensorweave serve --model_name NAME --model_base_path PATH [--rest_api_port 8501] [--port P]
     tensorweave saved-model show --dir DIR [--tag_set TAGS [--signature_def KEY]] [--all]
     tensorweave saved-model run --dir DIR --tag_set TAGS --signature_def KEY --input_exprs E
     tensorweave explain-placement GRAPH NODE... [--cpus N] [--soft]
@@ -17,7 +17,7 @@ checkpoint) in TensorFlow's format, for TensorFlow's Saver and readers; tensorwe
 serve: serves the newest SavedModel version under PATH (PATH/<version>/) over TensorFlow
 Serving's REST API on 127.0.0.1 (`--rest_api_host 0.0.0.0` to listen on every interface) until
 interrupted, switching to a newer version when one appears (checked every
-`--file_system_poll_wait_seconds`).
+`--file_system_poll_wait_seconds`); with `--port`, TensorFlow Serving's gRPC API as well.
 
 saved-model: TensorFlow's saved_model_cli show and run, with its output (TAGS is a
 comma-separated tag-set; E is `name=<Python literal>` items separated by ';').
@@ -60,6 +60,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--model_base_path", required=True,
                        help="directory of integer-named SavedModel versions")
     serve.add_argument("--rest_api_port", type=int, default=8501, help="port (default 8501)")
+    serve.add_argument("--port", type=int, default=None,
+                       help="also serve TensorFlow Serving's gRPC API on this port")
     serve.add_argument("--rest_api_host", default="127.0.0.1",
                        help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--file_system_poll_wait_seconds", type=float, default=1.0,
@@ -139,19 +141,22 @@ def to_tensorflow_checkpoint(path: str, out=None) -> int:
 
 
 def serve(name: str, base_path: str, port: int, host: str, poll_seconds: float = 1.0,
-          out=None) -> int:
+          grpc_port: int | None = None, out=None) -> int:
     """Does what `tensorweave serve` does: serves until interrupted; returns the exit status."""
     from tensorweave.framework import errors
     from tensorweave.serving import ModelServer
     out = out or sys.stdout
     try:
-        server = ModelServer(name, base_path, port=port, host=host, poll_seconds=poll_seconds)
+        server = ModelServer(name, base_path, port=port, host=host, poll_seconds=poll_seconds,
+                             grpc_port=grpc_port)
     except (errors.OpError, OSError, RuntimeError) as e:
         message = e.message if isinstance(e, errors.OpError) else str(e)
         print(f"tensorweave serve: {type(e).__name__}: {message}", file=sys.stderr)
         return 1
     print(f"Serving {name} version {server.model.version} at http://{host}:{server.port}"
-          f"/v1/models/{name}", file=out, flush=True)
+          f"/v1/models/{name}" + (f" and gRPC {host}:{server.grpc_port}"
+                                  if server.grpc_port is not None else ""),
+          file=out, flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -225,7 +230,7 @@ def main(argv=None) -> int:
         return to_tensorflow_checkpoint(args.path)
     if args.command == "serve":
         return serve(args.model_name, args.model_base_path, args.rest_api_port,
-                     args.rest_api_host, args.file_system_poll_wait_seconds)
+                     args.rest_api_host, args.file_system_poll_wait_seconds, args.port)
     if args.command == "saved-model":
         return saved_model_command(args)
     if args.command == "explain-placement":

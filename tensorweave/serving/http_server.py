@@ -37,15 +37,21 @@ _SIGNATURE_MAP_TYPE = "type.googleapis.com/tensorflow.serving.SignatureDefMap"
 class ModelServer:
     """Serves the latest version of the SavedModel under `base_path` as `name` on
     `host:port` (port 0: any free port, then read `port`), looking for newer versions every
-    `poll_seconds` (0: never)."""
+    `poll_seconds` (0: never); with `grpc_port`, TensorFlow Serving's gRPC API too."""
 
     def __init__(self, name: str, base_path: str, port: int = 8501, host: str = "127.0.0.1",
-                 poll_seconds: float = 1.0):
+                 poll_seconds: float = 1.0, grpc_port: int | None = None):
         self.versions = ServedVersions(name, base_path, poll_seconds)
         self._http = ThreadingHTTPServer((host, port), _handler_for(self.versions))
         self._http.daemon_threads = True
         self.port = self._http.server_address[1]
         self._thread: threading.Thread | None = None
+        self._serving = False   # socketserver's shutdown() waits forever if it never served
+        self._grpc = None
+        if grpc_port is not None:   # TensorFlow Serving's gRPC API beside the REST one
+            from tensorweave.serving.grpc_server import GrpcPredictionServer
+            self._grpc = GrpcPredictionServer(self.versions, grpc_port, host).start()
+        self.grpc_port = self._grpc.port if self._grpc is not None else None
 
     @property
     def model(self) -> ServedModel:
@@ -54,19 +60,24 @@ class ModelServer:
 
     def start(self) -> ModelServer:
         """Serves on a background thread; returns self."""
+        self._serving = True
         self._thread = threading.Thread(target=self._http.serve_forever, daemon=True,
                                         name=f"tensorweave-serve-{self.versions.name}")
         self._thread.start()
         return self
 
     def serve_forever(self) -> None:
+        self._serving = True
         self._http.serve_forever()
 
     def stop(self) -> None:
-        self._http.shutdown()
+        if self._serving:
+            self._http.shutdown()
         self._http.server_close()
         if self._thread is not None:
             self._thread.join()
+        if self._grpc is not None:
+            self._grpc.stop()
         self.versions.close()
 
 
