@@ -21,7 +21,7 @@ from tensorweave.framework.scopes import device, name_scope
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_shape import TensorShape
 
-__all__ = ["import_graph_def"]
+__all__ = ["extend_graph", "import_graph_def"]
 
 
 def _parse_input(name: str):
@@ -113,14 +113,52 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
                                  f"'{c[5:]}'")
     with name_scope(name, "import") as scope:
         renamed = {} if scope else _unique_names(graph, nodes)
-        created, back_edges = {}, []
-        for node in _dependency_order(nodes):
-            created[node.name] = _import_node(graph, node, scope, created, input_map,
-                                              back_edges, node_names, renamed)
-        for op, index, src, src_index in back_edges:
-            op._update_input(index, created[src].outputs[src_index])
-    _place_colocated(graph, created.values())
+        created = _import_nodes(graph, nodes, scope, input_map, {}, renamed)
     return _return_elements(return_elements, created, nodes)
+
+
+def extend_graph(graph, graph_def) -> None:
+    """Adds the nodes of `graph_def` to `graph` under their own names; their inputs and
+    colocations may name ops `graph` already has (the master's ExtendSession).
+
+    Raises:
+      InvalidArgumentError: for a node whose name `graph` already uses, or an input or
+        colocation that names no op.
+    """
+    nodes = list(graph_def.node)
+    existing = dict(graph._ops_by_name)
+    taken = sorted(n.name for n in nodes if n.name in existing)
+    if taken:
+        raise errors.InvalidArgumentError(None, None, f"Node '{taken[0]}' already exists in "
+                                          "the session's graph")
+    known = existing.keys() | {n.name for n in nodes}
+    for n in nodes:
+        if n.op not in OP_REGISTRY:
+            raise errors.InvalidArgumentError(None, None, f"Op type not registered '{n.op}' "
+                                              f"(node {n.name}) in tensorweave")
+        unknown = [i for i in n.input if _parse_input(i)[0] not in known]
+        unknown += [c.decode() for c in (n.attr["_class"].list.s if "_class" in n.attr else ())
+                    if c.startswith(b"loc:@") and c[5:].decode() not in known]
+        if unknown:
+            raise errors.InvalidArgumentError(None, None, f"Node '{n.name}': Unknown input "
+                                              f"or colocated node '{unknown[0]}'")
+    with graph.as_default():
+        _import_nodes(graph, nodes, "", {}, existing, {})
+
+
+def _import_nodes(graph, nodes, scope, input_map, existing, renamed) -> dict:
+    """Creates `nodes` in dependency order, their inputs resolved among themselves and the
+    ops of `existing` (by name); returns {node name: op} of the new ops."""
+    node_names = {n.name for n in nodes}
+    created, back_edges = dict(existing), []
+    for node in _dependency_order(nodes):
+        created[node.name] = _import_node(graph, node, scope, created, input_map,
+                                          back_edges, node_names, renamed)
+    for op, index, src, src_index in back_edges:
+        op._update_input(index, created[src].outputs[src_index])
+    new = {name: op for name, op in created.items() if name in node_names}
+    _place_colocated(graph, new.values())
+    return new
 
 
 def _unique_names(graph, nodes) -> dict[str, str]:

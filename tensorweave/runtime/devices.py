@@ -48,9 +48,18 @@ class ResourceMgr:
             self._resources.pop((container or self.DEFAULT_CONTAINER, name), None)
 
     def clear(self) -> None:
+        self._drop(lambda key: True)
+
+    def clear_containers(self, containers: list[str]) -> None:
+        """Frees the resources of `containers` (of the default container when empty), as
+        TF's Session.reset does."""
+        names = set(containers) or {self.DEFAULT_CONTAINER}
+        self._drop(lambda key: key[0] in names)
+
+    def _drop(self, chosen) -> None:
         with self._lock:
-            resources = list(self._resources.values())
-            self._resources.clear()
+            keys = [key for key in self._resources if chosen(key)]
+            resources = [self._resources.pop(key) for key in keys]
         for resource in resources:
             close = getattr(resource, "close_resource", None)
             if close is not None:

@@ -18,6 +18,7 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
 from tensorweave.framework.operation import Operation, Tensor
 from tensorweave.framework.tensor_util import to_numpy
+from tensorweave.protos import config_pb2
 from tensorweave.runtime import (
     blas_threads,
     cost_model,
@@ -30,13 +31,15 @@ from tensorweave.runtime import (
 from tensorweave.runtime import partition as _partition
 from tensorweave.runtime import passes as _passes
 from tensorweave.runtime.cooperative import CooperativeSchedule, link_sends
-from tensorweave.runtime.devices import DeviceMgr
+from tensorweave.runtime.devices import DeviceMgr, describe_devices
 from tensorweave.runtime.executor.executor import Executor
 from tensorweave.runtime.executor.frames import CONTROL_FLOW_OPS
 from tensorweave.runtime.executor.values import copy_storage_fetches, storage_fetch_indices
+from tensorweave.runtime.graph_growth import GraphGrowthWatch
 from tensorweave.runtime.merged_line import mergeable
 from tensorweave.runtime.rendezvous import LocalRendezvous
 from tensorweave.runtime.step import StepState
+from tensorweave.runtime.step_stats import StepStatsCollector
 
 _log = logging.getLogger("tensorweave")
 
@@ -44,7 +47,6 @@ _log = logging.getLogger("tensorweave")
 # reference into a cond branch or loop (the read behind them fails itself if it runs).
 _WRITES_OR_PROBES = frozenset({"Assign", "IsVariableInitialized", "RefSwitch", "RefMerge",
                                "RefEnter", "RefExit", "RefNextIteration"})
-_GROWTH_RUNS_BEFORE_WARNING = 10
 _PARTITION_THREADS = 256
 # BLAS work (estimated flops) that makes a partition worth a thread of its own: about 0.2 ms,
 # several times what handing a partition to another thread costs.
@@ -128,14 +130,19 @@ class RunPlan:
         return self._partition_graph_defs
 
 
-class DirectSessionCore:
+class DirectSessionCore(GraphGrowthWatch):
     """Devices, resources, the plan cache and the step loop of one local session."""
 
-    def __init__(self, graph, config):
+    def __init__(self, graph, config, device_mgr: DeviceMgr | None = None):
+        """`device_mgr`: devices shared with other sessions (a server's), whose resources
+        outlive this session; by default the session makes its own."""
         self.graph = graph
         self.config = config
-        device_count = dict(config.device_count) if config is not None else {}
-        self.device_mgr = DeviceMgr.local(device_count)
+        self._owns_devices = device_mgr is None
+        if device_mgr is None:
+            device_count = dict(config.device_count) if config is not None else {}
+            device_mgr = DeviceMgr.local(device_count)
+        self.device_mgr = device_mgr
         self._plans: dict = {}
         self._feed_specs: dict = {}
         self._shared_kernels: dict = {}
@@ -144,9 +151,7 @@ class DirectSessionCore:
         self._kernels_lock = threading.Lock()
         self._pool = None
         self._partition_pool = None
-        self._last_version = graph.version
-        self._growth_runs = 0
-        self._growth_warned = False
+        self.watch_graph_growth(graph)
         self._op_timeout_ms = config.operation_timeout_in_ms if config is not None else 0
         # Steps in flight, so close() can cancel the ones blocked (on a queue, a recv ...).
         self._live_steps: set = set()
@@ -193,7 +198,10 @@ class DirectSessionCore:
                         float_env.leave(saved)
         return plan
 
-    def _build_plan(self, feeds, fetches, targets, partial: bool) -> RunPlan:
+    def _partitions(self, feeds, fetches, targets, partial: bool):
+        """(optimized graph, {device: partition}, placement reasons) of a run signature:
+        pruned, optimized, placed and split by device; `partial`: feeds and fetches go through
+        the step's rendezvous instead of the call frame."""
         client = prune.prune(feeds, fetches, targets)
         pass_options = _passes.options_for(client, self.config)
         client = _passes.run_passes(client, self.config, _passes.PRE_PLACEMENT, pass_options)
@@ -206,6 +214,10 @@ class DirectSessionCore:
                                      lambda dev: self.device_mgr.lookup(dev).incarnation)
         parts = {dev: _passes.run_passes(g, self.config, _passes.POST_PARTITION, pass_options)
                  for dev, g in parts.items()}
+        return optimized, parts, reasons
+
+    def _build_plan(self, feeds, fetches, targets, partial: bool) -> RunPlan:
+        optimized, parts, reasons = self._partitions(feeds, fetches, targets, partial)
         pool = self.pool if (os.cpu_count() or 1) > 1 else None
         # Dead tokens may cross devices: every partition of a graph with control flow runs
         # under the frames executors.
@@ -258,9 +270,16 @@ class DirectSessionCore:
         if intra <= 0:
             plan.blas_limit = max(1, cores // threads)
 
+    def _placement_task(self) -> tuple:
+        """(job, task) that completes a device request naming neither: this session's."""
+        spec = self.device_mgr.devices[0].spec
+        return spec.job, spec.task
+
     def _place(self, client) -> dict[str, str]:
         soft = bool(self.config.allow_soft_placement) if self.config is not None else False
-        reasons = placement.place(client, self.device_mgr.devices, soft)
+        devices = self.device_mgr.devices
+        job, task = self._placement_task()
+        reasons = placement.place(client, devices, soft, job, task)
         if self.config is not None and self.config.log_device_placement:
             for node in client:   # as TensorFlow's placer: a line on stdout, and the log
                 line = f"{node.name}: ({node.op}): {node.device}"
@@ -306,13 +325,33 @@ class DirectSessionCore:
                     assigned_before[reader.name] = ancestors(reader.name, set())
                 if not writers & assigned_before[reader.name]:
                     device = self.device_mgr.lookup(node.device)
+                    if device.resource_mgr is None:
+                        break   # another process's variable: its own read checks it
                     container = node.attrs.get("container") or ""
                     name = node.attrs.get("shared_name") or node.name
                     checks.append(device.resource_mgr.lookup(container, name))
                     break
         return checks
 
+    def list_devices(self) -> list:
+        return describe_devices(self.device_mgr.devices)
+
     # --- the step -----------------------------------------------------------------------------
+    def run_step(self, plan: RunPlan, args: list, options=None, run_metadata=None) -> list:
+        """`run_plan` with TF1's RunOptions (timeout, tracing, partition graphs) and a
+        RunMetadata to fill."""
+        traced = (run_metadata is not None and options is not None and
+                  options.trace_level != config_pb2.RunOptions.NO_TRACE)
+        stats = StepStatsCollector() if traced else None
+        values = self.run_plan(plan, args, options.timeout_in_ms if options is not None else 0,
+                               stats)
+        if stats is not None:
+            stats.fill(run_metadata.step_stats)
+        if run_metadata is not None and options is not None and \
+                options.output_partition_graphs:
+            run_metadata.partition_graphs.extend(plan.partition_graph_defs())
+        return values
+
     def run_plan(self, plan: RunPlan, args: list, timeout_ms: int = 0, stats=None,
                  rendezvous=None) -> list:
         """Runs one step of `plan` on `args` (the feeds' values, in order); returns the fetched
@@ -320,11 +359,7 @@ class DirectSessionCore:
         feeds and receives the fetches through it (every partition then runs on its own
         thread: the parallel lines and cooperative schedules keep their own transfers)."""
         if plan.var_checks:
-            missing = [r.name for r in plan.var_checks if r.value is None]
-            if missing:
-                raise errors.FailedPreconditionError(
-                    None, None, "Attempting to use uninitialized value"
-                    f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
+            check_initialized(plan.var_checks)
         rets = [None] * plan.n_fetches
         executors = plan.executors
         cooperative = plan.cooperative if rendezvous is None else None
@@ -351,7 +386,7 @@ class DirectSessionCore:
             elif parallel is not None:
                 parallel.run(args, rets, step, self._partition_threads())
             else:
-                self._run_concurrently(executors, args, rets, step)
+                run_concurrently(executors, args, rets, step, self._partition_threads())
             copy_storage_fetches(rets, plan.storage_fetches)
         except KeyboardInterrupt:
             step.cancel(errors.CancelledError(None, None, "Step interrupted (Ctrl-C)"))
@@ -363,29 +398,6 @@ class DirectSessionCore:
                 blas_threads.limiter.release(limit)
         return rets
 
-    def _run_concurrently(self, executors, args, rets, step) -> None:
-        """Runs every partition of a step at once, each on its own thread: a partition waits
-        for its receives while holding its thread, so partitions must not share one with
-        each other or with the kernels they wait for (the inter-op pool). The pool reuses
-        idle threads and its bound only matters past that many concurrent steps."""
-        pool = self._partition_threads()
-        futures = [pool.submit(ex.run, args, rets, step) for ex in executors[1:]]
-        first_error = None
-        try:
-            executors[0].run(args, rets, step)
-        except errors.OpError as e:
-            first_error = e
-            step.cancel(e)
-        for f in futures:
-            try:
-                f.result()
-            except errors.OpError as e:
-                if first_error is None:
-                    first_error = e
-                    step.cancel(e)
-        if first_error is not None:
-            raise first_error
-
     def _partition_threads(self):
         """The pool whose threads run partitions other than the first, one each."""
         pool = self._partition_pool
@@ -394,24 +406,6 @@ class DirectSessionCore:
                 max_workers=_PARTITION_THREADS, thread_name_prefix="tw-partition",
                 initializer=float_env.flush_in_this_thread)
         return pool
-
-    def note_graph_growth(self) -> None:
-        """Warns once when the graph keeps growing between runs (ops built in a loop)."""
-        version = self.graph.version
-        if version == self._last_version:
-            self._growth_runs = 0
-            return
-        self._last_version = version
-        self._growth_runs += 1
-        if self._growth_runs >= _GROWTH_RUNS_BEFORE_WARNING and not self._growth_warned:
-            self._growth_warned = True
-            newest = self.graph._ops[-1]
-            file, line = newest.creation_site
-            _log.warning(
-                "The graph grew between each of the last %d runs of this session: ops are "
-                "being created inside the training loop (the newest, %r, at %s:%d). Build them "
-                "once before the loop; every new op costs memory and a new run plan.",
-                self._growth_runs, newest.name, file, line)
 
     def close(self) -> None:
         """Cancels the steps still running (CancelledError), then frees pools and resources."""
@@ -423,4 +417,37 @@ class DirectSessionCore:
         self._pool = self._partition_pool = None
         self._plans.clear()
         self._shared_kernels.clear()
-        self.device_mgr.clear_resources()
+        if self._owns_devices:
+            self.device_mgr.clear_resources()
+
+
+def run_concurrently(executors, args, rets, step, pool) -> None:
+    """Runs every partition of a step at once, the first on this thread and each other on a
+    thread of `pool`: a partition waits for its receives while holding its thread, so
+    partitions must not share one with each other or with the kernels they wait for (the
+    inter-op pool). The first error cancels the step and is raised."""
+    futures = [pool.submit(ex.run, args, rets, step) for ex in executors[1:]]
+    first_error = None
+    try:
+        executors[0].run(args, rets, step)
+    except errors.OpError as e:
+        first_error = e
+        step.cancel(e)
+    for f in futures:
+        try:
+            f.result()
+        except errors.OpError as e:
+            if first_error is None:
+                first_error = e
+                step.cancel(e)
+    if first_error is not None:
+        raise first_error
+
+
+def check_initialized(variables) -> None:
+    """FailedPreconditionError naming every variable of `variables` never assigned."""
+    missing = [r.name for r in variables if r.value is None]
+    if missing:
+        raise errors.FailedPreconditionError(
+            None, None, "Attempting to use uninitialized value"
+            f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}")

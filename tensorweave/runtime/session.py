@@ -16,11 +16,22 @@ from tensorweave.framework.indexed_slices import IndexedSlices, IndexedSlicesVal
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.protos import config_pb2
-from tensorweave.runtime.devices import describe_devices
 from tensorweave.runtime.direct_session import DirectSessionCore
 from tensorweave.runtime.fetches import FetchStructure, check_fetchable, to_result
 from tensorweave.runtime.partial_run import PartialRun, make_handle
-from tensorweave.runtime.step_stats import StepStatsCollector
+
+
+def _core_for(target: str, graph, config):
+    """The runtime behind a session's target: '' in this process, 'grpc://host:port' a
+    tf.train.Server's master (TensorFlow's session factories)."""
+    if not target:
+        return DirectSessionCore(graph, config)
+    if target.startswith("grpc://"):
+        from tensorweave.distributed.grpc_session import GrpcSessionCore
+        return GrpcSessionCore(target, graph, config)
+    raise errors.NotFoundError(None, None, "No session factory registered for the given "
+                               f'session options: {{target: "{target}"}} Registered factories '
+                               "are {DIRECT_SESSION, GRPC_SESSION}.")
 
 
 class _DefaultSessionStack(threading.local):
@@ -88,14 +99,11 @@ class BaseSession:
             graph = get_default_graph()
         if config is not None and not isinstance(config, config_pb2.ConfigProto):
             raise TypeError(f"config must be a tf.ConfigProto, but got {type(config)}")
-        if target not in ("", None):
-            raise errors.UnimplementedError(None, None, f"Session target {target!r}: only the "
-                                            "in-process target '' is available so far.")
         self._graph = graph
         self._config = config
         self._target = target or ""
         self._closed = False
-        self._core = DirectSessionCore(graph, config)
+        self._core = _core_for(self._target, graph, config)
         self._fast_plans: dict = {}
         self._context_stack: list = []
         self._partial_runs: dict[str, PartialRun] = {}
@@ -122,7 +130,7 @@ class BaseSession:
         """
         if self._closed:
             raise errors.CancelledError(None, None, "Session has been closed.")
-        return describe_devices(self._core.device_mgr.devices)
+        return self._core.list_devices()
 
     # --- run ------------------------------------------------------------------------------
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
@@ -147,13 +155,7 @@ class BaseSession:
         core = self._core
         core.note_graph_growth()
         plan = core.plan(feeds, tuple(structure.tensors), tuple(structure.targets))
-        stats = StepStatsCollector() if _traced(options, run_metadata) else None
-        values = core.run_plan(plan, self._convert(plan, args), self._timeout(options), stats)
-        if stats is not None:
-            stats.fill(run_metadata.step_stats)
-        if run_metadata is not None and options is not None and \
-                options.output_partition_graphs:
-            run_metadata.partition_graphs.extend(plan.partition_graph_defs())
+        values = core.run_step(plan, self._convert(plan, args), options, run_metadata)
         return structure.build([to_result(v) for v in values])
 
     def _run_single(self, tensor, feed_dict):
@@ -214,10 +216,6 @@ class BaseSession:
     def _convert(plan, values) -> list:
         return [spec.convert(v) for spec, v in zip(plan.feed_specs, values)]
 
-    @staticmethod
-    def _timeout(options) -> int:
-        return options.timeout_in_ms if options is not None else 0
-
     def make_callable(self, fetches, feed_list=None, accept_options: bool = False):
         """A function running `fetches` with positional feed values for `feed_list`."""
         if self._closed:
@@ -234,13 +232,12 @@ class BaseSession:
         core = self._core
         plan = core.plan(feeds, tuple(structure.tensors), tuple(structure.targets))
         convert = self._convert
-        timeout = self._timeout
 
         def call(*feed_values, options=None, run_metadata=None):
             if self._closed:
                 raise RuntimeError("Attempted to use a closed Session.")
             _check_feed_count(feed_values, feeds)
-            values = core.run_plan(plan, convert(plan, feed_values), timeout(options))
+            values = core.run_step(plan, convert(plan, feed_values), options, run_metadata)
             return structure.build([to_result(v) for v in values])
         if not accept_options:
             return lambda *feed_values: call(*feed_values)
@@ -311,6 +308,22 @@ class BaseSession:
             self._fast_plans.clear()
             self._partial_runs.clear()
 
+    @staticmethod
+    def reset(target, containers=None, config=None) -> None:
+        """Frees the resources of `containers` (the default container when None) on the
+        server at `target` ("grpc://host:port") and closes its sessions.
+
+        Raises:
+          InvalidArgumentError: for the in-process target, whose sessions each own their
+            devices and free them on close.
+        """
+        if not target or not target.startswith("grpc://"):
+            raise errors.InvalidArgumentError(None, None, "Session.reset needs a grpc:// "
+                                              f"target, got {target!r}: in-process sessions "
+                                              "free their resources when they close.")
+        from tensorweave.distributed.grpc_session import reset
+        reset(target, containers, config)
+
     def as_default(self):
         """A context manager making this the default session (not closed on exit)."""
         return _default_session_context(self)
@@ -366,10 +379,3 @@ class InteractiveSession(BaseSession):
             super().close()
             self._session_ctx.__exit__(None, None, None)
             self._graph_ctx.__exit__(None, None, None)
-
-
-def _traced(options, run_metadata) -> bool:
-    """Whether to collect step stats: a trace level was asked for and there is somewhere to
-    put them."""
-    return (run_metadata is not None and options is not None and
-            options.trace_level != config_pb2.RunOptions.NO_TRACE)

@@ -44,6 +44,7 @@ from tensorweave.train.supervisor import Supervisor, basic_train_loop
 from tensorweave.train.input import *
 from tensorweave.train.queue_runner import *
 from tensorweave.train.cluster_spec import ClusterSpec
+from tensorweave.distributed.server import Server
 from tensorweave.protos.cluster_pb2 import ClusterDef, JobDef
 from tensorweave.train.device_setter import replica_device_setter
 from tensorweave.train import queue_runner

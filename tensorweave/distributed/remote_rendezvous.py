@@ -1,0 +1,113 @@
+"""The rendezvous of one step on one task: local transfers in a table, remote ones pulled.
+
+A `_Recv` whose key names a sending device of another task asks that task for the tensor
+(RecvTensor) on a thread of the rendezvous' pool, as TF's RpcRemoteRendezvous does; `_Send`
+never waits: it leaves its tensor in the local table, where the other task's RecvTensor
+finds it. Keys whose sender is this task, or the client ("client"/"step" ends of fed and
+fetched tensors), stay local. Aborting the step fails local waiters and cancels the calls in
+flight.
+"""
+from __future__ import annotations
+
+import threading
+
+from tensorweave.framework import errors
+from tensorweave.runtime.rendezvous import LocalRendezvous
+
+
+def task_of(device: str) -> str | None:
+    """"/job:j/replica:r/task:t" of a full device name; None for anything else."""
+    parts = device.split("/")
+    if len(parts) < 5 or not parts[1].startswith("job:") or not parts[3].startswith("task:"):
+        return None
+    return "/".join(parts[:4])
+
+
+class RemoteRendezvous:
+    """One step's rendezvous on the task `task` ("/job:j/replica:0/task:t")."""
+
+    def __init__(self, step_id: int, task: str, peers):
+        self.step_id = step_id
+        self.task = task
+        self._peers = peers   # distributed.channels.Peers: RecvTensor calls to other tasks
+        self._local = LocalRendezvous()
+        self._lock = threading.Lock()
+        self._calls: set = set()
+        self._error: Exception | None = None
+
+    def send(self, key: str, value, is_dead: bool = False) -> None:
+        self._local.send(key, value, is_dead)
+
+    def recv_async(self, key: str, callback) -> None:
+        source = task_of(key.split(";", 1)[0])
+        if source is None or source == self.task:
+            self._local.recv_async(key, callback)
+            return
+        with self._lock:
+            error = self._error
+            if error is None:
+                call = self._peers.recv_tensor(source, self.step_id, key)
+                self._calls.add(call)
+        if error is not None:
+            callback(error, None)
+            return
+
+        def arrived(value, is_dead):
+            with self._lock:
+                self._calls.discard(call)
+                aborted = self._error
+            callback(aborted, None) if aborted is not None and is_dead is None else \
+                callback(value, is_dead)
+        call.then(arrived)
+
+    def recv(self, key: str, timeout: float | None = None):
+        return self._local.recv(key, timeout)
+
+    def start_abort(self, error: Exception) -> None:
+        with self._lock:
+            if self._error is not None:
+                return
+            self._error = error
+            calls = list(self._calls)
+            self._calls.clear()
+        self._local.start_abort(error)
+        for call in calls:
+            call.cancel(error)
+
+
+class StepTable:
+    """The rendezvous of each step a task takes part in, made by whichever comes first: the
+    step's RunGraph or another task's RecvTensor for it; dropped by CleanupGraph."""
+
+    def __init__(self, task: str, peers):
+        self.task, self._peers = task, peers
+        self._steps: dict[int, RemoteRendezvous] = {}
+        self._lock = threading.Lock()
+
+    def find_or_create(self, step_id: int) -> RemoteRendezvous:
+        with self._lock:
+            rendezvous = self._steps.get(step_id)
+            if rendezvous is None:
+                rendezvous = self._steps[step_id] = RemoteRendezvous(step_id, self.task,
+                                                                     self._peers)
+            return rendezvous
+
+    def abort(self, step_id: int, error: Exception) -> None:
+        with self._lock:
+            rendezvous = self._steps.get(step_id)
+        if rendezvous is not None:
+            rendezvous.start_abort(error)
+
+    def cleanup(self, step_id: int) -> None:
+        """Forgets the step; anything still waiting in it fails with AbortedError."""
+        with self._lock:
+            rendezvous = self._steps.pop(step_id, None)
+        if rendezvous is not None:
+            rendezvous.start_abort(errors.AbortedError(None, None, f"Cleanup {step_id}"))
+
+    def abort_all(self, error: Exception) -> None:
+        with self._lock:
+            steps = list(self._steps.values())
+            self._steps.clear()
+        for rendezvous in steps:
+            rendezvous.start_abort(error)
