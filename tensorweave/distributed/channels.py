@@ -2,11 +2,13 @@
 
 A task is "/job:j/replica:0/task:t"; its address comes from the ClusterSpec. Channels are
 made once per task and kept. A failed call raises the `tensorweave.errors` class of its
-status (UNAVAILABLE when the task does not answer). `recv_tensor` starts a RecvTensor call
-that completes through a callback, so a waiting `_Recv` holds no thread.
+status (UNAVAILABLE when the task does not answer). `start` makes a call on a thread of a
+pool and `recv_tensor` a RecvTensor whose answer comes through a callback, so a waiting
+`_Recv` holds no executor thread.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import threading
 
 from tensorweave.distributed import wire
@@ -15,6 +17,7 @@ from tensorweave.protos import worker_pb2
 
 WORKER_SERVICE = "tensorflow.WorkerService"
 MAX_MESSAGE_BYTES = (1 << 31) - 1   # TensorFlow's servers and channels take any protobuf
+_CALL_THREADS = 512
 
 
 def task_name(job: str, task: int) -> str:
@@ -29,6 +32,10 @@ class Peers:
                           for job in cluster.jobs for index in cluster.task_indices(job)}
         self._channels: dict = {}
         self._lock = threading.Lock()
+        # Calls in flight each hold a thread while they wait (a RecvTensor until the sender
+        # has sent), so the pool must not run out before the steps using it do.
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=_CALL_THREADS, thread_name_prefix="tw-rpc-call")
 
     def _stub(self, task: str, method: str):
         import grpc
@@ -60,14 +67,16 @@ class Peers:
         except grpc.RpcError as e:
             wire.raise_rpc_error(e, f"{method} to {task}")
 
-    def future(self, task: str, method: str, request, timeout_ms: int = 0):
-        """A started call: a grpc.Future of the response."""
-        return self._stub(task, method).future(
-            request, timeout=timeout_ms / 1000 if timeout_ms > 0 else None)
+    def start(self, task: str, method: str, request,
+              timeout_ms: int = 0) -> concurrent.futures.Future:
+        """Makes the call on a thread of the pool; a Future of the response (or of the
+        OpError it failed with). gRPC's own futures start a thread per call (1.7 ms against
+        0.2 ms for a blocking call on loopback here)."""
+        return self._pool.submit(self.call, task, method, request, timeout_ms)
 
     def recv_tensor(self, task: str, step_id: int, key: str) -> PendingRecv:
-        return PendingRecv(self.future(task, "RecvTensor", worker_pb2.RecvTensorRequest(
-            step_id=step_id, rendezvous_key=key)), task, key)
+        return PendingRecv(self.start(task, "RecvTensor", worker_pb2.RecvTensorRequest(
+            step_id=step_id, rendezvous_key=key)), key)
 
     def close(self) -> None:
         with self._lock:
@@ -75,43 +84,46 @@ class Peers:
             self._channels.clear()
         for channel in channels:
             channel.close()
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 class PendingRecv:
-    """A RecvTensor in flight: `then(callback)` gets (value, is_dead), or (error, None)."""
+    """A RecvTensor in flight: `then(callback)` gets (value, is_dead), or (error, None) once
+    the call fails or is cancelled (whichever comes first; the other is ignored)."""
 
-    def __init__(self, future, task: str, key: str):
-        self._future, self._task, self._key = future, task, key
-        self._cancel_error: Exception | None = None
+    def __init__(self, future: concurrent.futures.Future, key: str):
+        self._future, self._key = future, key
+        self._callback = None
+        self._delivered = False
+        self._lock = threading.Lock()
 
     def then(self, callback) -> None:
-        def done(future):
-            if future.cancelled():
-                callback(self._cancel_error or errors.CancelledError(
-                    None, None, f"RecvTensor {self._key} was cancelled"), None)
-                return
-            try:
-                response = future.result()
-            except Exception as e:  # noqa: BLE001 - a failed call fails the receive
-                callback(_call_error(e, self._task), None)
-                return
-            if response.is_dead:
-                callback(None, True)
-                return
-            try:
-                callback(wire.ndarray(response.tensor, f"Tensor {self._key}"), False)
-            except errors.OpError as e:
-                callback(e, None)
-        self._future.add_done_callback(done)
+        self._callback = callback
+        self._future.add_done_callback(self._done)
+
+    def _done(self, future) -> None:
+        try:
+            response = future.result()
+        except Exception as e:  # noqa: BLE001 - the call's OpError fails the receive
+            self._deliver(e if isinstance(e, errors.OpError) else
+                          errors.UnknownError(None, None, str(e)), None)
+            return
+        if response.is_dead:
+            self._deliver(None, True)
+            return
+        try:
+            self._deliver(wire.ndarray(response.tensor, f"Tensor {self._key}"), False)
+        except errors.OpError as e:
+            self._deliver(e, None)
 
     def cancel(self, error: Exception) -> None:
-        self._cancel_error = error
-        self._future.cancel()
+        """Fails the receive with `error` now; the call's answer, when it comes, is dropped
+        (the sender answers once its step is cleaned up)."""
+        self._deliver(error, None)
 
-
-def _call_error(error, task: str) -> errors.OpError:
-    try:
-        wire.raise_rpc_error(error, f"RecvTensor from {task}")
-    except errors.OpError as e:
-        return e
-    return errors.UnknownError(None, None, str(error))
+    def _deliver(self, value, is_dead) -> None:
+        with self._lock:
+            if self._delivered or self._callback is None:
+                return
+            self._delivered = True
+        self._callback(value, is_dead)

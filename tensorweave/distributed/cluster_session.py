@@ -146,29 +146,26 @@ class ClusterCore(DirectSessionCore):
         return [wire.ndarray(received[key], f"Fetch {key}") for key in plan.fetch_keys]
 
     def _run_everywhere(self, requests: dict, step_id: int, timeout: int) -> dict:
-        """Runs the step's RunGraph on every task at once; {rendezvous key: TensorProto}."""
+        """Runs the step's RunGraph on every task at once; {rendezvous key: TensorProto}.
+        The first failure cleans the step up on every task at once (CleanupGraph cancels a
+        task's part still running), so the others end too."""
         master, local = self._master, self._master.worker
-        calls = {task: master.peers.future(task, "RunGraph", request, timeout)
-                 for task, request in requests.items() if task != local.task}
-        local_run = None
-        if local.task in requests:
-            local_run = self._steps.submit(local.run_graph, requests[local.task], timeout)
+        running = {}
+        for task, request in requests.items():
+            running[task] = (self._steps.submit(local.run_graph, request, timeout)
+                             if task == local.task else
+                             master.peers.start(task, "RunGraph", request, timeout))
         received, failures = {}, []
-        pending = {task: _awaitable(call) for task, call in calls.items()}
-        if local_run is not None:
-            pending[local.task] = local_run
         try:
-            for future in concurrent.futures.as_completed(pending.values()):
-                task = next(t for t, f in pending.items() if f is future)
+            for future in concurrent.futures.as_completed(running.values()):
                 try:
                     response = future.result()
-                except Exception as e:  # noqa: BLE001 - gathered, the root cause raised
-                    failures.append(_as_op_error(e, task))
-                    self._cancel(calls, step_id, failures[-1])
-                    continue
-                if response.status_code:
-                    failures.append(_status_error(response))
-                    self._cancel(calls, step_id, failures[-1])
+                    if response.status_code:
+                        _raise_status(response)
+                except errors.OpError as e:
+                    if not failures:
+                        self._cleanup(requests, step_id)
+                    failures.append(e)
                     continue
                 received.update((r.name, r.tensor) for r in response.recv)
         finally:
@@ -177,19 +174,17 @@ class ClusterCore(DirectSessionCore):
             raise _root_cause(failures)
         return received
 
-    def _cancel(self, calls: dict, step_id: int, error: Exception) -> None:
-        self._master.worker.abort_step(step_id, error)
-        for future in calls.values():
-            future.cancel()
-
     def _cleanup(self, requests: dict, step_id: int) -> None:
+        """CleanupGraph on every task of the step (this one's at once, the others' without
+        waiting for their answers)."""
         master = self._master
         for task in requests:
             if task == master.worker.task:
                 master.worker.steps.cleanup(step_id)
+                master.worker.abort_step(step_id, _cleanup_error(step_id))
             else:
-                master.peers.future(task, "CleanupGraph",
-                                    worker_pb2.CleanupGraphRequest(step_id=step_id), 10_000)
+                master.peers.start(task, "CleanupGraph",
+                                   worker_pb2.CleanupGraphRequest(step_id=step_id), 10_000)
 
     def close(self) -> None:
         for plan in list(self._plans.values()):
@@ -198,7 +193,7 @@ class ClusterCore(DirectSessionCore):
                     self._master.worker.call("DeregisterGraph", worker_pb2.DeregisterGraphRequest(
                         graph_handle=handle))
                 else:
-                    self._master.peers.future(task, "DeregisterGraph",
+                    self._master.peers.start(task, "DeregisterGraph",
                                               worker_pb2.DeregisterGraphRequest(
                                                   graph_handle=handle), 10_000)
         self._steps.shutdown(wait=False, cancel_futures=True)
@@ -206,35 +201,12 @@ class ClusterCore(DirectSessionCore):
         super().close()
 
 
-def _awaitable(call) -> concurrent.futures.Future:
-    """A concurrent.futures.Future of a gRPC call's outcome."""
-    future = concurrent.futures.Future()
-
-    def done(call):
-        try:
-            future.set_result(call.result())
-        except Exception as e:  # noqa: BLE001 - the call's failure, or its cancellation
-            future.set_exception(e)
-    call.add_done_callback(done)
-    return future
+def _raise_status(response):
+    wire.raise_status(response.status_code, response.status_error_message)
 
 
-def _status_error(response) -> errors.OpError:
-    try:
-        wire.raise_status(response.status_code, response.status_error_message)
-    except errors.OpError as e:
-        return e
-
-
-def _as_op_error(error: Exception, task: str) -> errors.OpError:
-    if isinstance(error, errors.OpError):
-        return error
-    if isinstance(error, concurrent.futures.CancelledError):
-        return errors.CancelledError(None, None, f"RunGraph on {task} was cancelled")
-    try:
-        wire.raise_rpc_error(error, f"RunGraph on {task}")
-    except errors.OpError as e:
-        return e
+def _cleanup_error(step_id: int) -> errors.OpError:
+    return errors.AbortedError(None, None, f"Cleanup {step_id}")
 
 
 def _root_cause(failures: list) -> errors.OpError:

@@ -222,7 +222,9 @@ class Worker:
             return self._deregister_graph(request)
         if method == "RunGraph":
             return self.run_graph(request, _remaining_ms(context))
-        if method == "CleanupGraph":
+        if method == "CleanupGraph":   # a part still running is cancelled (the step failed)
+            self.abort_step(request.step_id, errors.AbortedError(
+                None, None, f"Cleanup {request.step_id}"))
             self.steps.cleanup(request.step_id)
             return worker_pb2.CleanupGraphResponse()
         if method == "CleanupAll":

@@ -87,10 +87,11 @@ def tensor_proto_to_ndarray(proto) -> np.ndarray:
     np_dtype = np.dtype(_dtypes.numpy_dtype(dtype))
     if proto.tensor_content:
         storage = np_dtype if dtype != _dtypes.bfloat16 else np.dtype(np.uint16)
+        # astype copies: the array is writable and owns its memory (one copy of the bytes).
         arr = np.frombuffer(proto.tensor_content, storage.newbyteorder("<")).astype(storage)
         if dtype == _dtypes.bfloat16:
             arr = (arr.astype(np.uint32) << 16).view(np.float32)
-        return arr.reshape(shape).copy()
+        return arr.reshape(shape)
     if dtype == _dtypes.float16:
         values = np.array(proto.half_val, np.uint16).view(np.float16)
     elif dtype == _dtypes.bfloat16:
