@@ -95,6 +95,8 @@ class ClusterCore(DirectSessionCore):
         self._timeout = config.operation_timeout_in_ms if config is not None else 0
         self._steps = concurrent.futures.ThreadPoolExecutor(
             max_workers=_STEP_THREADS, thread_name_prefix="tw-master-step")
+        self._running: dict[int, dict] = {}   # step id -> its RunGraph requests, per task
+        self._closing = False
 
     def _placement_task(self) -> tuple:
         return None, None   # a request naming no job may land on any task
@@ -156,6 +158,7 @@ class ClusterCore(DirectSessionCore):
                              if task == local.task else
                              master.peers.start(task, "RunGraph", request, timeout))
         received, failures = {}, []
+        self._running[step_id] = requests
         try:
             for future in concurrent.futures.as_completed(running.values()):
                 try:
@@ -169,8 +172,11 @@ class ClusterCore(DirectSessionCore):
                     continue
                 received.update((r.name, r.tensor) for r in response.recv)
         finally:
+            self._running.pop(step_id, None)
             self._cleanup(requests, step_id)
         if failures:
+            if self._closing:
+                raise errors.CancelledError(None, None, "Session has been closed.")
             raise _root_cause(failures)
         return received
 
@@ -187,6 +193,10 @@ class ClusterCore(DirectSessionCore):
                                    worker_pb2.CleanupGraphRequest(step_id=step_id), 10_000)
 
     def close(self) -> None:
+        """Cancels the steps still running (CancelledError) and forgets the graphs."""
+        self._closing = True
+        for step_id, requests in list(self._running.items()):
+            self._cleanup(requests, step_id)
         for plan in list(self._plans.values()):
             for task, handle in plan.handles.items():
                 if task == self._master.worker.task:

@@ -102,6 +102,22 @@ class _Accumulator:
                 f"{list(shape)}")
 
 
+    def _check_leading_dims(self, shape) -> None:
+        """TF's sparse accumulator takes the accumulator's shape as a prefix of the
+        gradient's dense shape (so shape () constrains nothing)."""
+        if self.shape.ndims is None:
+            return
+        if self.shape.ndims > len(shape):
+            raise errors.InvalidArgumentError(
+                None, None, f"Shape mismatch: expected shape rank at least "
+                f"{self.shape.ndims}, got {len(shape)}")
+        for i, (want, got) in enumerate(zip(self.shape.as_list(), shape)):
+            if want is not None and want != got:
+                raise errors.InvalidArgumentError(
+                    None, None, f"Shape mismatch: expected shape dim {i} to be {want}, got "
+                    f"{got}")
+
+
 class DenseAccumulator(_Accumulator):
     """Sums dense gradients; the result is sum / count (MEAN) or sum."""
 
@@ -133,7 +149,7 @@ class SparseAccumulator(_Accumulator):
 
     def _add(self, indices, values, shape) -> None:
         if shape.size:
-            self._check_shape(tuple(shape))
+            self._check_leading_dims(tuple(shape))
             self.dense_shape = np.array(shape, dtype=np.int64)
         if len(indices) != len(values):
             raise errors.InvalidArgumentError(

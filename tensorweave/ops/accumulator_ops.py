@@ -15,6 +15,7 @@ from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import Arg, Attr, TypeAttr, define_op
 from tensorweave.framework.shape_fns import scalar, unknown
 from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.ops.math_unary_ops import cast
 
 __all__ = ["ConditionalAccumulatorBase", "ConditionalAccumulator",
            "SparseConditionalAccumulator"]
@@ -95,8 +96,17 @@ class ConditionalAccumulatorBase:
 
     def set_global_step(self, new_global_step, name=None):
         """Sets the global step: gradients with an older local_step are dropped from now on."""
-        step = convert_to_tensor(new_global_step, _dtypes.int64)
-        return apply_op(self._ops["set_step"], [self._accumulator_ref, step], name=name)
+        return apply_op(self._ops["set_step"], [self._accumulator_ref, _int64(new_global_step)],
+                        name=name)
+
+
+def _int64(value):
+    """`value` as an int64 tensor, cast when it is another integer tensor (TF's wrappers cast
+    steps, indices and shapes, which are often int32)."""
+    tensor = convert_to_tensor(value)
+    if tensor.dtype.base_dtype != _dtypes.int64:
+        tensor = cast(tensor, _dtypes.int64)
+    return tensor
 
 
 def _accumulator_attrs(dtype, shape, shared_name, reduction_type) -> dict:
@@ -126,8 +136,7 @@ class ConditionalAccumulator(ConditionalAccumulatorBase):
         """
         grad = convert_to_tensor(grad, self._dtype)
         grad.shape.assert_is_compatible_with(self._shape)
-        local_step = convert_to_tensor(local_step, _dtypes.int64)
-        return apply_op(self._ops["apply"], [self._accumulator_ref, local_step, grad],
+        return apply_op(self._ops["apply"], [self._accumulator_ref, _int64(local_step), grad],
                         name=name)
 
     def take_grad(self, num_required, name=None):
@@ -160,9 +169,9 @@ class SparseConditionalAccumulator(ConditionalAccumulatorBase):
         """Adds the rows `grad_values` at `grad_indices` unless `local_step` is stale."""
         values = convert_to_tensor(grad_values, self._dtype)
         known = grad_shape is not None
-        shape = convert_to_tensor(grad_shape if known else [], _dtypes.int64)
-        inputs = [self._accumulator_ref, convert_to_tensor(local_step, _dtypes.int64),
-                  convert_to_tensor(grad_indices, _dtypes.int64), values, shape]
+        local_step, indices = _int64(local_step), _int64(grad_indices)   # TF's cast order
+        shape = _int64(grad_shape) if known else convert_to_tensor([], _dtypes.int64)
+        inputs = [self._accumulator_ref, local_step, indices, values, shape]
         return apply_op(SparseAccumulatorApplyGradient, inputs, {"has_known_shape": known},
                         name=name)
 

@@ -16,6 +16,7 @@ from tensorweave.train.proximal_adagrad import ProximalAdagradOptimizer
 from tensorweave.train.proximal_gradient_descent import ProximalGradientDescentOptimizer
 from tensorweave.train.rmsprop import RMSPropOptimizer
 from tensorweave.train.saver import Saver
+from tensorweave.train.sync_replicas_optimizer import SyncReplicasOptimizer
 from tensorweave.train.checkpoint_iteration import *
 from tensorweave.train.checkpoint_management import *
 from tensorweave.train.checkpoint_reader import *

@@ -178,3 +178,15 @@ def test_a_killed_ps_ends_the_step_instead_of_hanging():
         ps.wait(10)
         ps.stdout.close()
         server.stop()
+
+
+def test_closing_the_session_cancels_a_step_blocked_on_another_task(cluster):
+    _, servers = cluster
+    with tf.Graph().as_default():
+        with tf.device("/job:ps/task:0"):
+            take = tf.FIFOQueue(1, tf.float32).dequeue()
+        with tf.device("/job:worker/task:0"):
+            result = take * 2
+        sess = tf.Session(servers["worker", 0].target)
+        failures = errors_of_blocked_run(lambda: sess.run(result), sess.close)
+    assert [type(e) for e in failures] == [tf.errors.CancelledError]
