@@ -16,6 +16,7 @@ from tensorweave.framework import errors
 from tensorweave.protos import worker_pb2
 
 WORKER_SERVICE = "tensorflow.WorkerService"
+TENSORWEAVE_WORKER_SERVICE = "tensorweave.WorkerService"   # our extensions (RecvTensors)
 MAX_MESSAGE_BYTES = (1 << 31) - 1   # TensorFlow's servers and channels take any protobuf
 _CALL_THREADS = 512
 
@@ -37,10 +38,9 @@ class Peers:
         self._pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=_CALL_THREADS, thread_name_prefix="tw-rpc-call")
 
-    def _stub(self, task: str, method: str):
+    def _channel(self, task: str):
         import grpc
-
-        from tensorweave.distributed.worker import Worker
+        import grpc.experimental
         with self._lock:
             channel = self._channels.get(task)
             if channel is None:
@@ -48,13 +48,20 @@ class Peers:
                 if address is None:
                     raise errors.InvalidArgumentError(None, None, f"Task {task} is not in the "
                                                       "cluster")
+                # A stream is read on the pool's thread: no thread of grpc's own per call.
                 channel = self._channels[task] = grpc.insecure_channel(
                     address, options=[("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-                                      ("grpc.max_send_message_length", MAX_MESSAGE_BYTES)])
+                                      ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+                                      (grpc.experimental.ChannelOptions
+                                       .SingleThreadedUnaryStream, 1)])
+            return channel
+
+    def _stub(self, task: str, method: str):
+        from tensorweave.distributed.worker import Worker
         request_type, response_type = Worker.REQUEST_TYPES[method]
-        return channel.unary_unary(f"/{WORKER_SERVICE}/{method}",
-                                   request_serializer=request_type.SerializeToString,
-                                   response_deserializer=response_type.FromString)
+        return self._channel(task).unary_unary(
+            f"/{WORKER_SERVICE}/{method}", request_serializer=request_type.SerializeToString,
+            response_deserializer=response_type.FromString)
 
     def call(self, task: str, method: str, request, timeout_ms: int = 0,
              wait_for_ready: bool = False):
@@ -73,6 +80,18 @@ class Peers:
         OpError it failed with). gRPC's own futures start a thread per call (1.7 ms against
         0.2 ms for a blocking call on loopback here)."""
         return self._pool.submit(self.call, task, method, request, timeout_ms)
+
+    def stream_tensors(self, task: str, step_id: int, keys: list[str], deliver,
+                       fail) -> TensorStream:
+        """Starts a RecvTensors stream of `keys` from `task`: `deliver(key, value, is_dead)`
+        for each tensor as it comes, `fail(error)` if the stream fails first."""
+        stream = TensorStream(self._channel(task).unary_stream(
+            f"/{TENSORWEAVE_WORKER_SERVICE}/RecvTensors",
+            request_serializer=worker_pb2.RecvTensorsRequest.SerializeToString,
+            response_deserializer=worker_pb2.RecvTensorsResponse.FromString))
+        self._pool.submit(stream.run, worker_pb2.RecvTensorsRequest(
+            step_id=step_id, rendezvous_key=keys), task, deliver, fail)
+        return stream
 
     def recv_tensor(self, task: str, step_id: int, key: str) -> PendingRecv:
         return PendingRecv(self.start(task, "RecvTensor", worker_pb2.RecvTensorRequest(
@@ -127,3 +146,47 @@ class PendingRecv:
                 return
             self._delivered = True
         self._callback(value, is_dead)
+
+
+class TensorStream:
+    """A RecvTensors call: `run` reads it on a pool thread; `cancel` ends it early."""
+
+    def __init__(self, method):
+        self._method = method
+        self._call = None
+        self._cancelled = False
+        self._lock = threading.Lock()
+
+    def run(self, request, task: str, deliver, fail) -> None:
+        import grpc
+        wanted = set(request.rendezvous_key)
+        try:
+            with self._lock:
+                if self._cancelled:
+                    return
+                self._call = self._method(request)
+            for response in self._call:
+                for sent in response.tensor:
+                    key = sent.rendezvous_key
+                    value = None if sent.is_dead else \
+                        wire.ndarray(sent.tensor, f"Tensor {key}")
+                    wanted.discard(key)
+                    deliver(key, value, sent.is_dead)
+            if wanted:
+                raise errors.InternalError(None, None, f"RecvTensors from {task} ended "
+                                           f"without {sorted(wanted)[0]}")
+        except grpc.RpcError as e:
+            if not self._cancelled:
+                try:
+                    wire.raise_rpc_error(e, f"RecvTensors from {task}")
+                except errors.OpError as error:
+                    fail(error)
+        except errors.OpError as e:
+            fail(e)
+
+    def cancel(self, error: Exception) -> None:
+        with self._lock:
+            self._cancelled = True
+            call = self._call
+        if call is not None:
+            call.cancel()

@@ -1,11 +1,12 @@
 """The rendezvous of one step on one task: local transfers in a table, remote ones pulled.
 
-A `_Recv` whose key names a sending device of another task asks that task for the tensor
-(RecvTensor) on a thread of the rendezvous' pool, as TF's RpcRemoteRendezvous does; `_Send`
-never waits: it leaves its tensor in the local table, where the other task's RecvTensor
-finds it. Keys whose sender is this task, or the client ("client"/"step" ends of fed and
-fetched tensors), stay local. Aborting the step fails local waiters and cancels the calls in
-flight.
+A step's worker pulls every tensor its partitions receive from another task through one
+RecvTensors stream per task (`pull`), started with the step: each tensor lands in the local
+table as it arrives. Any other `_Recv` whose key names a sending device of another task asks
+that task for the one tensor (RecvTensor), as TF's RpcRemoteRendezvous does. `_Send` never
+waits: it leaves its tensor in the local table, where the other task finds it. Keys whose
+sender is this task, or the client ("client"/"step" ends of fed and fetched tensors), stay
+local. Aborting the step fails local waiters and cancels the calls in flight.
 """
 from __future__ import annotations
 
@@ -33,14 +34,31 @@ class RemoteRendezvous:
         self._local = LocalRendezvous()
         self._lock = threading.Lock()
         self._calls: set = set()
+        self._streamed: set[str] = set()
         self._error: Exception | None = None
 
     def send(self, key: str, value, is_dead: bool = False) -> None:
         self._local.send(key, value, is_dead)
 
+    def pull(self, source: str, keys: list[str]) -> None:
+        """Starts the stream of the tensors `keys` from task `source`; each lands in the
+        local table as it arrives, and a failed stream aborts the step."""
+        with self._lock:
+            if self._error is not None:
+                return
+            self._streamed.update(keys)
+            self._calls.add(self._peers.stream_tensors(source, self.step_id, keys,
+                                                       self._arrived, self.start_abort))
+
+    def _arrived(self, key: str, value, is_dead: bool) -> None:
+        try:
+            self._local.send(key, value, is_dead)
+        except errors.OpError:
+            pass   # the step was aborted meanwhile: its receivers have their error
+
     def recv_async(self, key: str, callback) -> None:
         source = task_of(key.split(";", 1)[0])
-        if source is None or source == self.task:
+        if source is None or source == self.task or key in self._streamed:
             self._local.recv_async(key, callback)
             return
         with self._lock:

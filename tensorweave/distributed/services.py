@@ -10,7 +10,9 @@ are never cut.
 from __future__ import annotations
 
 from tensorweave.distributed import wire
+from tensorweave.distributed.channels import TENSORWEAVE_WORKER_SERVICE
 from tensorweave.framework import errors
+from tensorweave.protos import worker_pb2
 
 MASTER_SERVICE = "tensorflow.MasterService"
 WORKER_SERVICE = "tensorflow.WorkerService"
@@ -33,9 +35,14 @@ def add_services(grpc_server, master) -> None:
     worker_handlers = {
         method: unary(_worker_handler(worker, method), request_type, response_type)
         for method, (request_type, response_type) in worker.REQUEST_TYPES.items()}
+    streams = {"RecvTensors": grpc.unary_stream_rpc_method_handler(
+        _streaming(worker.recv_tensors),
+        request_deserializer=worker_pb2.RecvTensorsRequest.FromString,
+        response_serializer=worker_pb2.RecvTensorsResponse.SerializeToString)}
     grpc_server.add_generic_rpc_handlers((
         grpc.method_handlers_generic_handler(MASTER_SERVICE, master_handlers),
-        grpc.method_handlers_generic_handler(WORKER_SERVICE, worker_handlers)))
+        grpc.method_handlers_generic_handler(WORKER_SERVICE, worker_handlers),
+        grpc.method_handlers_generic_handler(TENSORWEAVE_WORKER_SERVICE, streams)))
 
 
 def _master_handler(master, method: str):
@@ -61,6 +68,17 @@ def _worker_handler(worker, method: str):
         finally:
             answered.append(True)
     return _answering(handle, worker.REQUEST_TYPES[method][1], in_body=method == "RunGraph")
+
+
+def _streaming(generate):
+    """A gRPC stream handler yielding what `generate(request, context)` yields; an OpError
+    ends the call with its status."""
+    def stream(request, context):
+        try:
+            yield from generate(request, context)
+        except errors.OpError as e:
+            context.abort(wire.grpc_code(e.error_code), e.message)
+    return stream
 
 
 def _answering(handle, response_type, in_body: bool):

@@ -5,7 +5,9 @@ task's devices): the worker splits it by device and builds one executor per devi
 local runtime does. RunGraph runs one step of it: the master's feeds for this task go into the
 step's rendezvous (distributed/remote_rendezvous.py), every executor runs, and the fetches
 this task makes come back by rendezvous key. Tensors between tasks go by RecvTensor, answered
-here from the step's rendezvous once the local `_Send` has left them. Stateful kernels of one
+here from the step's rendezvous once the local `_Send` has left them: a step pulls all it
+receives from one task through one RecvTensors stream (TF's RecvTensor, one call per tensor,
+is answered too). Stateful kernels of one
 session keep their state across its graphs, and variables live on the devices, shared by
 every session of the server.
 """
@@ -13,13 +15,14 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
+import queue
 import secrets
 import threading
 
 import numpy as np
 
 from tensorweave.distributed import wire
-from tensorweave.distributed.remote_rendezvous import StepTable
+from tensorweave.distributed.remote_rendezvous import StepTable, task_of
 from tensorweave.framework import errors
 from tensorweave.framework.graph import Graph
 from tensorweave.framework.importer import extend_graph
@@ -30,7 +33,7 @@ from tensorweave.runtime.executor.executor import Executor
 from tensorweave.runtime.executor.frames import CONTROL_FLOW_OPS
 from tensorweave.runtime.executor.values import VariableRef, deref
 from tensorweave.runtime.prune import RGraph, RNode
-from tensorweave.runtime.rendezvous import parse_key
+from tensorweave.runtime.rendezvous import create_key, parse_key
 from tensorweave.runtime.step import StepState
 
 _PARTITION_THREADS = 64
@@ -54,10 +57,12 @@ class _KernelHost:
 
 
 class _RegisteredGraph:
-    """One executor per device of a registered partition."""
+    """One executor per device of a registered partition, and the rendezvous keys it
+    receives from each other task (pulled by one RecvTensors stream per task and step)."""
 
-    def __init__(self, executors: list):
+    def __init__(self, executors: list, pulls: dict[str, list[str]]):
         self.executors = executors
+        self.pulls = pulls
 
 
 class Worker:
@@ -101,8 +106,23 @@ class Worker:
                      for dev, g in parts.items()]
         handle = secrets.token_hex(8)
         with self._lock:
-            self._graphs[handle] = _RegisteredGraph(executors)
+            self._graphs[handle] = _RegisteredGraph(executors, self._pulls(parts))
         return handle
+
+    def _pulls(self, parts: dict) -> dict[str, list[str]]:
+        """{other task: keys of the tensors these partitions receive from it}."""
+        pulls: dict[str, list[str]] = {}
+        for part in parts.values():
+            for node in part:
+                attrs = node.attrs
+                if node.op != "_Recv" or attrs.get("client_terminated"):
+                    continue
+                source = task_of(attrs["send_device"])
+                if source is not None and source != self.task:
+                    pulls.setdefault(source, []).append(create_key(
+                        attrs["send_device"], attrs["send_device_incarnation"],
+                        attrs["recv_device"], attrs["tensor_name"]))
+        return pulls
 
     def _host(self, session_handle: str, graph) -> _KernelHost:
         with self._lock:
@@ -156,6 +176,8 @@ class Worker:
         rendezvous = self.steps.find_or_create(request.step_id)
         for sent in request.send:
             rendezvous.send(sent.name, wire.ndarray(sent.tensor, f"Feed {sent.name}"))
+        for source, keys in graph.pulls.items():
+            rendezvous.pull(source, keys)
         step = StepState(timeout_ms, rendezvous)
         with self._lock:
             self._running[request.step_id] = step
@@ -180,10 +202,8 @@ class Worker:
             step.cancel(error)
         self.steps.abort(step_id, error)
 
-    def recv_tensor(self, request, cancelled: threading.Event | None = None):
-        """The tensor a local `_Send` of step `step_id` left under `rendezvous_key`, waiting
-        for it; AbortedError if the key's sender is an earlier incarnation of the device."""
-        key = request.rendezvous_key
+    def _check_incarnation(self, key: str) -> None:
+        """AbortedError if `key`'s sender is an earlier incarnation of a device here."""
         source, incarnation = parse_key(key)[:2]
         device = self._device(source)
         if incarnation != device.incarnation:
@@ -192,6 +212,44 @@ class Worker:
                 f"{incarnation} vs. {device.incarnation}. Your worker job (\"{self.task}\") "
                 "was probably restarted. Check your worker job for the reason why it was "
                 "restarted.")
+
+    def recv_tensors(self, request, context=None):
+        """Yields RecvTensorsResponses: the tensors local `_Send`s of step `step_id` leave
+        under `rendezvous_key`, each as soon as it is there, those there at once together
+        (tensorweave's RecvTensors stream); stops early if the call ends."""
+        keys = list(request.rendezvous_key)
+        for key in keys:
+            self._check_incarnation(key)
+        rendezvous = self.steps.find_or_create(request.step_id)
+        arrived: queue.SimpleQueue = queue.SimpleQueue()
+        if context is not None:
+            context.add_callback(lambda: arrived.put(None))
+        for key in keys:
+            rendezvous.recv_async(key, lambda value, is_dead, key=key:
+                                  arrived.put((key, value, is_dead)))
+        left = len(keys)
+        while left:
+            ready = [arrived.get()]
+            while left > len(ready) and not arrived.empty():   # what else is there already
+                ready.append(arrived.get())
+            response = worker_pb2.RecvTensorsResponse()
+            for item in ready:
+                if item is None:
+                    return
+                key, value, is_dead = item
+                if is_dead is None:
+                    raise value
+                sent = response.tensor.add(rendezvous_key=key, is_dead=bool(is_dead))
+                if not is_dead:
+                    sent.tensor.CopyFrom(wire.tensor_proto(_plain(value)))
+            left -= len(ready)
+            yield response
+
+    def recv_tensor(self, request, cancelled: threading.Event | None = None):
+        """The tensor a local `_Send` of step `step_id` left under `rendezvous_key`, waiting
+        for it; AbortedError if the key's sender is an earlier incarnation of the device."""
+        key = request.rendezvous_key
+        self._check_incarnation(key)
         rendezvous = self.steps.find_or_create(request.step_id)
         arrived = cancelled or threading.Event()
         result = []

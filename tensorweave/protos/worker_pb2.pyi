@@ -138,3 +138,27 @@ class RecvTensorResponse(_message.Message):
     send_start_micros: int
     require_ack: bool
     def __init__(self, tensor: _Optional[_Union[_tensor_pb2.TensorProto, _Mapping]] = ..., is_dead: _Optional[bool] = ..., send_start_micros: _Optional[int] = ..., require_ack: _Optional[bool] = ...) -> None: ...
+
+class RecvTensorsRequest(_message.Message):
+    __slots__ = ("step_id", "rendezvous_key")
+    STEP_ID_FIELD_NUMBER: _ClassVar[int]
+    RENDEZVOUS_KEY_FIELD_NUMBER: _ClassVar[int]
+    step_id: int
+    rendezvous_key: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, step_id: _Optional[int] = ..., rendezvous_key: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class KeyedRecvTensorResponse(_message.Message):
+    __slots__ = ("rendezvous_key", "tensor", "is_dead")
+    RENDEZVOUS_KEY_FIELD_NUMBER: _ClassVar[int]
+    TENSOR_FIELD_NUMBER: _ClassVar[int]
+    IS_DEAD_FIELD_NUMBER: _ClassVar[int]
+    rendezvous_key: str
+    tensor: _tensor_pb2.TensorProto
+    is_dead: bool
+    def __init__(self, rendezvous_key: _Optional[str] = ..., tensor: _Optional[_Union[_tensor_pb2.TensorProto, _Mapping]] = ..., is_dead: _Optional[bool] = ...) -> None: ...
+
+class RecvTensorsResponse(_message.Message):
+    __slots__ = ("tensor",)
+    TENSOR_FIELD_NUMBER: _ClassVar[int]
+    tensor: _containers.RepeatedCompositeFieldContainer[KeyedRecvTensorResponse]
+    def __init__(self, tensor: _Optional[_Iterable[_Union[KeyedRecvTensorResponse, _Mapping]]] = ...) -> None: ...

@@ -147,3 +147,31 @@ def test_a_server_in_another_process():
         child.stdin.close()
         child.wait(30)
         child.stdout.close()
+
+
+def test_a_stale_incarnation_is_aborted_by_recv_tensor_and_recv_tensors():
+    server = tf.train.Server({"ps": ["localhost:0"]})
+    try:
+        status = _call(server.target, "tensorflow.WorkerService", "GetStatus",
+                       worker_pb2.GetStatusRequest(), worker_pb2.GetStatusResponse)
+        device = status.device_attributes[0]
+        stale = (f"{device.name};{device.incarnation ^ 1:016x};"
+                 "/job:worker/replica:0/task:0/device:CPU:0;edge_1_x;0:0")
+        with pytest.raises(grpc.RpcError) as info:
+            _call(server.target, "tensorflow.WorkerService", "RecvTensor",
+                  worker_pb2.RecvTensorRequest(step_id=7, rendezvous_key=stale),
+                  worker_pb2.RecvTensorResponse)
+        assert info.value.code() == grpc.StatusCode.ABORTED
+        assert "RecvTensor expects a different device incarnation" in info.value.details()
+        with grpc.insecure_channel(server.target[len("grpc://"):]) as channel:
+            stream = channel.unary_stream(
+                "/tensorweave.WorkerService/RecvTensors",
+                request_serializer=worker_pb2.RecvTensorsRequest.SerializeToString,
+                response_deserializer=worker_pb2.RecvTensorsResponse.FromString)(
+                    worker_pb2.RecvTensorsRequest(step_id=7, rendezvous_key=[stale]),
+                    timeout=10)
+            with pytest.raises(grpc.RpcError) as info:
+                list(stream)
+        assert info.value.code() == grpc.StatusCode.ABORTED
+    finally:
+        server.stop()
