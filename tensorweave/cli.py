@@ -3,6 +3,7 @@
     tensorweave inspect-checkpoint PATH [--tensor NAME] [--all]
     tensorweave to-tensorflow-checkpoint PATH
     tensorweave serve --model_name NAME --model_base_path PATH [--rest_api_port 8501] [--port P]
+    tensorweave server --cluster_spec SPEC --job_name JOB [--task_id N]
     tensorweave saved-model show --dir DIR [--tag_set TAGS [--signature_def KEY]] [--all]
     tensorweave saved-model run --dir DIR --tag_set TAGS --signature_def KEY --input_exprs E
     tensorweave explain-placement GRAPH NODE... [--cpus N] [--soft]
@@ -18,6 +19,10 @@ serve: serves the newest SavedModel version under PATH (PATH/<version>/) over Te
 Serving's REST API on 127.0.0.1 (`--rest_api_host 0.0.0.0` to listen on every interface) until
 interrupted, switching to a newer version when one appears (checked every
 `--file_system_poll_wait_seconds`); with `--port`, TensorFlow Serving's gRPC API as well.
+
+server: runs task N of job JOB of the cluster SPEC (TensorFlow's grpc_tensorflow_server
+syntax, e.g. "ps|localhost:2222,worker|localhost:2223;localhost:2224") until interrupted,
+printing its target for `tf.Session(target)`.
 
 saved-model: TensorFlow's saved_model_cli show and run, with its output (TAGS is a
 comma-separated tag-set; E is `name=<Python literal>` items separated by ';').
@@ -66,6 +71,15 @@ def _parser() -> argparse.ArgumentParser:
                        help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--file_system_poll_wait_seconds", type=float, default=1.0,
                        help="how often to look for a newer version (default 1; 0: never)")
+    server = commands.add_parser(
+        "server", help="run one task of a cluster (tf.train.Server) until interrupted",
+        description="Runs the tf.train.Server of one task of a cluster, as TensorFlow's "
+        "grpc_tensorflow_server does.")
+    server.add_argument("--cluster_spec", required=True,
+                        help="JOB|HOST:PORT;HOST:PORT,JOB|HOST:PORT... (tasks of a job are "
+                        "separated by ';', jobs by ',')")
+    server.add_argument("--job_name", required=True, help="this task's job")
+    server.add_argument("--task_id", type=int, default=0, help="this task's index (default 0)")
     saved_model = commands.add_parser(
         "saved-model", help="show or run a SavedModel, as saved_model_cli does",
         description="Shows or runs a SavedModel, as TensorFlow's saved_model_cli does.")
@@ -166,6 +180,44 @@ def serve(name: str, base_path: str, port: int, host: str, poll_seconds: float =
     return 0
 
 
+def parse_cluster_spec(spec: str) -> dict:
+    """{job: [addresses]} of TensorFlow's grpc_tensorflow_server `--cluster_spec` syntax.
+
+    Raises:
+      ValueError: for a job without `|` or without addresses.
+    """
+    jobs = {}
+    for job in spec.split(","):
+        name, bar, addresses = job.partition("|")
+        tasks = [a for a in addresses.split(";") if a]
+        if not bar or not name or not tasks:
+            raise ValueError(f"Invalid job specification in --cluster_spec: {job!r} (expected "
+                             "JOB|HOST:PORT;HOST:PORT)")
+        jobs[name] = tasks
+    return jobs
+
+
+def run_server(spec: str, job_name: str, task_id: int, out=None) -> int:
+    """Does what `tensorweave server` does: serves until interrupted; returns the status."""
+    from tensorweave.distributed.server import Server
+    from tensorweave.framework import errors
+    out = out or sys.stdout
+    try:
+        server = Server(parse_cluster_spec(spec), job_name=job_name, task_index=task_id)
+    except (ValueError, errors.OpError) as e:
+        message = e.message if isinstance(e, errors.OpError) else str(e)
+        print(f"tensorweave server: {type(e).__name__}: {message}", file=sys.stderr)
+        return 1
+    print(f"Started server with target: {server.target}", file=out, flush=True)
+    try:
+        server.join()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0
+
+
 def saved_model_command(args, out=None) -> int:
     """Does what `tensorweave saved-model show|run` does; returns the exit status."""
     from tensorweave.framework import errors
@@ -231,6 +283,8 @@ def main(argv=None) -> int:
     if args.command == "serve":
         return serve(args.model_name, args.model_base_path, args.rest_api_port,
                      args.rest_api_host, args.file_system_poll_wait_seconds, args.port)
+    if args.command == "server":
+        return run_server(args.cluster_spec, args.job_name, args.task_id)
     if args.command == "saved-model":
         return saved_model_command(args)
     if args.command == "explain-placement":

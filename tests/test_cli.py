@@ -1,4 +1,5 @@
 """The `tensorweave` command: inspect-checkpoint and to-tensorflow-checkpoint."""
+import signal
 import subprocess
 import sys
 
@@ -8,6 +9,7 @@ import pytest
 import tensorweave as tf
 from tensorweave import cli
 from tensorweave.train import checkpoint_format as fmt
+from tests.distributed.loopback import free_port
 
 
 @pytest.fixture
@@ -107,3 +109,25 @@ def test_saved_model_run_prints_each_output(saved_model, capsys):
     assert cli.main(["saved-model", "run", "--dir", saved_model, "--tag_set", "serve",
                      "--signature_def", "serving_default", "--input_exprs", "z=[1]"]) == 1
     assert "Inputs ['z'] are not in signature" in capsys.readouterr().err
+
+
+def test_server_runs_a_task_until_interrupted():
+    assert cli.parse_cluster_spec("ps|a:1,worker|b:2;c:3") == {"ps": ["a:1"],
+                                                              "worker": ["b:2", "c:3"]}
+    with pytest.raises(ValueError, match="Invalid job specification"):
+        cli.parse_cluster_spec("ps:a:1")
+    port = free_port()
+    child = subprocess.Popen([sys.executable, "-m", "tensorweave.cli", "server", "--cluster_spec",
+                              f"local|localhost:{port}", "--job_name", "local"],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        line = child.stdout.readline().strip()
+        assert line == f"Started server with target: grpc://localhost:{port}"
+        with tf.Graph().as_default(), tf.Session(f"grpc://localhost:{port}") as sess:
+            assert sess.run(tf.constant(6) * 7) == 42
+        child.send_signal(signal.SIGINT)
+        assert child.wait(20) == 0
+    finally:
+        child.kill()
+        child.wait(10)
+        child.stdout.close()
