@@ -6,6 +6,7 @@ raises the same `tensorweave.errors` class.
 """
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -13,6 +14,9 @@ import numpy as np
 from tensorweave.framework import errors, graph_io
 
 _GRPC_CODES = None
+# Protobuf messages stop at 2 GiB: no tensor arriving whole holds more than 2 GiB of 8-byte
+# elements, so a small proto (a shape and no values) cannot make a receiver allocate more.
+MAX_TENSOR_ELEMENTS = 1 << 28
 # How a runtime error names its node (runtime/executor/kernel_errors.py).
 _NODE_IN_MESSAGE = re.compile(r"\[\[node (?P<name>\S+) \(op (?P<op>[^)]*)\) on device "
                               r"(?P<device>\S+), defined at (?P<site>[^\]]*)\]\]")
@@ -27,12 +31,18 @@ def ndarray(proto, what: str) -> np.ndarray:
     """The array a received TensorProto holds.
 
     Raises:
-      InvalidArgumentError: for an unknown dtype, a negative dimension or content whose size
-        does not match the shape, naming `what` (the feed or fetch it is).
+      InvalidArgumentError: for an unknown dtype, a negative dimension, a shape of more
+        elements than a message can carry, or content whose size does not match the shape,
+        naming `what` (the feed or fetch it is).
     """
-    if any(d.size < 0 for d in proto.tensor_shape.dim):
+    dims = [d.size for d in proto.tensor_shape.dim]
+    if any(d < 0 for d in dims):
         raise errors.InvalidArgumentError(None, None, f"{what}: a dimension of the received "
                                           "tensor is negative")
+    if math.prod(dims) > MAX_TENSOR_ELEMENTS:   # a small proto may not ask for a huge array
+        raise errors.InvalidArgumentError(None, None, f"{what}: the received tensor's shape "
+                                          f"{dims} has more than {MAX_TENSOR_ELEMENTS} "
+                                          "elements")
     try:
         return graph_io.tensor_proto_to_ndarray(proto)
     except (TypeError, ValueError, KeyError) as e:

@@ -122,10 +122,16 @@ def extend_graph(graph, graph_def) -> None:
     colocations may name ops `graph` already has (the master's ExtendSession).
 
     Raises:
-      InvalidArgumentError: for a node whose name `graph` already uses, or an input or
-        colocation that names no op.
+      InvalidArgumentError: for a node whose name `graph` already uses, an input or
+        colocation that names no op, or a malformed NodeDef.
     """
-    nodes = list(graph_def.node)
+    try:
+        _extend(graph, list(graph_def.node))
+    except (TypeError, ValueError, KeyError, IndexError) as e:   # a malformed NodeDef
+        raise errors.InvalidArgumentError(None, None, f"Invalid GraphDef: {e}") from None
+
+
+def _extend(graph, nodes) -> None:
     existing = dict(graph._ops_by_name)
     taken = sorted(n.name for n in nodes if n.name in existing)
     if taken:
