@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from concurrent import futures
 
+from tensorweave.distributed import wire
 from tensorweave.framework import errors
-from tensorweave.framework.tensor_util import make_ndarray, make_tensor_proto
+from tensorweave.framework.tensor_util import make_tensor_proto
 from tensorweave.protos import prediction_service_pb2 as apis
 from tensorweave.serving.versions import ServedVersions
 
@@ -69,7 +70,8 @@ class GrpcPredictionServer:
         model = self._model(request.model_spec, context)
         try:
             key, signature = model.signature(request.model_spec.signature_name)
-            inputs = {name: make_ndarray(proto) for name, proto in request.inputs.items()}
+            inputs = {name: wire.ndarray(proto, f"Input {name}")
+                      for name, proto in request.inputs.items()}
             outputs = model.run(key, inputs)
             wanted = list(request.output_filter) or sorted(outputs)
             unknown = [name for name in wanted if name not in outputs]

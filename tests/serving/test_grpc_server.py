@@ -91,3 +91,13 @@ def test_errors_are_tensorflow_servings_status_codes(stub):
             model_spec=apis.ModelSpec(name="m"), metadata_field=["other"]),
             apis.GetModelMetadataResponse)
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_a_malformed_input_tensor_is_invalid_argument(stub):
+    request = _request(name="m")
+    request.inputs["x"].tensor_shape.dim[0].size = 1 << 40   # a zero fill of 4 TiB
+    request.inputs["x"].ClearField("tensor_content")
+    with pytest.raises(grpc.RpcError) as info:
+        stub("Predict", request, apis.PredictResponse)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "Input x" in info.value.details()
