@@ -6,9 +6,10 @@ nodes with a rewired input are copies). After it:
   - every data edge crossing devices is a `_Send` on the source device and a `_Recv` on the
     destination, with TensorFlow's attrs; one `_Recv` per (tensor, destination device),
     however many consumers it feeds there;
-  - every control edge crossing devices is carried by a dummy tensor: a scalar Const on the
-    source device, run after the source, sent to the destination, whose `_Recv` becomes the
-    destination's control input (one per (source node, destination device));
+  - the control edges of a node from one other device are carried by one dummy tensor: a
+    scalar Const on the source device, run after all of those sources, sent to the
+    destination, whose `_Recv` becomes the node's control input (one per (set of source
+    nodes, destination device));
   - a crossing edge that touches a node inside a control-flow frame raises
     UnimplementedError: loops spanning devices are not supported yet.
 Each pair's `tensor_name` is unique within the step, so a step's rendezvous keys never collide.
@@ -75,8 +76,11 @@ class _Partitioner:
         for i in crossing:
             inputs[i] = (self._recv_for(inputs[i], node), 0)
         node.inputs = inputs
-        node.control_inputs = [self._control_recv_for(c, node) if nodes[c].device != dev
-                               else c for c in node.control_inputs]
+        by_device: dict[str, list[str]] = {}   # one transfer carries all control edges
+        for c in control:                      # from one device
+            by_device.setdefault(nodes[c].device, []).append(c)
+        node.control_inputs = [c for c in node.control_inputs if nodes[c].device == dev] + [
+            self._control_recv_for(tuple(sources), node) for sources in by_device.values()]
         return node
 
     def _check_frames(self, src: RNode, dst: RNode) -> None:
@@ -98,15 +102,18 @@ class _Partitioner:
             name = self.recvs[key] = self._pair(src, edge, dst, dtype, shape)
         return name
 
-    def _control_recv_for(self, src_name: str, dst: RNode) -> str:
-        key = (src_name, None, dst.device)
+    def _control_recv_for(self, sources: tuple[str, ...], dst: RNode) -> str:
+        """The _Recv of a dummy scalar made after every node of `sources` (all on one
+        device), for `dst`'s control edges from them."""
+        key = (sources, None, dst.device)
         name = self.recvs.get(key)
         if name is None:
-            src = self.graph.nodes[src_name]
-            self._check_frames(src, dst)
-            dummy = RNode(self._unique(src_name), "Const",
+            for source in sources:
+                self._check_frames(self.graph.nodes[source], dst)
+            src = self.graph.nodes[sources[0]]
+            dummy = RNode(self._unique(sources[0]), "Const",
                           {"value": np.zeros((), np.float32), "dtype": _dtypes.float32},
-                          [], [src_name], "", [], [_dtypes.float32], [TensorShape([])],
+                          [], list(sources), "", [], [_dtypes.float32], [TensorShape([])],
                           src.creation_site)
             dummy.device = src.device
             self._part(src.device).add(dummy)

@@ -83,6 +83,27 @@ def test_control_edge_is_carried_by_a_dummy_tensor():
         assert sess.run(b) == 2.0
 
 
+def test_control_edges_from_one_device_share_one_transfer():
+    with tf.Graph().as_default():
+        with tf.device("/cpu:0"):
+            a = tf.constant(1.0, name="a")
+            c = tf.constant(3.0, name="c")
+        with tf.device("/cpu:1"):
+            local = tf.constant(0.0, name="local")
+            with tf.control_dependencies([a.op, local.op, c.op]):
+                b = tf.constant(2.0, name="b")
+        graph = placed([b])
+    parts = partition.partition(graph)
+    part0, part1 = parts[CPU + "0"], parts[CPU + "1"]
+    assert [n.op for n in part0].count("_Send") == 1
+    dummy = next(n for n in part0 if n.op == "Const" and n.control_inputs)
+    assert dummy.control_inputs == ["a", "c"]
+    recv = next(n for n in part1 if n.op == "_Recv")
+    assert part1.nodes["b"].control_inputs == ["local", recv.name]
+    with tf.Session(graph=a.graph, config=config()) as sess:
+        assert sess.run(b) == 2.0
+
+
 def test_edge_inside_a_loop_frame_is_refused():
     with tf.Graph().as_default():
         with tf.device("/cpu:0"):
