@@ -98,6 +98,11 @@ class ClusterCore(DirectSessionCore):
         self._running: dict[int, dict] = {}   # step id -> its RunGraph requests, per task
         self._closing = False
 
+    def partial_run_setup(self, feeds: tuple, fetches: tuple, targets: tuple) -> str:
+        raise errors.UnimplementedError(None, None, "Partial runs of a graph that spans tasks "
+                                        "are not supported yet: they run on a one-task "
+                                        "session (device_filters) only.")
+
     def _placement_task(self) -> tuple:
         return None, None   # a request naming no job may land on any task
 

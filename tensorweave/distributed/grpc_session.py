@@ -91,11 +91,7 @@ class GrpcSessionCore(GraphGrowthWatch):
         self._plans: dict = {}
         self.watch_graph_growth(graph)
 
-    def plan(self, feeds: tuple, fetches: tuple, targets: tuple,
-             partial: bool = False) -> _RemotePlan:
-        if partial:
-            raise errors.UnimplementedError(None, None, "Partial runs are not supported on a "
-                                            "grpc:// session yet.")
+    def plan(self, feeds: tuple, fetches: tuple, targets: tuple) -> _RemotePlan:
         key = (feeds, fetches, targets)
         plan = self._plans.get(key)
         if plan is None:
@@ -124,16 +120,23 @@ class GrpcSessionCore(GraphGrowthWatch):
             self._sent_version = version
 
     def run_step(self, plan: _RemotePlan, args: list, options=None, run_metadata=None) -> list:
-        self._sync_graph()
-        request = master_pb2.RunStepRequest(
-            session_handle=self._handle, fetch=plan.fetch_names, target=plan.target_names,
-            store_errors_in_response_body=True)
+        request = master_pb2.RunStepRequest(fetch=plan.fetch_names, target=plan.target_names)
         for name, value in zip(plan.feed_names, args):
             request.feed.add(name=name).tensor.CopyFrom(wire.tensor_proto(value))
         timeout_ms = self._timeout_ms
         if options is not None:
             request.options.CopyFrom(options)
             timeout_ms = options.timeout_in_ms or timeout_ms
+        response = self._run(request, timeout_ms)
+        if run_metadata is not None:
+            run_metadata.MergeFrom(response.metadata)
+        return self._fetched(response, plan.fetch_names)
+
+    def _run(self, request, timeout_ms: int):
+        """The master's RunStepResponse; raises its error, on the user's op if it names one."""
+        self._sync_graph()
+        request.session_handle = self._handle
+        request.store_errors_in_response_body = True
         try:
             response = self._client.call("RunStep", request, timeout_ms)
         except errors.OpError as e:   # a master in this process raises its errors
@@ -141,10 +144,33 @@ class GrpcSessionCore(GraphGrowthWatch):
         if response.status_code:
             wire.raise_status(response.status_code, response.status_error_message,
                               self.graph)
-        if run_metadata is not None:
-            run_metadata.MergeFrom(response.metadata)
+        return response
+
+    @staticmethod
+    def _fetched(response, names) -> list:
         values = {t.name: t.tensor for t in response.tensor}
-        return [wire.ndarray(values[name], f"Fetch {name}") for name in plan.fetch_names]
+        return [wire.ndarray(values[name], f"Fetch {name}") for name in names]
+
+    def partial_run_setup(self, feeds: tuple, fetches: tuple, targets: tuple) -> str:
+        """The master's handle of a partial run of these feeds, fetches and targets."""
+        self._sync_graph()
+        request = master_pb2.PartialRunSetupRequest(
+            session_handle=self._handle, feed=[t.name for t in feeds],
+            fetch=[t.name for t in fetches], target=[op.name for op in targets])
+        try:
+            response = self._client.call("PartialRunSetup", request, self._timeout_ms)
+        except errors.OpError as e:
+            wire.raise_status(e.error_code, e.message, self.graph)
+        return response.partial_run_handle
+
+    def partial_run(self, handle: str, feeds, values, fetches) -> list:
+        """Feeds and fetches part of partial run `handle` (one RunStep naming it)."""
+        request = master_pb2.RunStepRequest(partial_run_handle=handle,
+                                            fetch=[t.name for t in fetches])
+        for tensor, value in zip(feeds, values):
+            request.feed.add(name=tensor.name).tensor.CopyFrom(
+                wire.tensor_proto(FeedSpec(tensor).convert(value)))
+        return self._fetched(self._run(request, self._timeout_ms), request.fetch)
 
     def run_plan(self, plan: _RemotePlan, args: list, timeout_ms: int = 0, stats=None,
                  rendezvous=None) -> list:

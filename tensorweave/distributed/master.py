@@ -47,13 +47,16 @@ class Master:
         self._lock = threading.Lock()
         self._handlers = {
             "CreateSession": self._create_session, "ExtendSession": self._extend_session,
-            "RunStep": self._run_step, "CloseSession": self._close_session,
+            "RunStep": self._run_step, "PartialRunSetup": self._partial_run_setup,
+            "CloseSession": self._close_session,
             "ListDevices": self._list_devices, "Reset": self._reset}
 
     REQUEST_TYPES = {
         "CreateSession": (master_pb2.CreateSessionRequest, master_pb2.CreateSessionResponse),
         "ExtendSession": (master_pb2.ExtendSessionRequest, master_pb2.ExtendSessionResponse),
         "RunStep": (master_pb2.RunStepRequest, master_pb2.RunStepResponse),
+        "PartialRunSetup": (master_pb2.PartialRunSetupRequest,
+                            master_pb2.PartialRunSetupResponse),
         "CloseSession": (master_pb2.CloseSessionRequest, master_pb2.CloseSessionResponse),
         "ListDevices": (master_pb2.ListDevicesRequest, master_pb2.ListDevicesResponse),
         "Reset": (master_pb2.ResetRequest, master_pb2.ResetResponse),
@@ -105,10 +108,11 @@ class Master:
         return master_pb2.ExtendSessionResponse(new_graph_version=version)
 
     def _run_step(self, request):
-        if request.partial_run_handle:
-            raise errors.UnimplementedError(None, None, "Partial runs are not supported by "
-                                            "tensorweave's master yet.")
         return self._session(request.session_handle).run_step(request)
+
+    def _partial_run_setup(self, request):
+        handle = self._session(request.session_handle).partial_run_setup(request)
+        return master_pb2.PartialRunSetupResponse(partial_run_handle=handle)
 
     def _close_session(self, request):
         with self._lock:
@@ -171,30 +175,44 @@ class MasterSession:
             return self.version
 
     def run_step(self, request):
-        graph = self.graph
-        feeds = tuple(self._element(graph.get_tensor_by_name, f.name, "Feed")
-                      for f in request.feed)
-        fetches = tuple(self._element(graph.get_tensor_by_name, name, "Fetch")
-                        for name in request.fetch)
-        targets = tuple(self._element(graph.get_operation_by_name, name, "Target")
-                        for name in request.target)
+        """A RunStep: a whole step, or a part of the partial run it names."""
+        feeds, fetches, targets = self._elements([f.name for f in request.feed], request.fetch,
+                                                 request.target)
         core = self.core
-        plan = core.plan(feeds, fetches, targets)
-        args = []
-        for spec, feed in zip(plan.feed_specs, request.feed):
-            try:
-                args.append(spec.convert(wire.ndarray(feed.tensor, f"Feed {feed.name}")))
-            except (TypeError, ValueError) as e:
-                raise errors.InvalidArgumentError(None, None, str(e)) from None
         response = master_pb2.RunStepResponse()
-        options = request.options if request.HasField("options") else None
-        metadata = config_pb2.RunMetadata() if options is not None else None
-        values = core.run_step(plan, args, options, metadata)
-        if metadata is not None:
-            response.metadata.CopyFrom(metadata)
+        if request.partial_run_handle:
+            arrays = [wire.ndarray(f.tensor, f"Feed {f.name}") for f in request.feed]
+            values = core.partial_run(request.partial_run_handle, feeds, arrays, fetches)
+        else:
+            plan = core.plan(feeds, fetches, targets)
+            args = []
+            for spec, feed in zip(plan.feed_specs, request.feed):
+                try:
+                    args.append(spec.convert(wire.ndarray(feed.tensor, f"Feed {feed.name}")))
+                except (TypeError, ValueError) as e:
+                    raise errors.InvalidArgumentError(None, None, str(e)) from None
+            options = request.options if request.HasField("options") else None
+            metadata = config_pb2.RunMetadata() if options is not None else None
+            values = core.run_step(plan, args, options, metadata)
+            if metadata is not None:
+                response.metadata.CopyFrom(metadata)
         for name, value in zip(request.fetch, values):
             response.tensor.add(name=name).tensor.CopyFrom(wire.tensor_proto(value))
         return response
+
+    def partial_run_setup(self, request) -> str:
+        feeds, fetches, targets = self._elements(request.feed, request.fetch, request.target)
+        return self.core.partial_run_setup(feeds, fetches, targets)
+
+    def _elements(self, feed_names, fetch_names, target_names) -> tuple:
+        """(fed tensors, fetched tensors, target ops) of the session's graph, by name."""
+        graph = self.graph
+        return (tuple(self._element(graph.get_tensor_by_name, name, "Feed")
+                      for name in feed_names),
+                tuple(self._element(graph.get_tensor_by_name, name, "Fetch")
+                      for name in fetch_names),
+                tuple(self._element(graph.get_operation_by_name, name, "Target")
+                      for name in target_names))
 
     @staticmethod
     def _element(lookup, name: str, what: str):

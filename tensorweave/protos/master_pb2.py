@@ -29,7 +29,7 @@ from tensorweave.protos import graph_pb2 as tensorweave_dot_protos_dot_graph__pb
 from tensorweave.protos import named_tensor_pb2 as tensorweave_dot_protos_dot_named__tensor__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ftensorweave/protos/master.proto\x12\ntensorflow\x1a\x1ftensorweave/protos/config.proto\x1a*tensorweave/protos/device_attributes.proto\x1a$tensorweave/protos/error_codes.proto\x1a\x1etensorweave/protos/graph.proto\x1a%tensorweave/protos/named_tensor.proto\"x\n\x14\x43reateSessionRequest\x12\'\n\tgraph_def\x18\x01 \x01(\x0b\x32\x14.tensorflow.GraphDef\x12\'\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x17.tensorflow.ConfigProto\x12\x0e\n\x06target\x18\x03 \x01(\t\"F\n\x15\x43reateSessionResponse\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12\x15\n\rgraph_version\x18\x02 \x01(\x03\"v\n\x14\x45xtendSessionRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12\'\n\tgraph_def\x18\x02 \x01(\x0b\x32\x14.tensorflow.GraphDef\x12\x1d\n\x15\x63urrent_graph_version\x18\x03 \x01(\x03\"2\n\x15\x45xtendSessionResponse\x12\x19\n\x11new_graph_version\x18\x04 \x01(\x03\"\xf3\x01\n\x0eRunStepRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12*\n\x04\x66\x65\x65\x64\x18\x02 \x03(\x0b\x32\x1c.tensorflow.NamedTensorProto\x12\r\n\x05\x66\x65tch\x18\x03 \x03(\t\x12\x0e\n\x06target\x18\x04 \x03(\t\x12\'\n\x07options\x18\x05 \x01(\x0b\x32\x16.tensorflow.RunOptions\x12\x1a\n\x12partial_run_handle\x18\x06 \x01(\t\x12%\n\x1dstore_errors_in_response_body\x18\x07 \x01(\x08\x12\x12\n\nrequest_id\x18\x08 \x01(\x03\"\xb5\x01\n\x0fRunStepResponse\x12,\n\x06tensor\x18\x01 \x03(\x0b\x32\x1c.tensorflow.NamedTensorProto\x12)\n\x08metadata\x18\x02 \x01(\x0b\x32\x17.tensorflow.RunMetadata\x12+\n\x0bstatus_code\x18\x03 \x01(\x0e\x32\x16.tensorflow.error.Code\x12\x1c\n\x14status_error_message\x18\x04 \x01(\t\"-\n\x13\x43loseSessionRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\"\x16\n\x14\x43loseSessionResponse\"9\n\x0cResetRequest\x12\x11\n\tcontainer\x18\x01 \x03(\t\x12\x16\n\x0e\x64\x65vice_filters\x18\x02 \x03(\t\"\x0f\n\rResetResponse\",\n\x12ListDevicesRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\"~\n\x13ListDevicesResponse\x12\x32\n\x0clocal_device\x18\x01 \x03(\x0b\x32\x1c.tensorflow.DeviceAttributes\x12\x33\n\rremote_device\x18\x02 \x03(\x0b\x32\x1c.tensorflow.DeviceAttributesb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ftensorweave/protos/master.proto\x12\ntensorflow\x1a\x1ftensorweave/protos/config.proto\x1a*tensorweave/protos/device_attributes.proto\x1a$tensorweave/protos/error_codes.proto\x1a\x1etensorweave/protos/graph.proto\x1a%tensorweave/protos/named_tensor.proto\"x\n\x14\x43reateSessionRequest\x12\'\n\tgraph_def\x18\x01 \x01(\x0b\x32\x14.tensorflow.GraphDef\x12\'\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x17.tensorflow.ConfigProto\x12\x0e\n\x06target\x18\x03 \x01(\t\"F\n\x15\x43reateSessionResponse\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12\x15\n\rgraph_version\x18\x02 \x01(\x03\"v\n\x14\x45xtendSessionRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12\'\n\tgraph_def\x18\x02 \x01(\x0b\x32\x14.tensorflow.GraphDef\x12\x1d\n\x15\x63urrent_graph_version\x18\x03 \x01(\x03\"2\n\x15\x45xtendSessionResponse\x12\x19\n\x11new_graph_version\x18\x04 \x01(\x03\"\xf3\x01\n\x0eRunStepRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12*\n\x04\x66\x65\x65\x64\x18\x02 \x03(\x0b\x32\x1c.tensorflow.NamedTensorProto\x12\r\n\x05\x66\x65tch\x18\x03 \x03(\t\x12\x0e\n\x06target\x18\x04 \x03(\t\x12\'\n\x07options\x18\x05 \x01(\x0b\x32\x16.tensorflow.RunOptions\x12\x1a\n\x12partial_run_handle\x18\x06 \x01(\t\x12%\n\x1dstore_errors_in_response_body\x18\x07 \x01(\x08\x12\x12\n\nrequest_id\x18\x08 \x01(\x03\"\xb5\x01\n\x0fRunStepResponse\x12,\n\x06tensor\x18\x01 \x03(\x0b\x32\x1c.tensorflow.NamedTensorProto\x12)\n\x08metadata\x18\x02 \x01(\x0b\x32\x17.tensorflow.RunMetadata\x12+\n\x0bstatus_code\x18\x03 \x01(\x0e\x32\x16.tensorflow.error.Code\x12\x1c\n\x14status_error_message\x18\x04 \x01(\t\"q\n\x16PartialRunSetupRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12\x0c\n\x04\x66\x65\x65\x64\x18\x02 \x03(\t\x12\r\n\x05\x66\x65tch\x18\x03 \x03(\t\x12\x0e\n\x06target\x18\x04 \x03(\t\x12\x12\n\nrequest_id\x18\x05 \x01(\x03\"5\n\x17PartialRunSetupResponse\x12\x1a\n\x12partial_run_handle\x18\x01 \x01(\t\"-\n\x13\x43loseSessionRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\"\x16\n\x14\x43loseSessionResponse\"9\n\x0cResetRequest\x12\x11\n\tcontainer\x18\x01 \x03(\t\x12\x16\n\x0e\x64\x65vice_filters\x18\x02 \x03(\t\"\x0f\n\rResetResponse\",\n\x12ListDevicesRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\"~\n\x13ListDevicesResponse\x12\x32\n\x0clocal_device\x18\x01 \x03(\x0b\x32\x1c.tensorflow.DeviceAttributes\x12\x33\n\rremote_device\x18\x02 \x03(\x0b\x32\x1c.tensorflow.DeviceAttributesb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -48,16 +48,20 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_RUNSTEPREQUEST']._serialized_end=843
   _globals['_RUNSTEPRESPONSE']._serialized_start=846
   _globals['_RUNSTEPRESPONSE']._serialized_end=1027
-  _globals['_CLOSESESSIONREQUEST']._serialized_start=1029
-  _globals['_CLOSESESSIONREQUEST']._serialized_end=1074
-  _globals['_CLOSESESSIONRESPONSE']._serialized_start=1076
-  _globals['_CLOSESESSIONRESPONSE']._serialized_end=1098
-  _globals['_RESETREQUEST']._serialized_start=1100
-  _globals['_RESETREQUEST']._serialized_end=1157
-  _globals['_RESETRESPONSE']._serialized_start=1159
-  _globals['_RESETRESPONSE']._serialized_end=1174
-  _globals['_LISTDEVICESREQUEST']._serialized_start=1176
-  _globals['_LISTDEVICESREQUEST']._serialized_end=1220
-  _globals['_LISTDEVICESRESPONSE']._serialized_start=1222
-  _globals['_LISTDEVICESRESPONSE']._serialized_end=1348
+  _globals['_PARTIALRUNSETUPREQUEST']._serialized_start=1029
+  _globals['_PARTIALRUNSETUPREQUEST']._serialized_end=1142
+  _globals['_PARTIALRUNSETUPRESPONSE']._serialized_start=1144
+  _globals['_PARTIALRUNSETUPRESPONSE']._serialized_end=1197
+  _globals['_CLOSESESSIONREQUEST']._serialized_start=1199
+  _globals['_CLOSESESSIONREQUEST']._serialized_end=1244
+  _globals['_CLOSESESSIONRESPONSE']._serialized_start=1246
+  _globals['_CLOSESESSIONRESPONSE']._serialized_end=1268
+  _globals['_RESETREQUEST']._serialized_start=1270
+  _globals['_RESETREQUEST']._serialized_end=1327
+  _globals['_RESETRESPONSE']._serialized_start=1329
+  _globals['_RESETRESPONSE']._serialized_end=1344
+  _globals['_LISTDEVICESREQUEST']._serialized_start=1346
+  _globals['_LISTDEVICESREQUEST']._serialized_end=1390
+  _globals['_LISTDEVICESRESPONSE']._serialized_start=1392
+  _globals['_LISTDEVICESRESPONSE']._serialized_end=1518
 # @@protoc_insertion_point(module_scope)

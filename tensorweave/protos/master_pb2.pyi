@@ -77,6 +77,26 @@ class RunStepResponse(_message.Message):
     status_error_message: str
     def __init__(self, tensor: _Optional[_Iterable[_Union[_named_tensor_pb2.NamedTensorProto, _Mapping]]] = ..., metadata: _Optional[_Union[_config_pb2.RunMetadata, _Mapping]] = ..., status_code: _Optional[_Union[_error_codes_pb2.Code, str]] = ..., status_error_message: _Optional[str] = ...) -> None: ...
 
+class PartialRunSetupRequest(_message.Message):
+    __slots__ = ("session_handle", "feed", "fetch", "target", "request_id")
+    SESSION_HANDLE_FIELD_NUMBER: _ClassVar[int]
+    FEED_FIELD_NUMBER: _ClassVar[int]
+    FETCH_FIELD_NUMBER: _ClassVar[int]
+    TARGET_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    session_handle: str
+    feed: _containers.RepeatedScalarFieldContainer[str]
+    fetch: _containers.RepeatedScalarFieldContainer[str]
+    target: _containers.RepeatedScalarFieldContainer[str]
+    request_id: int
+    def __init__(self, session_handle: _Optional[str] = ..., feed: _Optional[_Iterable[str]] = ..., fetch: _Optional[_Iterable[str]] = ..., target: _Optional[_Iterable[str]] = ..., request_id: _Optional[int] = ...) -> None: ...
+
+class PartialRunSetupResponse(_message.Message):
+    __slots__ = ("partial_run_handle",)
+    PARTIAL_RUN_HANDLE_FIELD_NUMBER: _ClassVar[int]
+    partial_run_handle: str
+    def __init__(self, partial_run_handle: _Optional[str] = ...) -> None: ...
+
 class CloseSessionRequest(_message.Message):
     __slots__ = ("session_handle",)
     SESSION_HANDLE_FIELD_NUMBER: _ClassVar[int]

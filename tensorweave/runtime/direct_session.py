@@ -8,6 +8,7 @@ executors and reads the call frame back.
 from __future__ import annotations
 
 import concurrent.futures
+import itertools
 import logging
 import os
 import threading
@@ -155,6 +156,8 @@ class DirectSessionCore(GraphGrowthWatch):
         self._op_timeout_ms = config.operation_timeout_in_ms if config is not None else 0
         # Steps in flight, so close() can cancel the ones blocked (on a queue, a recv ...).
         self._live_steps: set = set()
+        self._partial_runs: dict = {}
+        self._partial_serial = itertools.count()
 
     # --- kernels shared by all executors of this session -----------------------------------
     def shared_kernel(self, key, create):
@@ -336,6 +339,37 @@ class DirectSessionCore(GraphGrowthWatch):
     def list_devices(self) -> list:
         return describe_devices(self.device_mgr.devices)
 
+    # --- partial runs (runtime/partial_run.py) ---------------------------------------------
+    def partial_run_setup(self, feeds: tuple, fetches: tuple, targets: tuple) -> str:
+        """Starts a partial run's step (it runs on a thread of its own); returns its handle."""
+        plan = self.plan(feeds, fetches, targets, partial=True)
+        run = partial_run.PartialRun(
+            partial_run.make_handle(feeds, fetches, targets, next(self._partial_serial)),
+            plan, feeds, fetches)
+        self._partial_runs[run.handle] = run
+        run.start(lambda rendezvous: self.run_plan(plan, [], rendezvous=rendezvous))
+        return run.handle
+
+    def partial_run(self, handle: str, feeds, values, fetches) -> list:
+        """Feeds `values` to tensors `feeds` of partial run `handle`; returns the values of
+        `fetches`. The step is forgotten once all its feeds and fetches have been used.
+
+        Raises:
+          InvalidArgumentError: for an unknown handle and TF's other misuses (PartialRun).
+        """
+        run = self._partial_runs.get(handle)
+        if run is None:
+            raise errors.InvalidArgumentError(
+                None, None, "Must run 'setup' before performing partial runs!")
+        run.check([t.name for t in feeds], [t.name for t in fetches])
+        for tensor, value in zip(feeds, values):
+            run.feed(tensor.name, value)
+        results = [run.fetch(t.name) for t in fetches]
+        if run.done():
+            del self._partial_runs[handle]
+            run.finish()
+        return results
+
     # --- the step -----------------------------------------------------------------------------
     def run_step(self, plan: RunPlan, args: list, options=None, run_metadata=None) -> list:
         """`run_plan` with TF1's RunOptions (timeout, tracing, partition graphs) and a
@@ -417,6 +451,7 @@ class DirectSessionCore(GraphGrowthWatch):
         self._pool = self._partition_pool = None
         self._plans.clear()
         self._shared_kernels.clear()
+        self._partial_runs.clear()
         if self._owns_devices:
             self.device_mgr.clear_resources()
 

@@ -7,7 +7,6 @@ calls (runtime/partial_run.py). Target '' is the in-process runtime (`DirectSess
 from __future__ import annotations
 
 import contextlib
-import itertools
 import threading
 
 from tensorweave.framework import errors
@@ -18,7 +17,6 @@ from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.protos import config_pb2
 from tensorweave.runtime.direct_session import DirectSessionCore
 from tensorweave.runtime.fetches import FetchStructure, check_fetchable, to_result
-from tensorweave.runtime.partial_run import PartialRun, make_handle
 
 
 def _core_for(target: str, graph, config):
@@ -106,8 +104,6 @@ class BaseSession:
         self._core = _core_for(self._target, graph, config)
         self._fast_plans: dict = {}
         self._context_stack: list = []
-        self._partial_runs: dict[str, PartialRun] = {}
-        self._partial_serial = itertools.count()
 
     # --- properties -----------------------------------------------------------------------
     @property
@@ -259,15 +255,8 @@ class BaseSession:
             raise RuntimeError("Attempted to use a closed Session.")
         structure = FetchStructure(self._graph, fetches)
         feed_tensors = tuple(self._feed_tensor(k) for k in (feeds or ()))
-        fetch_tensors, targets = tuple(structure.tensors), tuple(structure.targets)
-        core = self._core
-        plan = core.plan(feed_tensors, fetch_tensors, targets, partial=True)
-        run = PartialRun(make_handle(feed_tensors, fetch_tensors, targets,
-                                     next(self._partial_serial)),
-                         plan, feed_tensors, fetch_tensors)
-        self._partial_runs[run.handle] = run
-        run.start(lambda rendezvous: core.run_plan(plan, [], rendezvous=rendezvous))
-        return run.handle
+        return self._core.partial_run_setup(feed_tensors, tuple(structure.tensors),
+                                            tuple(structure.targets))
 
     def partial_run(self, handle: str, fetches, feed_dict=None):
         """Feeds `feed_dict` to the partial run `handle` and returns `fetches` (tensors named
@@ -281,23 +270,13 @@ class BaseSession:
         """
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
-        run = self._partial_runs.get(handle)
-        if run is None:
-            raise errors.InvalidArgumentError(
-                None, None, "Must run 'setup' before performing partial runs!")
         structure = FetchStructure(self._graph, fetches)
         if structure.targets:
             raise RuntimeError("partial_run() requires empty `target_list`. Received: "
                                f"target_list={structure.targets} (non-empty)")
         feeds, values = self._feeds(feed_dict)
-        run.check([t.name for t in feeds], [t.name for t in structure.tensors])
-        for tensor, value in zip(feeds, values):
-            run.feed(tensor.name, value)
-        results = [to_result(run.fetch(t.name)) for t in structure.tensors]
-        if run.done():
-            del self._partial_runs[handle]
-            run.finish()
-        return structure.build(results)
+        results = self._core.partial_run(handle, feeds, values, tuple(structure.tensors))
+        return structure.build([to_result(v) for v in results])
 
     # --- lifetime -------------------------------------------------------------------------
     def close(self) -> None:
@@ -306,7 +285,6 @@ class BaseSession:
             self._closed = True
             self._core.close()   # cancels the steps of partial runs too
             self._fast_plans.clear()
-            self._partial_runs.clear()
 
     @staticmethod
     def reset(target, containers=None, config=None) -> None:

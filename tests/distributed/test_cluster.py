@@ -190,3 +190,15 @@ def test_closing_the_session_cancels_a_step_blocked_on_another_task(cluster):
         sess = tf.Session(servers["worker", 0].target)
         failures = errors_of_blocked_run(lambda: sess.run(result), sess.close)
     assert [type(e) for e in failures] == [tf.errors.CancelledError]
+
+
+def test_partial_runs_spanning_tasks_are_refused_clearly(cluster):
+    _, servers = cluster
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [])
+        with tf.device("/job:ps/task:0"):
+            y = x + 1
+        with tf.Session(servers["worker", 0].target) as sess:
+            with pytest.raises(tf.errors.UnimplementedError, match="Partial runs of a graph"):
+                sess.partial_run_setup([y], [x])
+

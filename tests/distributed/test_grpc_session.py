@@ -139,9 +139,21 @@ def test_unknown_targets_and_unreachable_servers():
         sess.close()
 
 
-def test_partial_runs_are_refused_clearly(server):
+def test_partial_runs(server, config):
     with tf.Graph().as_default():
-        x = tf.placeholder(tf.float32)
-        with tf.Session(server.target) as sess:
-            with pytest.raises(tf.errors.UnimplementedError, match="Partial runs"):
-                sess.partial_run_setup([x + 1], [x])
+        a = tf.placeholder(tf.float32, [], name="a")
+        b = tf.placeholder(tf.float32, [], name="b")
+        c = a + 1
+        d = c * b
+        with tf.Session(server.target, config=config) as sess:
+            handle = sess.partial_run_setup([c, d], [a, b])
+            assert sess.partial_run(handle, c, {a: 2.0}) == 3.0
+            assert sess.partial_run(handle, d, {b: 4.0}) == 12.0
+            with pytest.raises(tf.errors.InvalidArgumentError, match="Must run 'setup'"):
+                sess.partial_run(handle, d, {b: 4.0})
+            second = sess.partial_run_setup([d], [a, b])
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match="can't be computed from the feeds"):
+                sess.partial_run(second, d, {a: 1.0})
+            with pytest.raises(ValueError, match="Cannot feed value of shape"):
+                sess.partial_run(sess.partial_run_setup([c], [a]), c, {a: [1.0, 2.0]})
