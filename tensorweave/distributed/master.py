@@ -23,6 +23,7 @@ from tensorweave.distributed.cluster_session import (
     tasks_in_session,
 )
 from tensorweave.distributed.worker import Worker
+from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
 from tensorweave.framework.graph import Graph
 from tensorweave.framework.importer import extend_graph
@@ -180,17 +181,15 @@ class MasterSession:
                                                  request.target)
         core = self.core
         response = master_pb2.RunStepResponse()
+        arrays = [_fed(tensor, feed) for tensor, feed in zip(feeds, request.feed)]
         if request.partial_run_handle:
-            arrays = [wire.ndarray(f.tensor, f"Feed {f.name}") for f in request.feed]
             values = core.partial_run(request.partial_run_handle, feeds, arrays, fetches)
         else:
             plan = core.plan(feeds, fetches, targets)
-            args = []
-            for spec, feed in zip(plan.feed_specs, request.feed):
-                try:
-                    args.append(spec.convert(wire.ndarray(feed.tensor, f"Feed {feed.name}")))
-                except (TypeError, ValueError) as e:
-                    raise errors.InvalidArgumentError(None, None, str(e)) from None
+            try:
+                args = [spec.convert(array) for spec, array in zip(plan.feed_specs, arrays)]
+            except (TypeError, ValueError) as e:
+                raise errors.InvalidArgumentError(None, None, str(e)) from None
             options = request.options if request.HasField("options") else None
             metadata = config_pb2.RunMetadata() if options is not None else None
             values = core.run_step(plan, args, options, metadata)
@@ -224,3 +223,15 @@ class MasterSession:
 
     def close(self) -> None:
         self.core.close()
+
+
+def _fed(tensor, feed):
+    """The array a RunStep feeds `tensor`; InvalidArgumentError if its dtype is another
+    (clients convert feeds to the tensor's dtype before sending them)."""
+    array = wire.ndarray(feed.tensor, f"Feed {feed.name}")
+    if feed.tensor.dtype != tensor.dtype.base_dtype.as_datatype_enum:
+        raise errors.InvalidArgumentError(
+            None, None, f"Feed {feed.name}: expected a {tensor.dtype.base_dtype.name} tensor, "
+            f"got {_dtypes.as_dtype(feed.tensor.dtype).name}")
+    return array
+

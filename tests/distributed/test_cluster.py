@@ -202,3 +202,31 @@ def test_partial_runs_spanning_tasks_are_refused_clearly(cluster):
             with pytest.raises(tf.errors.UnimplementedError, match="Partial runs of a graph"):
                 sess.partial_run_setup([y], [x])
 
+
+
+def test_concurrent_steps_of_one_session_across_tasks(cluster):
+    _, servers = cluster
+    with tf.Graph().as_default():
+        with tf.device("/job:ps/task:0"):
+            total = tf.Variable(0.0, name="concurrent_total")
+        with tf.device("/job:worker/task:0"):
+            x = tf.placeholder(tf.float32, [])
+            doubled = x * 2
+        with tf.device("/job:ps/task:0"):
+            add = tf.assign_add(total, doubled, use_locking=True)
+        with tf.Session(servers["worker", 0].target) as sess:
+            sess.run(total.initializer)
+            results = []
+
+            def steps(offset):
+                results.extend(sess.run([add, doubled], {x: float(offset + i)})[1]
+                               for i in range(20))
+            threads = [threading.Thread(target=steps, args=(k * 100,)) for k in range(3)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(60)
+            assert not any(t.is_alive() for t in threads)
+            expected = [2.0 * (k * 100 + i) for k in range(3) for i in range(20)]
+            assert sorted(results) == sorted(expected)
+            assert sess.run(total) == sum(expected)
