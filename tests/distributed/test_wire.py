@@ -77,6 +77,12 @@ def test_malformed_requests_get_error_codes_and_the_server_lives(server, feed, k
                                                               input=[key] if key else [])])
         call("tensorflow.MasterService", "CreateSession",
              master_pb2.CreateSessionRequest(graph_def=graph), master_pb2.CreateSessionResponse)
+        placed = graph_pb2.GraphDef()
+        placed.CopyFrom(graph)
+        placed.node[0].device = key
+        call("tensorflow.WorkerService", "RegisterGraph",
+             worker_pb2.RegisterGraphRequest(graph_def=placed),
+             worker_pb2.RegisterGraphResponse)
         created = channel.unary_unary(
             "/tensorflow.MasterService/CreateSession",
             request_serializer=master_pb2.CreateSessionRequest.SerializeToString,
