@@ -158,6 +158,18 @@ class Graph:
             self._ops.append(op)
             self._ops_by_name[op.name] = op
 
+    def _drop_ops_after(self, count: int) -> None:
+        """Removes the ops added after the first `count` (an import that failed half-way),
+        and their uses of the ops before them. Op ids keep increasing."""
+        with self._lock:
+            dropped, self._ops = self._ops[count:], self._ops[:count]
+            for op in reversed(dropped):
+                del self._ops_by_name[op.name]
+                for tensor in op.inputs:
+                    if op in tensor._consumers:
+                        tensor._consumers.remove(op)
+            self._structure_version += 1
+
     def _check_not_finalized(self) -> None:
         if self._finalized:
             raise RuntimeError("Graph is finalized and cannot be modified.")

@@ -121,13 +121,21 @@ def extend_graph(graph, graph_def) -> None:
     """Adds the nodes of `graph_def` to `graph` under their own names; their inputs and
     colocations may name ops `graph` already has (the master's ExtendSession).
 
+    All or nothing: when a node cannot be added, the nodes of `graph_def` added before it
+    are removed again.
+
     Raises:
       InvalidArgumentError: for a node whose name `graph` already uses, an input or
         colocation that names no op, or a malformed NodeDef.
     """
+    count = len(graph._ops)
     try:
         _extend(graph, list(graph_def.node))
+    except errors.OpError:
+        graph._drop_ops_after(count)
+        raise
     except (TypeError, ValueError, KeyError, IndexError) as e:   # a malformed NodeDef
+        graph._drop_ops_after(count)
         raise errors.InvalidArgumentError(None, None, f"Invalid GraphDef: {e}") from None
 
 
