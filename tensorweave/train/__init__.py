@@ -44,6 +44,7 @@ from tensorweave.train.monitored_session import *
 from tensorweave.train.supervisor import Supervisor, basic_train_loop
 from tensorweave.train.input import *
 from tensorweave.train.queue_runner import *
+from tensorweave.protos.tensorflow_server_pb2 import ServerDef
 from tensorweave.train.cluster_spec import ClusterSpec
 from tensorweave.distributed.server import Server
 from tensorweave.protos.cluster_pb2 import ClusterDef, JobDef

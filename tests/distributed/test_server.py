@@ -175,3 +175,18 @@ def test_a_stale_incarnation_is_aborted_by_recv_tensor_and_recv_tensors():
         assert info.value.code() == grpc.StatusCode.ABORTED
     finally:
         server.stop()
+
+
+def test_a_server_from_tf_train_server_def():
+    server_def = tf.train.ServerDef(
+        cluster=tf.train.ClusterSpec({"w": ["localhost:0"]}).as_cluster_def(), job_name="w",
+        task_index=0, protocol="grpc")
+    server = tf.train.Server(server_def)
+    try:
+        assert server.server_def.job_name == "w"
+        with tf.Graph().as_default(), tf.Session(server.target) as sess:
+            assert sess.run(tf.constant(1) + 1) == 2
+    finally:
+        server.stop()
+    with pytest.raises(tf.errors.NotFoundError, match="No server factory"):
+        tf.train.Server(server_def, protocol="grpc+verbs")
