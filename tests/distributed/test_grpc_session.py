@@ -157,3 +157,19 @@ def test_partial_runs(server, config):
                 sess.partial_run(second, d, {a: 1.0})
             with pytest.raises(ValueError, match="Cannot feed value of shape"):
                 sess.partial_run(sess.partial_run_setup([c], [a]), c, {a: [1.0, 2.0]})
+
+
+def test_large_tensors_and_long_error_messages_arrive_whole(server):
+    config = config_pb2.ConfigProto()
+    config.rpc_options.use_rpc_for_inprocess_master = True   # through the wire
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None])
+        doubled = x * 2
+        message = "m" * 20_000
+        failing = tf.Assert(tf.reduce_all(x > 0), [message])
+        with tf.Session(server.target, config=config) as sess:
+            big = np.arange(16 << 20, dtype=np.float32)   # 64 MiB each way
+            np.testing.assert_array_equal(sess.run(doubled, {x: big}), big * 2)
+            with pytest.raises(tf.errors.InvalidArgumentError) as info:
+                sess.run(failing, {x: [-1.0]})
+    assert message in info.value.message
