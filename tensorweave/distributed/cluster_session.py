@@ -23,7 +23,7 @@ from tensorweave.distributed.channels import task_name
 from tensorweave.distributed.remote_rendezvous import task_of
 from tensorweave.framework import errors
 from tensorweave.framework.device_spec import DeviceSpec
-from tensorweave.protos import graph_pb2, worker_pb2
+from tensorweave.protos import config_pb2, graph_pb2, worker_pb2
 from tensorweave.runtime.devices import Device, DeviceMgr
 from tensorweave.runtime.direct_session import DirectSessionCore, RunPlan, check_initialized
 from tensorweave.runtime.partial_run import feed_key, fetch_key
@@ -139,21 +139,28 @@ class ClusterCore(DirectSessionCore):
         check_initialized(plan.var_checks)
         timeout = (options.timeout_in_ms if options is not None else 0) or self._timeout
         step_id = random.getrandbits(57)
-        requests = {task: worker_pb2.RunGraphRequest(graph_handle=handle, step_id=step_id,
-                                                     session_handle=self._handle)
-                    for task, handle in plan.handles.items()}
+        traced = (run_metadata is not None and options is not None and
+                  options.trace_level != config_pb2.RunOptions.NO_TRACE)
+        requests = {task: worker_pb2.RunGraphRequest(
+            graph_handle=handle, step_id=step_id, session_handle=self._handle,
+            exec_opts=worker_pb2.ExecutorOpts(record_timeline=traced))
+            for task, handle in plan.handles.items()}
         for key, task, value in zip(plan.feed_keys, plan.feed_tasks, args):
             requests[task].send.add(name=key).tensor.CopyFrom(wire.tensor_proto(value))
         for key, task in zip(plan.fetch_keys, plan.fetch_tasks):
             requests[task].recv_key.append(key)
-        received = self._run_everywhere(requests, step_id, timeout)
+        received, stats = self._run_everywhere(requests, step_id, timeout)
+        if traced:   # every task's nodes, each task's devices apart
+            for step_stats in stats:
+                run_metadata.step_stats.dev_stats.extend(step_stats.dev_stats)
         if run_metadata is not None and options is not None and \
                 options.output_partition_graphs:
             run_metadata.partition_graphs.extend(plan.partition_graph_defs())
         return [wire.ndarray(received[key], f"Fetch {key}") for key in plan.fetch_keys]
 
-    def _run_everywhere(self, requests: dict, step_id: int, timeout: int) -> dict:
-        """Runs the step's RunGraph on every task at once; {rendezvous key: TensorProto}.
+    def _run_everywhere(self, requests: dict, step_id: int, timeout: int) -> tuple:
+        """Runs the step's RunGraph on every task at once; ({rendezvous key: TensorProto},
+        [each task's StepStats]).
         The first failure cleans the step up on every task at once (CleanupGraph cancels a
         task's part still running), so the others end too."""
         master, local = self._master, self._master.worker
@@ -162,7 +169,7 @@ class ClusterCore(DirectSessionCore):
             running[task] = (self._steps.submit(local.run_graph, request, timeout)
                              if task == local.task else
                              master.peers.start(task, "RunGraph", request, timeout))
-        received, failures = {}, []
+        received, failures, stats = {}, [], []
         self._running[step_id] = requests
         try:
             for future in concurrent.futures.as_completed(running.values()):
@@ -176,6 +183,7 @@ class ClusterCore(DirectSessionCore):
                     failures.append(e)
                     continue
                 received.update((r.name, r.tensor) for r in response.recv)
+                stats.append(response.step_stats)
         finally:
             self._running.pop(step_id, None)
             self._cleanup(requests, step_id)
@@ -183,7 +191,7 @@ class ClusterCore(DirectSessionCore):
             if self._closing:
                 raise errors.CancelledError(None, None, "Session has been closed.")
             raise _root_cause(failures)
-        return received
+        return received, stats
 
     def _cleanup(self, requests: dict, step_id: int) -> None:
         """CleanupGraph on every task of the step (this one's at once, the others' without

@@ -35,6 +35,7 @@ from tensorweave.runtime.executor.values import VariableRef, deref
 from tensorweave.runtime.prune import RGraph, RNode
 from tensorweave.runtime.rendezvous import create_key, parse_key
 from tensorweave.runtime.step import StepState
+from tensorweave.runtime.step_stats import StepStatsCollector
 
 _PARTITION_THREADS = 64
 
@@ -178,13 +179,16 @@ class Worker:
             rendezvous.send(sent.name, wire.ndarray(sent.tensor, f"Feed {sent.name}"))
         for source, keys in graph.pulls.items():
             rendezvous.pull(source, keys)
-        step = StepState(timeout_ms, rendezvous)
+        stats = StepStatsCollector() if request.exec_opts.record_timeline else None
+        step = StepState(timeout_ms, rendezvous, stats)
         with self._lock:
             self._running[request.step_id] = step
         saved = float_env.enter()
         try:
             run_concurrently(graph.executors, [], [], step, self._partition_pool)
             response = worker_pb2.RunGraphResponse()
+            if stats is not None:
+                stats.fill(response.step_stats)
             for key in request.recv_key:
                 value, _ = rendezvous.recv(key)
                 response.recv.add(name=key).tensor.CopyFrom(wire.tensor_proto(_plain(value)))

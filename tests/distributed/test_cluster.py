@@ -230,3 +230,21 @@ def test_concurrent_steps_of_one_session_across_tasks(cluster):
             expected = [2.0 * (k * 100 + i) for k in range(3) for i in range(20)]
             assert sorted(results) == sorted(expected)
             assert sess.run(total) == sum(expected)
+
+
+def test_a_traced_step_returns_every_tasks_node_stats(cluster):
+    _, servers = cluster
+    with tf.Graph().as_default():
+        with tf.device("/job:ps/task:0"):
+            v = tf.Variable(3.0, name="traced_v")
+        with tf.device("/job:worker/task:0"):
+            doubled = tf.multiply(v, 2.0, name="traced_doubled")
+        with tf.Session(servers["worker", 0].target) as sess:
+            sess.run(v.initializer)
+            metadata = tf.RunMetadata()
+            assert sess.run(doubled, options=tf.RunOptions(
+                trace_level=tf.RunOptions.FULL_TRACE), run_metadata=metadata) == 6.0
+    nodes = {d.device.split("/device")[0]: {n.node_name for n in d.node_stats}
+             for d in metadata.step_stats.dev_stats}
+    assert "traced_doubled" in nodes["/job:worker/replica:0/task:0"]
+    assert "traced_v" in nodes["/job:ps/replica:0/task:0"]
