@@ -11,7 +11,7 @@ from __future__ import annotations
 import concurrent.futures
 import threading
 
-from tensorweave.distributed import wire
+from tensorweave.distributed import tensor_coding, wire
 from tensorweave.framework import errors
 from tensorweave.protos import worker_pb2
 
@@ -88,7 +88,7 @@ class Peers:
         stream = TensorStream(self._channel(task).unary_stream(
             f"/{TENSORWEAVE_WORKER_SERVICE}/RecvTensors",
             request_serializer=worker_pb2.RecvTensorsRequest.SerializeToString,
-            response_deserializer=worker_pb2.RecvTensorsResponse.FromString))
+            response_deserializer=None))   # bytes, decoded by tensor_coding
         self._pool.submit(stream.run, worker_pb2.RecvTensorsRequest(
             step_id=step_id, rendezvous_key=keys), task, deliver, fail)
         return stream
@@ -166,12 +166,9 @@ class TensorStream:
                     return
                 self._call = self._method(request)
             for response in self._call:
-                for sent in response.tensor:
-                    key = sent.rendezvous_key
-                    value = None if sent.is_dead else \
-                        wire.ndarray(sent.tensor, f"Tensor {key}")
+                for key, value, is_dead in tensor_coding.decode(response):
                     wanted.discard(key)
-                    deliver(key, value, sent.is_dead)
+                    deliver(key, value, is_dead)
             if wanted:
                 raise errors.InternalError(None, None, f"RecvTensors from {task} ended "
                                            f"without {sorted(wanted)[0]}")

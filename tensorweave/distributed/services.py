@@ -38,7 +38,7 @@ def add_services(grpc_server, master) -> None:
     streams = {"RecvTensors": grpc.unary_stream_rpc_method_handler(
         _streaming(worker.recv_tensors),
         request_deserializer=worker_pb2.RecvTensorsRequest.FromString,
-        response_serializer=worker_pb2.RecvTensorsResponse.SerializeToString)}
+        response_serializer=None)}   # the worker yields encoded bytes (tensor_coding.py)
     grpc_server.add_generic_rpc_handlers((
         grpc.method_handlers_generic_handler(MASTER_SERVICE, master_handlers),
         grpc.method_handlers_generic_handler(WORKER_SERVICE, worker_handlers),

@@ -35,19 +35,24 @@ def ndarray(proto, what: str) -> np.ndarray:
         elements than a message can carry, or content whose size does not match the shape,
         naming `what` (the feed or fetch it is).
     """
-    dims = [d.size for d in proto.tensor_shape.dim]
-    if any(d < 0 for d in dims):
-        raise errors.InvalidArgumentError(None, None, f"{what}: a dimension of the received "
-                                          "tensor is negative")
-    if math.prod(dims) > MAX_TENSOR_ELEMENTS:   # a small proto may not ask for a huge array
-        raise errors.InvalidArgumentError(None, None, f"{what}: the received tensor's shape "
-                                          f"{dims} has more than {MAX_TENSOR_ELEMENTS} "
-                                          "elements")
+    check_dims([d.size for d in proto.tensor_shape.dim], what)
     try:
         return graph_io.tensor_proto_to_ndarray(proto)
     except (TypeError, ValueError, KeyError) as e:
         raise errors.InvalidArgumentError(None, None, f"{what}: malformed TensorProto: "
                                           f"{e}") from None
+
+
+def check_dims(dims: list[int], what: str) -> None:
+    """InvalidArgumentError for a negative dimension, or more elements than a message can
+    carry (a small proto may not ask for a huge array)."""
+    if any(d < 0 for d in dims):
+        raise errors.InvalidArgumentError(None, None, f"{what}: a dimension of the received "
+                                          "tensor is negative")
+    if math.prod(dims) > MAX_TENSOR_ELEMENTS:
+        raise errors.InvalidArgumentError(None, None, f"{what}: the received tensor's shape "
+                                          f"{dims} has more than {MAX_TENSOR_ELEMENTS} "
+                                          "elements")
 
 
 def raise_status(code: int, message: str, graph=None):

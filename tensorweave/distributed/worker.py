@@ -21,7 +21,7 @@ import threading
 
 import numpy as np
 
-from tensorweave.distributed import wire
+from tensorweave.distributed import tensor_coding, wire
 from tensorweave.distributed.remote_rendezvous import StepTable, task_of
 from tensorweave.framework import errors
 from tensorweave.framework.graph import Graph
@@ -218,9 +218,10 @@ class Worker:
                 "restarted.")
 
     def recv_tensors(self, request, context=None):
-        """Yields RecvTensorsResponses: the tensors local `_Send`s of step `step_id` leave
-        under `rendezvous_key`, each as soon as it is there, those there at once together
-        (tensorweave's RecvTensors stream); stops early if the call ends."""
+        """Yields encoded RecvTensorsResponses (distributed/tensor_coding.py): the tensors
+        local `_Send`s of step `step_id` leave under `rendezvous_key`, each as soon as it is
+        there, those there at once together (tensorweave's RecvTensors stream); stops early
+        if the call ends."""
         keys = list(request.rendezvous_key)
         for key in keys:
             self._check_incarnation(key)
@@ -236,18 +237,14 @@ class Worker:
             ready = [arrived.get()]
             while left > len(ready) and not arrived.empty():   # what else is there already
                 ready.append(arrived.get())
-            response = worker_pb2.RecvTensorsResponse()
-            for item in ready:
-                if item is None:
-                    return
-                key, value, is_dead = item
+            if None in ready:
+                return
+            for _, value, is_dead in ready:
                 if is_dead is None:
                     raise value
-                sent = response.tensor.add(rendezvous_key=key, is_dead=bool(is_dead))
-                if not is_dead:
-                    sent.tensor.CopyFrom(wire.tensor_proto(_plain(value)))
             left -= len(ready)
-            yield response
+            yield tensor_coding.encode((key, None if is_dead else _plain(value), bool(is_dead))
+                                       for key, value, is_dead in ready)
 
     def recv_tensor(self, request, cancelled: threading.Event | None = None):
         """The tensor a local `_Send` of step `step_id` left under `rendezvous_key`, waiting
