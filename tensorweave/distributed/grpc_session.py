@@ -3,9 +3,10 @@
 The first run sends the graph (CreateSession), later runs send only the ops added since
 (ExtendSession), and a run is one RunStep with the feeds as TensorProtos and the fetches and
 targets by name; errors come back in the response body and are raised here as the same
-`tensorweave.errors` class. A server in this process is called directly (TF's LocalMaster)
-unless `rpc_options.use_rpc_for_inprocess_master` is set. A call to a server that does not
-answer fails at once with UnavailableError instead of waiting for it to appear.
+`tensorweave.errors` class. A server in this process is called directly (TF's LocalMaster;
+a step's feeds and fetches pass as arrays) unless `rpc_options.use_rpc_for_inprocess_master`
+is set. A call to a server that does not answer fails at once with UnavailableError instead
+of waiting for it to appear.
 """
 from __future__ import annotations
 
@@ -45,14 +46,14 @@ class MasterClient:
                                               "no host:port")
         self.address = address
         use_rpc = config is not None and config.rpc_options.use_rpc_for_inprocess_master
-        self._local = None if use_rpc else in_process_master(address)
+        self.local = None if use_rpc else in_process_master(address)
         self._channel = None
         self._stubs: dict = {}
 
     def call(self, method: str, request, timeout_ms: int = 0):
         """The master's response to `request`; raises the OpError it answered with."""
-        if self._local is not None:
-            return self._local.call(method, request)
+        if self.local is not None:
+            return self.local.call(method, request)
         import grpc
         stub = self._stubs.get(method)
         if stub is None:
@@ -120,6 +121,15 @@ class GrpcSessionCore(GraphGrowthWatch):
             self._sent_version = version
 
     def run_step(self, plan: _RemotePlan, args: list, options=None, run_metadata=None) -> list:
+        local = self._client.local
+        if local is not None:   # a master in this process takes and gives arrays
+            self._sync_graph()
+            try:
+                return local.run_in_process(self._handle, list(zip(plan.feed_names, args)),
+                                            plan.fetch_names, plan.target_names, options,
+                                            run_metadata)
+            except errors.OpError as e:
+                wire.raise_status(e.error_code, e.message, self.graph)
         request = master_pb2.RunStepRequest(fetch=plan.fetch_names, target=plan.target_names)
         for name, value in zip(plan.feed_names, args):
             request.feed.add(name=name).tensor.CopyFrom(wire.tensor_proto(value))

@@ -111,6 +111,13 @@ class Master:
     def _run_step(self, request):
         return self._session(request.session_handle).run_step(request)
 
+    def run_in_process(self, handle: str, fed, fetch_names, target_names, options=None,
+                       metadata=None) -> list:
+        """A step for a client in this process: arrays in and out, no TensorProtos (TF's
+        LocalMaster passes tensors the same way)."""
+        return self._session(handle).run([(name, array, None) for name, array in fed],
+                                         fetch_names, target_names, "", options, metadata)
+
     def _partial_run_setup(self, request):
         handle = self._session(request.session_handle).partial_run_setup(request)
         return master_pb2.PartialRunSetupResponse(partial_run_handle=handle)
@@ -177,27 +184,37 @@ class MasterSession:
 
     def run_step(self, request):
         """A RunStep: a whole step, or a part of the partial run it names."""
-        feeds, fetches, targets = self._elements([f.name for f in request.feed], request.fetch,
-                                                 request.target)
-        core = self.core
+        fed = [(feed.name, wire.ndarray(feed.tensor, f"Feed {feed.name}"), feed.tensor.dtype)
+               for feed in request.feed]
         response = master_pb2.RunStepResponse()
-        arrays = [_fed(tensor, feed) for tensor, feed in zip(feeds, request.feed)]
-        if request.partial_run_handle:
-            values = core.partial_run(request.partial_run_handle, feeds, arrays, fetches)
-        else:
-            plan = core.plan(feeds, fetches, targets)
-            try:
-                args = [spec.convert(array) for spec, array in zip(plan.feed_specs, arrays)]
-            except (TypeError, ValueError) as e:
-                raise errors.InvalidArgumentError(None, None, str(e)) from None
-            options = request.options if request.HasField("options") else None
-            metadata = config_pb2.RunMetadata() if options is not None else None
-            values = core.run_step(plan, args, options, metadata)
-            if metadata is not None:
-                response.metadata.CopyFrom(metadata)
+        options = request.options if request.HasField("options") else None
+        metadata = config_pb2.RunMetadata() if options is not None else None
+        values = self.run(fed, request.fetch, request.target, request.partial_run_handle,
+                          options, metadata)
+        if metadata is not None:
+            response.metadata.CopyFrom(metadata)
         for name, value in zip(request.fetch, values):
             response.tensor.add(name=name).tensor.CopyFrom(wire.tensor_proto(value))
         return response
+
+    def run(self, fed, fetch_names, target_names, partial_handle: str = "", options=None,
+            metadata=None) -> list:
+        """The fetched values of one step (or of a part of partial run `partial_handle`):
+        `fed` holds (tensor name, array, DataType enum or None when the array is the
+        tensor's dtype already, as from a client in this process)."""
+        feeds, fetches, targets = self._elements([name for name, _, _ in fed], fetch_names,
+                                                 target_names)
+        arrays = [_checked_dtype(tensor, name, array, dtype)
+                  for tensor, (name, array, dtype) in zip(feeds, fed)]
+        core = self.core
+        if partial_handle:
+            return core.partial_run(partial_handle, feeds, arrays, fetches)
+        plan = core.plan(feeds, fetches, targets)
+        try:
+            args = [spec.convert(array) for spec, array in zip(plan.feed_specs, arrays)]
+        except (TypeError, ValueError) as e:
+            raise errors.InvalidArgumentError(None, None, str(e)) from None
+        return core.run_step(plan, args, options, metadata)
 
     def partial_run_setup(self, request) -> str:
         feeds, fetches, targets = self._elements(request.feed, request.fetch, request.target)
@@ -225,13 +242,11 @@ class MasterSession:
         self.core.close()
 
 
-def _fed(tensor, feed):
-    """The array a RunStep feeds `tensor`; InvalidArgumentError if its dtype is another
+def _checked_dtype(tensor, name: str, array, dtype):
+    """`array`, fed to `tensor`; InvalidArgumentError if the DataType it came as is another
     (clients convert feeds to the tensor's dtype before sending them)."""
-    array = wire.ndarray(feed.tensor, f"Feed {feed.name}")
-    if feed.tensor.dtype != tensor.dtype.base_dtype.as_datatype_enum:
+    if dtype is not None and dtype != tensor.dtype.base_dtype.as_datatype_enum:
         raise errors.InvalidArgumentError(
-            None, None, f"Feed {feed.name}: expected a {tensor.dtype.base_dtype.name} tensor, "
-            f"got {_dtypes.as_dtype(feed.tensor.dtype).name}")
+            None, None, f"Feed {name}: expected a {tensor.dtype.base_dtype.name} tensor, got "
+            f"{_dtypes.as_dtype(dtype).name}")
     return array
-
