@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 
 from tensorweave.distributed import wire
-from tensorweave.distributed.server import MAX_MESSAGE_BYTES, in_process_master
+from tensorweave.distributed.server import in_process_master
 from tensorweave.distributed.services import MASTER_SERVICE
 from tensorweave.framework import errors
 from tensorweave.protos import config_pb2, master_pb2
@@ -58,9 +58,8 @@ class MasterClient:
         stub = self._stubs.get(method)
         if stub is None:
             if self._channel is None:
-                self._channel = grpc.insecure_channel(
-                    self.address, options=[("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-                                           ("grpc.max_send_message_length", MAX_MESSAGE_BYTES)])
+                self._channel = grpc.insecure_channel(self.address,
+                                                      options=wire.MESSAGE_SIZE_OPTIONS)
             from tensorweave.distributed.master import Master
             response_type = Master.REQUEST_TYPES[method][1]
             stub = self._stubs[method] = self._channel.unary_unary(

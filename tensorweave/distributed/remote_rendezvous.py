@@ -2,11 +2,9 @@
 
 A step's worker pulls every tensor its partitions receive from another task through one
 RecvTensors stream per task (`pull`), started with the step: each tensor lands in the local
-table as it arrives. Any other `_Recv` whose key names a sending device of another task asks
-that task for the one tensor (RecvTensor), as TF's RpcRemoteRendezvous does. `_Send` never
-waits: it leaves its tensor in the local table, where the other task finds it. Keys whose
-sender is this task, or the client ("client"/"step" ends of fed and fetched tensors), stay
-local. Aborting the step fails local waiters and cancels the calls in flight.
+table as it arrives, where its `_Recv` takes it. `_Send` never waits: it leaves its tensor in
+the local table, where the other task's stream (or TF's RecvTensor) finds it. Aborting the
+step fails local waiters and cancels the streams in flight.
 """
 from __future__ import annotations
 
@@ -30,11 +28,10 @@ class RemoteRendezvous:
     def __init__(self, step_id: int, task: str, peers):
         self.step_id = step_id
         self.task = task
-        self._peers = peers   # distributed.channels.Peers: RecvTensor calls to other tasks
+        self._peers = peers   # distributed.channels.Peers: streams from other tasks
         self._local = LocalRendezvous()
         self._lock = threading.Lock()
         self._calls: set = set()
-        self._streamed: set[str] = set()
         self._error: Exception | None = None
 
     def send(self, key: str, value, is_dead: bool = False) -> None:
@@ -46,7 +43,6 @@ class RemoteRendezvous:
         with self._lock:
             if self._error is not None:
                 return
-            self._streamed.update(keys)
             self._calls.add(self._peers.stream_tensors(source, self.step_id, keys,
                                                        self._arrived, self.start_abort))
 
@@ -57,26 +53,7 @@ class RemoteRendezvous:
             pass   # the step was aborted meanwhile: its receivers have their error
 
     def recv_async(self, key: str, callback) -> None:
-        source = task_of(key.split(";", 1)[0])
-        if source is None or source == self.task or key in self._streamed:
-            self._local.recv_async(key, callback)
-            return
-        with self._lock:
-            error = self._error
-            if error is None:
-                call = self._peers.recv_tensor(source, self.step_id, key)
-                self._calls.add(call)
-        if error is not None:
-            callback(error, None)
-            return
-
-        def arrived(value, is_dead):
-            with self._lock:
-                self._calls.discard(call)
-                aborted = self._error
-            callback(aborted, None) if aborted is not None and is_dead is None else \
-                callback(value, is_dead)
-        call.then(arrived)
+        self._local.recv_async(key, callback)   # remote keys arrive by their task's stream
 
     def recv(self, key: str, timeout: float | None = None):
         return self._local.recv(key, timeout)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 from concurrent import futures
 
+from tensorweave.distributed import wire
 from tensorweave.distributed.master import Master
 from tensorweave.distributed.services import add_services
 from tensorweave.framework import errors
@@ -23,7 +24,6 @@ from tensorweave.train.cluster_spec import ClusterSpec
 
 __all__ = ["Server", "in_process_master"]
 
-MAX_MESSAGE_BYTES = (1 << 31) - 1   # TensorFlow's servers and channels take any protobuf
 _RPC_THREADS = 32                    # a RunStep holds one for the whole step
 
 _in_process: dict[str, Master] = {}   # "localhost:port" of each started server -> its master
@@ -113,9 +113,7 @@ class Server:
                               server_def.task_index, devices, session_config)
         self._grpc = grpc.server(
             futures.ThreadPoolExecutor(max_workers=_RPC_THREADS, thread_name_prefix="tw-rpc"),
-            options=[("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-                     ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-                     ("grpc.so_reuseport", 0)])
+            options=[*wire.MESSAGE_SIZE_OPTIONS, ("grpc.so_reuseport", 0)])
         add_services(self._grpc, self._master)
         try:
             self._port = self._grpc.add_insecure_port(f"{host}:{port}")

@@ -14,6 +14,9 @@ import numpy as np
 from tensorweave.framework import errors, graph_io
 
 _GRPC_CODES = None
+# gRPC options of every server and channel: TensorFlow's take any protobuf (up to 2 GiB).
+MESSAGE_SIZE_OPTIONS = [("grpc.max_receive_message_length", (1 << 31) - 1),
+                        ("grpc.max_send_message_length", (1 << 31) - 1)]
 # Protobuf messages stop at 2 GiB: no tensor arriving whole holds more than 2 GiB of 8-byte
 # elements, so a small proto (a shape and no values) cannot make a receiver allocate more.
 MAX_TENSOR_ELEMENTS = 1 << 28

@@ -48,7 +48,8 @@ def test_bad_bytes_are_invalid_argument(data):
 
 
 def test_content_that_does_not_fit_the_shape_is_refused():
-    data = bytearray(tensor_coding.encode([("k", np.zeros(4, np.float32), False)]))
-    data[-17] = 5   # the dimension: 5 floats, 16 bytes of content
-    with pytest.raises(tf.errors.InvalidArgumentError):
-        tensor_coding.decode(bytes(data))
+    data = tensor_coding.encode([("k", np.zeros(4, np.float32), False)])
+    dim_of_4, dim_of_5 = b"\x12\x02\x08\x04", b"\x12\x02\x08\x05"   # shape {dim {size}}
+    assert data.count(dim_of_4) == 1
+    with pytest.raises(tf.errors.InvalidArgumentError, match="16 bytes of content for shape"):
+        tensor_coding.decode(data.replace(dim_of_4, dim_of_5))
