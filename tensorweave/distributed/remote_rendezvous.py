@@ -3,15 +3,23 @@
 A step's worker pulls every tensor its partitions receive from another task through one
 RecvTensors stream per task (`pull`), started with the step: each tensor lands in the local
 table as it arrives, where its `_Recv` takes it. `_Send` never waits: it leaves its tensor in
-the local table, where the other task's stream (or TF's RecvTensor) finds it. Aborting the
-step fails local waiters and cancels the streams in flight.
+the local table, where the other task's stream (or TF's RecvTensor) finds it. A transfer
+inside a loop frame has a key per frame instance and iteration, which registration cannot
+list: its `_Send` pushes it to the receiving task instead (SendTensors), and the step's
+RunGraph answers once its pushes have landed. Aborting the step fails local waiters and
+cancels the streams in flight.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import threading
 
+from tensorweave.distributed import tensor_coding
 from tensorweave.framework import errors
-from tensorweave.runtime.rendezvous import LocalRendezvous
+from tensorweave.runtime.rendezvous import LocalRendezvous, parse_key
+
+_ROOT_FRAME = ";0:0"   # the end of a key outside every loop frame
+PUSH_TIMEOUT_MS = 60_000   # a SendTensors answer never waits for the receiver's step
 
 
 def task_of(device: str) -> str | None:
@@ -32,10 +40,44 @@ class RemoteRendezvous:
         self._local = LocalRendezvous()
         self._lock = threading.Lock()
         self._calls: set = set()
+        self._pushes: list[concurrent.futures.Future] = []
         self._error: Exception | None = None
 
     def send(self, key: str, value, is_dead: bool = False) -> None:
+        if not key.endswith(_ROOT_FRAME):
+            destination = task_of(parse_key(key)[2])
+            if destination is not None and destination != self.task:
+                self._push(destination, key, value, is_dead)
+                return
         self._local.send(key, value, is_dead)
+
+    def _push(self, destination: str, key: str, value, is_dead: bool) -> None:
+        """Sends a loop frame's tensor to the task that receives it (encoded at once: the
+        value may be a variable's storage, updated later in the step)."""
+        encoded = tensor_coding.encode_pushed(self.step_id, [(key, value, is_dead)])
+        future = self._peers.push_tensors(destination, encoded, PUSH_TIMEOUT_MS)
+        future.add_done_callback(self._pushed)
+        with self._lock:
+            self._pushes.append(future)
+
+    def _pushed(self, future) -> None:
+        error = future.exception()
+        if error is not None:
+            self.start_abort(error)
+
+    def finish_pushes(self) -> None:
+        """Waits until the step's pushes have been answered; raises the first failure."""
+        with self._lock:
+            pushes, self._pushes = self._pushes, []
+        for future in pushes:
+            future.result()
+
+    def deliver(self, key: str, value, is_dead: bool) -> None:
+        """A tensor another task pushed or streamed here."""
+        try:
+            self._local.send(key, value, is_dead)
+        except errors.OpError:
+            pass   # the step was aborted meanwhile: its receivers have their error
 
     def pull(self, source: str, keys: list[str]) -> None:
         """Starts the stream of the tensors `keys` from task `source`; each lands in the
@@ -44,16 +86,10 @@ class RemoteRendezvous:
             if self._error is not None:
                 return
             self._calls.add(self._peers.stream_tensors(source, self.step_id, keys,
-                                                       self._arrived, self.start_abort))
-
-    def _arrived(self, key: str, value, is_dead: bool) -> None:
-        try:
-            self._local.send(key, value, is_dead)
-        except errors.OpError:
-            pass   # the step was aborted meanwhile: its receivers have their error
+                                                       self.deliver, self.start_abort))
 
     def recv_async(self, key: str, callback) -> None:
-        self._local.recv_async(key, callback)   # remote keys arrive by their task's stream
+        self._local.recv_async(key, callback)   # remote keys arrive by stream or push
 
     def recv(self, key: str, timeout: float | None = None):
         return self._local.recv(key, timeout)

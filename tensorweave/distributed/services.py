@@ -35,14 +35,19 @@ def add_services(grpc_server, master) -> None:
     worker_handlers = {
         method: unary(_worker_handler(worker, method), request_type, response_type)
         for method, (request_type, response_type) in worker.REQUEST_TYPES.items()}
-    streams = {"RecvTensors": grpc.unary_stream_rpc_method_handler(
-        _streaming(worker.recv_tensors),
-        request_deserializer=worker_pb2.RecvTensorsRequest.FromString,
-        response_serializer=None)}   # the worker yields encoded bytes (tensor_coding.py)
+    extensions = {   # their messages are encoded by hand (tensor_coding.py)
+        "RecvTensors": grpc.unary_stream_rpc_method_handler(
+            _streaming(worker.recv_tensors),
+            request_deserializer=worker_pb2.RecvTensorsRequest.FromString,
+            response_serializer=None),
+        "SendTensors": grpc.unary_unary_rpc_method_handler(
+            _answering(worker.send_tensors, worker_pb2.SendTensorsResponse, in_body=False),
+            request_deserializer=None,
+            response_serializer=worker_pb2.SendTensorsResponse.SerializeToString)}
     grpc_server.add_generic_rpc_handlers((
         grpc.method_handlers_generic_handler(MASTER_SERVICE, master_handlers),
         grpc.method_handlers_generic_handler(WORKER_SERVICE, worker_handlers),
-        grpc.method_handlers_generic_handler(TENSORWEAVE_WORKER_SERVICE, streams)))
+        grpc.method_handlers_generic_handler(TENSORWEAVE_WORKER_SERVICE, extensions)))
 
 
 def _master_handler(master, method: str):

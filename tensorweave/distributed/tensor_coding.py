@@ -7,7 +7,8 @@ sender joins the encoded headers with the arrays' own buffers (one copy), and th
 reads dtype, shape and `tensor_content` off the message and copies the content once into its
 array, as TensorFlow hand-encodes its RecvTensor responses. The bytes are a valid
 RecvTensorsResponse: the generated class parses them (tested). Tensors without
-`tensor_content` (strings) go through the generated TensorProto.
+`tensor_content` (strings) go through the generated TensorProto. A SendTensorsRequest (the
+tensors a loop frame's `_Send`s push to another task) is the same fields plus its step id.
 """
 from __future__ import annotations
 
@@ -67,6 +68,24 @@ def encode(items) -> bytes:
         chunks.append(_key(1, _BYTES) + _varint(sum(len(c) for c in entry)))
         chunks.extend(entry)
     return b"".join(chunks)
+
+
+def encode_pushed(step_id: int, items) -> bytes:
+    """A SendTensorsRequest of step `step_id` carrying `items` (as `encode`)."""
+    return encode(items) + _key(2, _VARINT) + _varint(step_id)
+
+
+def decode_pushed(data: bytes) -> tuple[int, list]:
+    """(step id, items) of a SendTensorsRequest; InvalidArgumentError if malformed."""
+    try:
+        step_ids = [v for f, v in _Reader(memoryview(data)).fields() if f == 2]
+    except ValueError as e:
+        raise errors.InvalidArgumentError(None, None, f"Malformed SendTensors message: "
+                                          f"{e}") from None
+    if len(step_ids) != 1 or not isinstance(step_ids[0], int):
+        raise errors.InvalidArgumentError(None, None, "Malformed SendTensors message: "
+                                          "no step id")
+    return step_ids[0], decode(data)
 
 
 class _Reader:

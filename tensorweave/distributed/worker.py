@@ -116,7 +116,8 @@ class Worker:
         for part in parts.values():
             for node in part:
                 attrs = node.attrs
-                if node.op != "_Recv" or attrs.get("client_terminated"):
+                if node.op != "_Recv" or attrs.get("client_terminated") or \
+                        attrs.get("_frame"):   # pulled one by one (RemoteRendezvous)
                     continue
                 source = task_of(attrs["send_device"])
                 if source is not None and source != self.task:
@@ -186,6 +187,7 @@ class Worker:
         saved = float_env.enter()
         try:
             run_concurrently(graph.executors, [], [], step, self._partition_pool)
+            rendezvous.finish_pushes()
             response = worker_pb2.RunGraphResponse()
             if stats is not None:
                 stats.fill(response.step_stats)
@@ -245,6 +247,21 @@ class Worker:
             left -= len(ready)
             yield tensor_coding.encode((key, None if is_dead else _plain(value), bool(is_dead))
                                        for key, value, is_dead in ready)
+
+    def send_tensors(self, encoded: bytes, context=None):
+        """Takes the tensors another task's loop frames pushed for a step here (tensorweave's
+        SendTensors): they wait in the step's rendezvous for their `_Recv`s."""
+        step_id, items = tensor_coding.decode_pushed(encoded)
+        for key, _, _ in items:
+            destination = parse_key(key)[2]
+            if task_of(destination) != self.task:
+                raise errors.InvalidArgumentError(
+                    None, None, f"SendTensors to {self.task} carries {key}, a tensor for "
+                    f"{destination}")
+        rendezvous = self.steps.find_or_create(step_id)
+        for key, value, is_dead in items:
+            rendezvous.deliver(key, value, is_dead)
+        return worker_pb2.SendTensorsResponse()
 
     def recv_tensor(self, request, cancelled: threading.Event | None = None):
         """The tensor a local `_Send` of step `step_id` left under `rendezvous_key`, waiting

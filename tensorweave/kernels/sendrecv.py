@@ -1,8 +1,10 @@
 """_Send and _Recv: hand a tensor from one partition to another through the step's rendezvous.
 
-Both build their rendezvous key once from their attrs. _Send is synchronous (it never waits);
-_Recv is asynchronous, so a partition waiting for a tensor holds no kernel thread, and an
-aborted step fails the receive with the step's error.
+Both build their rendezvous key once from their attrs; a pair inside a while loop's frame
+(a loop spanning devices) is keyed per frame instance and iteration instead, by the frames
+executor (`key_in`). _Send is synchronous (it never waits); _Recv is asynchronous, so a
+partition waiting for a tensor holds no kernel thread, and an aborted step fails the receive
+with the step's error.
 """
 from __future__ import annotations
 
@@ -12,9 +14,20 @@ from tensorweave.runtime.executor.frames import DEAD
 from tensorweave.runtime.rendezvous import create_key
 
 
-def _key(attrs) -> str:
+def _key(attrs, frame_id: int = 0, iter_id: int = 0) -> str:
     return create_key(attrs["send_device"], attrs["send_device_incarnation"],
-                      attrs["recv_device"], attrs["tensor_name"])
+                      attrs["recv_device"], attrs["tensor_name"], frame_id, iter_id)
+
+
+class _Keyed:
+    """A transfer kernel's key: the step's, or one per frame instance and iteration."""
+
+    def __init__(self, ctx):
+        self.attrs = ctx.attrs
+        self.key = _key(ctx.attrs)
+
+    def key_in(self, frame_id: int, iter_id: int) -> str:
+        return _key(self.attrs, frame_id, iter_id)
 
 
 def _no_rendezvous(ctx) -> errors.InternalError:
@@ -23,27 +36,30 @@ def _no_rendezvous(ctx) -> errors.InternalError:
 
 
 @kernel("_Send", device=ANY_DEVICE, needs_step=True)
-class SendKernel:
+class SendKernel(_Keyed):
     """Puts its input into the rendezvous under its key."""
 
-    def __init__(self, ctx):
-        self.key = _key(ctx.attrs)
-
     def compute(self, ctx, step, value):
+        self.send(ctx, step, self.key, value, False)
+
+    @staticmethod
+    def send(ctx, step, key: str, value, is_dead: bool) -> None:
         rendezvous = step.rendezvous
         if rendezvous is None:
             raise _no_rendezvous(ctx)
-        rendezvous.send(self.key, value, False)
+        rendezvous.send(key, value, is_dead)
 
 
 @kernel("_Recv", device=ANY_DEVICE)
-class RecvKernel:
+class RecvKernel(_Keyed):
     """Completes with the tensor sent under its key (inline when it is already there)."""
 
-    def __init__(self, ctx):
-        self.key = _key(ctx.attrs)
-
     def compute_async(self, ctx, step, inputs, done):
+        self.receive(ctx, step, self.key, done)
+
+    @staticmethod
+    def receive(ctx, step, key: str, done) -> None:
+        """Calls done(value), done(DEAD) for a dead token, or done(error=...)."""
         rendezvous = step.rendezvous
         if rendezvous is None:
             done(error=_no_rendezvous(ctx))
@@ -53,7 +69,7 @@ class RecvKernel:
             if is_dead is None:
                 done(error=value)
             elif is_dead:
-                done(DEAD)   # the untaken side of a cond on another device
+                done(DEAD)   # the untaken side of a cond, or a loop's last iteration
             else:
                 done(value)
-        rendezvous.recv_async(self.key, arrived)
+        rendezvous.recv_async(key, arrived)

@@ -162,3 +162,15 @@ class RecvTensorsResponse(_message.Message):
     TENSOR_FIELD_NUMBER: _ClassVar[int]
     tensor: _containers.RepeatedCompositeFieldContainer[KeyedRecvTensorResponse]
     def __init__(self, tensor: _Optional[_Iterable[_Union[KeyedRecvTensorResponse, _Mapping]]] = ...) -> None: ...
+
+class SendTensorsRequest(_message.Message):
+    __slots__ = ("tensor", "step_id")
+    TENSOR_FIELD_NUMBER: _ClassVar[int]
+    STEP_ID_FIELD_NUMBER: _ClassVar[int]
+    tensor: _containers.RepeatedCompositeFieldContainer[KeyedRecvTensorResponse]
+    step_id: int
+    def __init__(self, tensor: _Optional[_Iterable[_Union[KeyedRecvTensorResponse, _Mapping]]] = ..., step_id: _Optional[int] = ...) -> None: ...
+
+class SendTensorsResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...

@@ -10,8 +10,11 @@ nodes with a rewired input are copies). After it:
     scalar Const on the source device, run after all of those sources, sent to the
     destination, whose `_Recv` becomes the node's control input (one per (set of source
     nodes, destination device));
-  - a crossing edge that touches a node inside a control-flow frame raises
-    UnimplementedError: loops spanning devices are not supported yet.
+  - an edge inside a while loop's frame crosses once per iteration: every device holding part
+    of the frame gets a control loop iterating in step with it (`loop_frames.py`), and the
+    pair's keys name the frame instance and iteration (executor/frames.py). An Enter or
+    NextIteration feeding another device (by data or control edge) is copied there (its input
+    crosses instead), since they deliver to another iteration than the one they run in.
 Each pair's `tensor_name` is unique within the step, so a step's rendezvous keys never collide.
 """
 from __future__ import annotations
@@ -22,14 +25,15 @@ from collections.abc import Callable
 import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
-from tensorweave.framework import errors
 from tensorweave.framework.tensor_shape import TensorShape
+from tensorweave.runtime.loop_frames import (
+    ENTER_OPS,
+    NEXT_OPS,
+    ControlLoops,
+    FrameMap,
+    check_spanning_frame,
+)
 from tensorweave.runtime.prune import RGraph, RNode
-
-# The ops that make and run loop frames (a cond's Switch and Merge may span devices: dead
-# tokens cross through the rendezvous).
-LOOP_OPS = frozenset({"Enter", "Exit", "NextIteration", "LoopCond", "RefEnter", "RefExit",
-                      "RefNextIteration"})
 
 
 def partition(graph: RGraph,
@@ -51,13 +55,37 @@ class _Partitioner:
         self.recvs: dict[tuple, str] = {}   # (src name, output, dst device) -> recv name
         self.counter = 0    # numbers the tensor names
         self.n_names = 0    # numbers the new nodes' names
-        self.in_frame = _nodes_in_frames(graph)
+        self.frames = FrameMap(graph)
+        self.frame_recvs: list[RNode] = []   # _Recvs inside frames, waiting for their loop
+        self.clones: dict[tuple[str, str], str] = {}
+        self.loops = ControlLoops(self.frames, self._unique, self._add, self._frame_pair)
         self.taken = set(graph.nodes)
 
     def run(self) -> dict[str, RGraph]:
         for node in self.graph:
-            self._part(node.device).add(self._rewire(node))
+            self._add(self._rewire(node))
+        self._add_control_loops()
         return self.parts
+
+    def _add(self, node: RNode) -> None:
+        self._part(node.device).add(node)
+
+    def _add_control_loops(self) -> None:
+        """A control loop for each frame on each device holding part of it (frames split over
+        devices only); each _Recv inside a frame then depends on its loop's Merge there."""
+        runs_in = self.frames.runs_in
+        devices: dict[str, set[str]] = {}
+        for part in self.parts.values():
+            for node in part:
+                for frame in self.frames.ancestry(runs_in.get(node.name, "")):
+                    devices.setdefault(frame, set()).add(node.device)
+        for frame, on in devices.items():
+            if len(on) > 1:
+                for device in sorted(on):
+                    self.loops.merge(frame, device)
+        while self.frame_recvs:
+            recv = self.frame_recvs.pop()
+            recv.control_inputs.append(self.loops.merge(runs_in[recv.name], recv.device))
 
     def _part(self, device: str) -> RGraph:
         part = self.parts.get(device)
@@ -74,33 +102,51 @@ class _Partitioner:
         node = copy.copy(node)
         inputs = list(node.inputs)
         for i in crossing:
-            inputs[i] = (self._recv_for(inputs[i], node), 0)
+            src = nodes[inputs[i][0]]
+            if src.op in ENTER_OPS or src.op in NEXT_OPS:
+                inputs[i] = (self._clone_for(src, dev), inputs[i][1])
+            else:
+                inputs[i] = (self._recv_for(inputs[i], node), 0)
         node.inputs = inputs
-        by_device: dict[str, list[str]] = {}   # one transfer carries all control edges
-        for c in control:                      # from one device
-            by_device.setdefault(nodes[c].device, []).append(c)
-        node.control_inputs = [c for c in node.control_inputs if nodes[c].device == dev] + [
-            self._control_recv_for(tuple(sources), node) for sources in by_device.values()]
+        local = [c for c in node.control_inputs if nodes[c].device == dev]
+        by_source: dict[tuple, list[str]] = {}   # one transfer carries all control edges
+        for c in control:                        # from one device and frame
+            if nodes[c].op in ENTER_OPS or nodes[c].op in NEXT_OPS:
+                local.append(self._clone_for(nodes[c], dev))
+                continue
+            key = (nodes[c].device, self.frames.output_frame(c))
+            by_source.setdefault(key, []).append(c)
+        node.control_inputs = local + [self._control_recv_for(tuple(sources), node)
+                                       for sources in by_source.values()]
         return node
 
-    def _check_frames(self, src: RNode, dst: RNode) -> None:
-        for n in (src, dst):
-            if n.name in self.in_frame:
-                raise errors.UnimplementedError(
-                    None, None, f"Edge {src.name} ({src.device}) -> {dst.name} ({dst.device}) "
-                    f"crosses devices inside a control-flow frame ({n.name}); loops whose "
-                    "bodies span devices are not supported yet: place the loop on one device.")
+    def _clone_for(self, src: RNode, device: str) -> str:
+        """A copy of the Enter or NextIteration `src` on `device` (its input crosses instead:
+        the copy then delivers into the frame and iteration the original does)."""
+        key = (src.name, device)
+        name = self.clones.get(key)
+        if name is None:
+            clone = copy.copy(src)
+            clone.name = name = self.clones[key] = self._unique(src.name)
+            clone.device = device
+            clone.control_inputs = list(src.control_inputs)
+            self.frames.add(clone, self.frames.runs_in.get(src.name, ""))
+            self._add(self._rewire(clone))
+        return name
 
     def _recv_for(self, edge, dst: RNode) -> str:
         key = (edge[0], edge[1], dst.device)
         name = self.recvs.get(key)
         if name is None:
             src = self.graph.nodes[edge[0]]
-            self._check_frames(src, dst)
             dtype = src.output_dtypes[edge[1]].base_dtype
             shape = src.output_shapes[edge[1]]
-            name = self.recvs[key] = self._pair(src, edge, dst, dtype, shape)
+            name = self.recvs[key] = self._pair(src, edge, dst, dtype, shape).name
         return name
+
+    def _frame_pair(self, src: RNode, edge, dst: RNode) -> RNode:
+        """The _Recv of a control loop's predicate (`ControlLoops.transfer`)."""
+        return self.parts[dst.device].nodes[self._recv_for(edge, dst)]
 
     def _control_recv_for(self, sources: tuple[str, ...], dst: RNode) -> str:
         """The _Recv of a dummy scalar made after every node of `sources` (all on one
@@ -108,26 +154,31 @@ class _Partitioner:
         key = (sources, None, dst.device)
         name = self.recvs.get(key)
         if name is None:
-            for source in sources:
-                self._check_frames(self.graph.nodes[source], dst)
             src = self.graph.nodes[sources[0]]
             dummy = RNode(self._unique(sources[0]), "Const",
                           {"value": np.zeros((), np.float32), "dtype": _dtypes.float32},
                           [], list(sources), "", [], [_dtypes.float32], [TensorShape([])],
                           src.creation_site)
             dummy.device = src.device
-            self._part(src.device).add(dummy)
+            self.frames.add(dummy, self.frames.output_frame(sources[0]))
+            self._add(dummy)
             name = self.recvs[key] = self._pair(dummy, (dummy.name, 0), dst, _dtypes.float32,
-                                                TensorShape([]))
+                                                TensorShape([])).name
         return name
 
-    def _pair(self, src: RNode, edge, dst: RNode, dtype, shape) -> str:
-        """Adds a _Send after `edge` on its device and a _Recv on dst's; returns the recv."""
+    def _pair(self, src: RNode, edge, dst: RNode, dtype, shape) -> RNode:
+        """Adds a _Send after `edge` on its device and a _Recv on dst's; returns the recv.
+        Inside a frame, both run in it and the recv waits for its device's control loop."""
+        frame = self.frames.output_frame(src.name)
+        if frame:
+            check_spanning_frame(self.frames, frame, f"{src.name} -> {dst.name}")
         attrs = {"tensor_name": f"edge_{self.counter}_{src.name}",
                  "send_device": src.device,
                  "send_device_incarnation": self.incarnation(src.device),
                  "recv_device": dst.device, "client_terminated": False,
                  "_src": src.name, "_dst": dst.name}
+        if frame:   # keyed per frame instance and iteration: not known before the step
+            attrs["_frame"] = frame
         self.counter += 1
         send = RNode(self._unique(src.name), "_Send", {**attrs, "T": dtype}, [edge], [],
                      "", [src.output_dtypes[edge[1]]], [], [], src.creation_site)
@@ -136,9 +187,13 @@ class _Partitioner:
         recv = RNode(self._unique(src.name), "_Recv", {**attrs, "tensor_type": dtype},
                      [], [], "", [], [dtype], [shape], src.creation_site)
         recv.device = dst.device
-        self._part(src.device).add(send)
-        self._part(dst.device).add(recv)
-        return recv.name
+        self._add(send)
+        self._add(recv)
+        if frame:
+            self.frames.add(send, frame)
+            self.frames.add(recv, frame)
+            self.frame_recvs.append(recv)
+        return recv
 
     def _unique(self, base: str) -> str:
         """The next free `base/_k` (TensorFlow names a pair's nodes `x/_0`, `x/_1`)."""
@@ -148,20 +203,3 @@ class _Partitioner:
             if name not in self.taken:
                 self.taken.add(name)
                 return name
-
-
-def _nodes_in_frames(graph: RGraph) -> set[str]:
-    """Names of the nodes inside a while loop: control-flow ops and what an Enter reaches
-    before an Exit (empty, and cheap, for graphs without control flow)."""
-    inside = {n.name for n in graph if n.op in LOOP_OPS}
-    if not inside:
-        return inside
-    consumers = graph.consumers()
-    stack = [n for n in graph if n.op in ("Enter", "RefEnter")]
-    while stack:
-        for c in consumers[stack.pop().name]:
-            if c.name not in inside:
-                inside.add(c.name)
-                if c.op not in ("Exit", "RefExit"):
-                    stack.append(c)
-    return inside

@@ -248,3 +248,45 @@ def test_a_traced_step_returns_every_tasks_node_stats(cluster):
              for d in metadata.step_stats.dev_stats}
     assert "traced_doubled" in nodes["/job:worker/replica:0/task:0"]
     assert "traced_v" in nodes["/job:ps/replica:0/task:0"]
+
+
+def test_loops_spanning_tasks_train_as_a_local_session(cluster):
+    """A dynamic_rnn reading resource variables inside its loop and an embedding lookup inside
+    a while loop, their variables on the ps: values cross tasks every iteration (the ps's
+    `_Send`s inside the frames push them to the worker) and training matches one device."""
+    spec, servers = cluster
+
+    def losses(target, setter):
+        with tf.Graph().as_default():
+            tf.set_random_seed(1)
+            tf.get_variable_scope().set_use_resource(True)
+            with tf.device(setter):
+                x = tf.placeholder(tf.float32, [4, 6, 3])
+                ids = tf.placeholder(tf.int32, [4, 6])
+                table = tf.get_variable("table", [10, 3])
+                out, _ = tf.nn.dynamic_rnn(tf.nn.rnn_cell.LSTMCell(8), x, dtype=tf.float32)
+
+                def body(i, acc):
+                    rows = tf.nn.embedding_lookup(table, ids[:, i])
+                    return i + 1, acc + tf.reduce_sum(tf.square(rows))
+                _, extra = tf.while_loop(lambda i, a: i < 6, body, [0, 0.0])
+                loss = tf.reduce_sum(tf.square(out)) + extra
+                train = tf.train.AdamOptimizer(0.05).minimize(loss)
+            rng = np.random.RandomState(0)
+            feeds = {x: rng.rand(4, 6, 3), ids: rng.randint(0, 10, (4, 6))}
+            with tf.Session(target) as sess:
+                sess.run(tf.global_variables_initializer())
+                values = [sess.run([loss, train], feeds)[0] for _ in range(8)]
+                meta = tf.RunMetadata()
+                sess.run(train, feeds, options=tf.RunOptions(output_partition_graphs=True),
+                         run_metadata=meta)
+        pushed = {n.device.split("/device")[0] for g in meta.partition_graphs
+                  for n in g.node if n.op == "_Send" and n.attr["_frame"].s}
+        return values, pushed
+    remote, pushed_from = losses(servers["worker", 0].target,
+                                 tf.train.replica_device_setter(
+                                     cluster=tf.train.ClusterSpec(spec)))
+    local, _ = losses("", "/cpu:0")
+    assert "/job:ps/replica:0/task:0" in pushed_from
+    np.testing.assert_allclose(remote, local, rtol=1e-5)
+    assert remote[-1] < remote[0]

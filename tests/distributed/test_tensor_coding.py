@@ -53,3 +53,18 @@ def test_content_that_does_not_fit_the_shape_is_refused():
     assert data.count(dim_of_4) == 1
     with pytest.raises(tf.errors.InvalidArgumentError, match="16 bytes of content for shape"):
         tensor_coding.decode(data.replace(dim_of_4, dim_of_5))
+
+
+def test_pushed_tensors_are_send_tensors_requests_with_their_step():
+    items = [("a;0000000000000001;b;t;12345:3", np.arange(4, dtype=np.int32), False),
+             ("a;0000000000000001;b;u;12345:3", None, True)]
+    data = tensor_coding.encode_pushed(77, items)
+    parsed = worker_pb2.SendTensorsRequest.FromString(data)
+    assert parsed.step_id == 77
+    assert [t.rendezvous_key for t in parsed.tensor] == [key for key, _, _ in items]
+    step_id, decoded = tensor_coding.decode_pushed(data)
+    assert step_id == 77 and [key for key, _, _ in decoded] == [key for key, _, _ in items]
+    np.testing.assert_array_equal(decoded[0][1], items[0][1])
+    assert decoded[1][1] is None and decoded[1][2]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="no step id"):
+        tensor_coding.decode_pushed(tensor_coding.encode(items))

@@ -94,6 +94,9 @@ def test_malformed_requests_get_error_codes_and_the_server_lives(server, feed, k
         call("tensorflow.WorkerService", "RecvTensor",
              worker_pb2.RecvTensorRequest(step_id=step, rendezvous_key=key),
              worker_pb2.RecvTensorResponse)
+        pushed = worker_pb2.SendTensorsRequest(step_id=step)
+        pushed.tensor.add(rendezvous_key=key).tensor.CopyFrom(feed)
+        call("tensorweave.WorkerService", "SendTensors", pushed, worker_pb2.SendTensorsResponse)
         sent = worker_pb2.RunGraphRequest(graph_handle=key, step_id=step)
         sent.send.add(name=key).tensor.CopyFrom(feed)
         call("tensorflow.WorkerService", "RunGraph", sent, worker_pb2.RunGraphResponse)

@@ -1,7 +1,6 @@
 """Control flow across virtual devices: a cond's dead tokens cross the rendezvous (the
-receiver learns the tensor is dead instead of waiting); loops spanning devices are refused."""
-import pytest
-
+receiver learns the tensor is dead instead of waiting). Loops spanning devices:
+test_loops_across_devices.py."""
 import tensorweave as tf
 from tensorweave.testing.bounded import run_bounded
 
@@ -38,13 +37,3 @@ def test_cond_with_branches_on_two_devices():
             ops = {n.op for g in meta.partition_graphs for n in g.node}
             assert {"_Send", "_Recv", "Switch", "Merge"} <= ops
 
-
-def test_loop_body_spanning_devices_is_refused_clearly():
-    with tf.Graph().as_default():
-        def body(i, a):
-            with tf.device("/cpu:1"):
-                return i + 1, a * 2.0
-        out = tf.while_loop(lambda i, a: i < 3, body, [0, 1.0])
-        with tf.Session(config=CONFIG) as sess:
-            with pytest.raises(tf.errors.UnimplementedError, match="one device"):
-                sess.run(out)

@@ -104,15 +104,40 @@ def test_control_edges_from_one_device_share_one_transfer():
         assert sess.run(b) == 2.0
 
 
-def test_edge_inside_a_loop_frame_is_refused():
+def _loop_with_body_on_cpu1():
     with tf.Graph().as_default():
-        with tf.device("/cpu:0"):
-            a = tf.constant(1.0, name="a")
-        with tf.device("/cpu:1"):
-            b = tf.identity(a, name="b")
-        graph = placed([b])
-    graph.nodes["a"].op = "Enter"   # as if `a` were a loop's Enter
-    with pytest.raises(tf.errors.UnimplementedError, match="control-flow frame"):
+        def body(i, a):
+            with tf.device("/cpu:1"):
+                return i + 1, a * 2.0
+        _, out = tf.while_loop(lambda i, a: i < 3, body, [0, 1.0])
+        return placed([out])
+
+
+def test_an_edge_inside_a_loop_frame_crosses_once_per_iteration():
+    graph = _loop_with_body_on_cpu1()
+    parts = partition.partition(graph)
+    for device, part in parts.items():
+        merge = next(n for n in part if n.op == "Merge" and "_control_loop" in n.name)
+        assert merge.name.startswith("while/while_context/_control_loop/")
+        recvs = [n for n in part if n.op == "_Recv" and n.attrs.get("_frame")]
+        assert recvs, device
+        assert all(merge.name in n.control_inputs for n in recvs)   # every iteration
+        assert all(n.attrs["_frame"] == "while/while_context" for n in recvs)
+    # the predicate reaches the device without the LoopCond each iteration
+    recv_device = next(d for d, part in parts.items()
+                       if not any(n.op == "LoopCond" for n in part))
+    switch = next(n for n in parts[recv_device]
+                  if n.op == "Switch" and "_control_loop" in n.name)
+    pred = parts[recv_device].nodes[switch.inputs[1][0]]
+    assert pred.op == "_Recv" and pred.attrs["_src"].endswith("LoopCond")
+
+
+def test_a_frame_without_a_loop_cond_cannot_span_devices():
+    graph = _loop_with_body_on_cpu1()
+    for node in graph:
+        if node.op == "LoopCond":
+            node.op = "Identity"
+    with pytest.raises(tf.errors.UnimplementedError, match="no LoopCond"):
         partition.partition(graph)
 
 

@@ -75,6 +75,8 @@ class _Compiler:
             kind, frame = fg.kind[it.id], fg.fid[it.id]
             if it.is_async:
                 raise _Unsupported("asynchronous kernel")
+            if fg.keyed[it.id]:
+                raise _Unsupported("a transfer keyed per iteration")
             if it.node.op == "LoopCond":
                 loop = self.loops.get(frame)
                 if loop is None or loop.loop_cond is not None:

@@ -63,14 +63,15 @@ def submit_pooled(pool, item, inputs, args, rets, step, device_name, report) -> 
     pool.submit(work)
 
 
-def start_async(item, step, inputs, report) -> None:
-    """Starts an asynchronous kernel; it calls report(outputs tuple, error) when done."""
+def start_async(item, step, inputs, report, fn=None) -> None:
+    """Starts an asynchronous kernel (or `fn` in its place, with its arguments); it calls
+    report(outputs tuple, error) when done."""
     def callback(outputs=None, error=None):
         if error is None and item.num_outputs == 1:
             outputs = (outputs,)
         report(tuple(outputs) if error is None and outputs is not None else (), error)
     try:
-        item.fn(item.ctx, step, inputs, callback)
+        (fn or item.fn)(item.ctx, step, inputs, callback)
     except Exception as exc:  # noqa: BLE001
         callback(error=exc)
 

@@ -16,6 +16,7 @@ only walks those records.
 """
 from __future__ import annotations
 
+import hashlib
 import queue
 from collections import deque
 
@@ -125,6 +126,9 @@ class FrameGraph:
         self.constant_enter = [False] * n
         self._assign_frames(items)
         self._layout(items)
+        # Transfers inside a loop frame: keyed per frame instance and iteration.
+        self.keyed = [self.fid[i] != "" and it.node.op in ("_Send", "_Recv")
+                      for i, it in enumerate(items)]
 
     def _assign_frames(self, items) -> None:
         by_name = {it.node.name: it.id for it in items}
@@ -223,17 +227,26 @@ class Iteration:
         self.child_frames = 0
 
 
+def frame_instance_id(parent_id: int, parent_iter: int, name: str) -> int:
+    """The rendezvous frame id of one instance of frame `name`: the same on every device
+    running part of the loop, nonzero (0 is the root's), from the instance's path."""
+    digest = hashlib.blake2b(f"{parent_id}:{parent_iter}/{name}".encode(), digest_size=8)
+    return int.from_bytes(digest.digest(), "little") | 1
+
+
 class Frame:
     """One instance of a frame: the loop run once for one parent iteration."""
 
     __slots__ = ("fdef", "key", "parent", "parent_iter", "iterations", "first", "last",
-                 "pending_enters", "invariants", "deferred", "live_exits")
+                 "pending_enters", "invariants", "deferred", "live_exits", "rendezvous_id")
 
     def __init__(self, fdef, key, parent, parent_iter):
         self.fdef = fdef
         self.key = key
         self.parent = parent
         self.parent_iter = parent_iter
+        self.rendezvous_id = 0 if parent is None else frame_instance_id(
+            parent.rendezvous_id, parent_iter.index, fdef.name)
         self.iterations = {0: Iteration(fdef, 0)}
         self.first = 0
         self.last = 0
@@ -304,7 +317,7 @@ class FrameRun:
                 vals[s] = None
         return inputs, dead
 
-    def _execute(self, item, inputs, dead):
+    def _execute(self, item, inputs, dead, frame, it):
         """Outputs of one node given its inputs (dead tokens never reach a kernel)."""
         kind = self.fg.kind[item.id]
         if kind == MERGE:
@@ -312,10 +325,13 @@ class FrameRun:
                 if v is not None and v is not DEAD:
                     return (v, np.int32(index)), False
             return (DEAD, DEAD), True
-        if dead and kind == SEND:
-            # The receiving partition must learn that this tensor is dead, not wait for it.
-            self.step.rendezvous.send(item.fn.__self__.key, None, True)
-            return (), True
+        if kind == SEND and (dead or self.fg.keyed[item.id]):
+            # A dead tensor is sent too: the receiving partition must not wait for it.
+            kernel = item.fn.__self__
+            key = kernel.key_in(frame.rendezvous_id, it.index) if self.fg.keyed[item.id] \
+                else kernel.key
+            kernel.send(item.ctx, self.step, key, None if dead else inputs[0], dead)
+            return (), dead
         if dead and kind != TRIGGER:
             if item.kind == "_Retval":
                 dead_fetch(item.index)
@@ -333,7 +349,7 @@ class FrameRun:
         try:
             inputs, dead = self._merge_inputs(item, it) if self.fg.kind[item.id] == MERGE \
                 else self._inputs(item.id, it)
-            outputs, dead = self._execute(item, inputs, dead)
+            outputs, dead = self._execute(item, inputs, dead, frame, it)
         except Exception as exc:  # noqa: BLE001 - any kernel failure fails the step
             self._fail(item, exc)
             return
@@ -369,7 +385,12 @@ class FrameRun:
 
         def report(outputs, exc):
             done.put((item, frame, it, outputs, exc))
-        if item.is_async:
+        if self.fg.keyed[item.id]:   # a _Recv inside a loop frame
+            kernel = item.fn.__self__
+            key = kernel.key_in(frame.rendezvous_id, it.index)
+            start_async(item, self.step, inputs, report,
+                        lambda ctx, step, _, done: kernel.receive(ctx, step, key, done))
+        elif item.is_async:
             start_async(item, self.step, inputs, report)
         else:
             submit_pooled(self.ex.pool, item, inputs, self.args, self.rets, self.step,
