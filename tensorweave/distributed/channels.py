@@ -11,7 +11,7 @@ from __future__ import annotations
 import concurrent.futures
 import threading
 
-from tensorweave.distributed import tensor_coding, wire
+from tensorweave.distributed import security, tensor_coding, wire
 from tensorweave.framework import errors
 from tensorweave.protos import worker_pb2
 
@@ -32,6 +32,7 @@ class Peers:
         self.addresses = {task_name(job, index): cluster.task_address(job, index)
                           for job in cluster.jobs for index in cluster.task_indices(job)}
         self._channels: dict = {}
+        self._security = security.Security.from_environment()
         self._stubs: dict = {}   # (task, method) -> its callable on the task's channel
         self._lock = threading.Lock()
         # Calls in flight each hold a thread while they wait (a RecvTensor until the sender
@@ -50,10 +51,10 @@ class Peers:
                     raise errors.InvalidArgumentError(None, None, f"Task {task} is not in the "
                                                       "cluster")
                 # A stream is read on the pool's thread: no thread of grpc's own per call.
-                channel = self._channels[task] = grpc.insecure_channel(
-                    address, options=[*wire.MESSAGE_SIZE_OPTIONS,
-                                      (grpc.experimental.ChannelOptions
-                                       .SingleThreadedUnaryStream, 1)])
+                channel = self._channels[task] = security.channel(
+                    address, [*wire.MESSAGE_SIZE_OPTIONS,
+                              (grpc.experimental.ChannelOptions.SingleThreadedUnaryStream, 1)],
+                    self._security)
             return channel
 
     def _stub(self, task: str, method: str):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 
-from tensorweave.distributed import wire
+from tensorweave.distributed import security, wire
 from tensorweave.distributed.server import in_process_master
 from tensorweave.distributed.services import MASTER_SERVICE
 from tensorweave.framework import errors
@@ -58,8 +58,8 @@ class MasterClient:
         stub = self._stubs.get(method)
         if stub is None:
             if self._channel is None:
-                self._channel = grpc.insecure_channel(self.address,
-                                                      options=wire.MESSAGE_SIZE_OPTIONS)
+                self._channel = security.channel(self.address, wire.MESSAGE_SIZE_OPTIONS,
+                                                 security.Security.from_environment())
             from tensorweave.distributed.master import Master
             response_type = Master.REQUEST_TYPES[method][1]
             stub = self._stubs[method] = self._channel.unary_unary(

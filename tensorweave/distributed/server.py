@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from concurrent import futures
 
-from tensorweave.distributed import wire
+from tensorweave.distributed import security, wire
 from tensorweave.distributed.master import Master
 from tensorweave.distributed.services import add_services
 from tensorweave.framework import errors
@@ -111,17 +111,21 @@ class Server:
                                   server_def.task_index)
         self._master = Master(ClusterSpec(server_def.cluster), server_def.job_name,
                               server_def.task_index, devices, session_config)
+        secured = security.Security.from_environment()
         self._grpc = grpc.server(
             futures.ThreadPoolExecutor(max_workers=_RPC_THREADS, thread_name_prefix="tw-rpc"),
-            options=[*wire.MESSAGE_SIZE_OPTIONS, ("grpc.so_reuseport", 0)])
+            options=[*wire.MESSAGE_SIZE_OPTIONS, ("grpc.so_reuseport", 0)],
+            interceptors=security.server_interceptors(secured))
         add_services(self._grpc, self._master)
         try:
-            self._port = self._grpc.add_insecure_port(f"{host}:{port}")
+            self._port = security.add_port(self._grpc, f"{host}:{port}", secured)
         except RuntimeError:
             self._port = 0
         if not self._port:
             raise errors.UnknownError(None, None, f"Could not start gRPC server: cannot listen "
                                       f"on {host}:{port}")
+        secured.warn_if_exposed(host, self._port, f"Task {server_def.job_name}:"
+                                f"{server_def.task_index}")
         self._address = f"localhost:{self._port}"
         self._started = self._stopped = False
         if start:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from concurrent import futures
 
-from tensorweave.distributed import wire
+from tensorweave.distributed import security, wire
 from tensorweave.framework import errors
 from tensorweave.framework.tensor_util import make_tensor_proto
 from tensorweave.protos import prediction_service_pb2 as apis
@@ -31,10 +31,12 @@ class GrpcPredictionServer:
         import grpc
         self._grpc = grpc
         self.versions = versions
+        secured = security.Security.from_environment()
         self._server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=threads, thread_name_prefix="tw-grpc"),
             options=[("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-                     ("grpc.max_send_message_length", MAX_MESSAGE_BYTES)])
+                     ("grpc.max_send_message_length", MAX_MESSAGE_BYTES)],
+            interceptors=security.server_interceptors(secured))
         handlers = {
             "Predict": grpc.unary_unary_rpc_method_handler(
                 self._predict, request_deserializer=apis.PredictRequest.FromString,
@@ -44,9 +46,10 @@ class GrpcPredictionServer:
                 response_serializer=apis.GetModelMetadataResponse.SerializeToString)}
         self._server.add_generic_rpc_handlers(
             (grpc.method_handlers_generic_handler(SERVICE, handlers),))
-        self.port = self._server.add_insecure_port(f"{host}:{port}")
+        self.port = security.add_port(self._server, f"{host}:{port}", secured)
         if not self.port:
             raise OSError(f"Could not listen on {host}:{port}")
+        secured.warn_if_exposed(host, self.port, "The model server's gRPC API")
 
     def start(self) -> GrpcPredictionServer:
         self._server.start()

@@ -9,8 +9,10 @@
 The newest version under the base path is served; a newer one that appears is loaded and
 swapped in (serving/versions.py). Errors answer `{"error": message}` with 400 (bad request,
 or an error running the model), 404 (no such model, version or path), 413 (a body over the
-size limit) or 500 (anything else; the connection is never dropped without an answer). The
-server listens on 127.0.0.1 unless told otherwise, and each request runs on its own thread.
+size limit), 401 (no token, when the server requires one) or 500 (anything else; the
+connection is never dropped without an answer). The server listens on 127.0.0.1 unless told
+otherwise, speaks TLS and requires a token as distributed/security.py configures, and each
+request runs on its own thread.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from google.protobuf import json_format
 
+from tensorweave.distributed import security
 from tensorweave.framework import errors
 from tensorweave.serving import rest_json
 from tensorweave.serving.model import ServedModel
@@ -41,10 +44,16 @@ class ModelServer:
 
     def __init__(self, name: str, base_path: str, port: int = 8501, host: str = "127.0.0.1",
                  poll_seconds: float = 1.0, grpc_port: int | None = None):
+        secured = security.Security.from_environment()
         self.versions = ServedVersions(name, base_path, poll_seconds)
-        self._http = ThreadingHTTPServer((host, port), _handler_for(self.versions))
+        self._http = ThreadingHTTPServer((host, port), _handler_for(self.versions, secured))
         self._http.daemon_threads = True
+        context = security.ssl_server_context(secured)
+        if context is not None:   # handshakes on each connection's own thread
+            self._http.socket = context.wrap_socket(self._http.socket, server_side=True,
+                                                    do_handshake_on_connect=False)
         self.port = self._http.server_address[1]
+        secured.warn_if_exposed(host, self.port, "The model server")
         self._thread: threading.Thread | None = None
         self._serving = False   # socketserver's shutdown() waits forever if it never served
         self._grpc = None
@@ -81,14 +90,16 @@ class ModelServer:
         self.versions.close()
 
 
-def _handler_for(versions: ServedVersions):
+def _handler_for(versions: ServedVersions, secured: security.Security):
     class Handler(_Handler):
         served_versions = versions
+        settings = secured
     return Handler
 
 
 class _Handler(BaseHTTPRequestHandler):
     served_versions: ServedVersions
+    settings: security.Security
     protocol_version = "HTTP/1.1"
     server_version = "tensorweave-serving"
 
@@ -105,6 +116,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _respond(self, action, method):
         match = _PATH.match(self.path)
         try:
+            if not self.settings.accepts(self.headers.get("Authorization")):
+                raise _Unauthorized("Missing or wrong token: send the header "
+                                    "'Authorization: Bearer <token>'")
             if match is None or (method is None) != (match["method"] is None):
                 raise errors.NotFoundError(None, None, f"Malformed request: {self.command} "
                                            f"{self.path}")
@@ -120,6 +134,9 @@ class _Handler(BaseHTTPRequestHandler):
             code, payload = 400, {"error": str(e)}
         except _TooLarge as e:
             code, payload = 413, {"error": str(e)}
+        except _Unauthorized as e:
+            self.close_connection = True   # its body, if any, was not read
+            code, payload = 401, {"error": str(e)}
         except Exception as e:  # noqa: BLE001 - any other failure still gets an answer
             code, payload = 500, {"error": f"{type(e).__name__}: {e}"}
         data = json.dumps(payload).encode()
@@ -192,3 +209,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _TooLarge(Exception):
     """A request body over MAX_BODY_BYTES."""
+
+
+class _Unauthorized(Exception):
+    """A request without the token the server requires (distributed/security.py)."""
