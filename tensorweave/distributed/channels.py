@@ -4,11 +4,12 @@ A task is "/job:j/replica:0/task:t"; its address comes from the ClusterSpec. Cha
 made once per task and kept. A failed call raises the `tensorweave.errors` class of its
 status (UNAVAILABLE when the task does not answer). `start` makes a call on a thread of a
 pool, and `stream_tensors` reads a RecvTensors stream there, so a waiting `_Recv` holds no
-executor thread; `push_tensors` sends tensors a loop frame's `_Send`s leave for a task.
+executor thread; `push_stream` carries the tensors a loop frame's `_Send`s leave for a task.
 """
 from __future__ import annotations
 
 import concurrent.futures
+import queue
 import threading
 
 from tensorweave.distributed import security, tensor_coding, wire
@@ -66,8 +67,8 @@ class Peers:
                 stub = channel.unary_stream(
                     f"/{TENSORWEAVE_WORKER_SERVICE}/RecvTensors",
                     request_serializer=worker_pb2.RecvTensorsRequest.SerializeToString)
-            elif method == "SendTensors":   # bytes encoded by tensor_coding
-                stub = channel.unary_unary(
+            elif method == "SendTensors":   # a stream of bytes encoded by tensor_coding
+                stub = channel.stream_unary(
                     f"/{TENSORWEAVE_WORKER_SERVICE}/SendTensors",
                     response_deserializer=worker_pb2.SendTensorsResponse.FromString)
             else:
@@ -98,11 +99,9 @@ class Peers:
         0.2 ms for a blocking call on loopback here)."""
         return self._pool.submit(self.call, task, method, request, timeout_ms)
 
-    def push_tensors(self, task: str, encoded: bytes,
-                     timeout_ms: int) -> concurrent.futures.Future:
-        """Sends a SendTensorsRequest (`tensor_coding.encode_pushed`) to `task` on a thread
-        of the pool; a Future of the answer."""
-        return self.start(task, "SendTensors", encoded, timeout_ms)
+    def push_stream(self, task: str, step_id: int) -> PushStream:
+        """A SendTensors stream to `task` for step `step_id`, read on a thread of the pool."""
+        return PushStream(self._stub(task, "SendTensors"), self._pool, task, step_id)
 
     def stream_tensors(self, task: str, step_id: int, keys: list[str], deliver,
                        fail) -> TensorStream:
@@ -121,6 +120,53 @@ class Peers:
         for channel in channels:
             channel.close()
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+class PushStream:
+    """One SendTensors call: `put` queues an encoded tensor (tensor_coding.encode of one
+    item); each message carries whatever is queued when gRPC asks for the next; `close` ends
+    the call and `result` waits for its answer (raising the OpError it failed with)."""
+
+    _END = object()
+
+    def __init__(self, method, pool, task: str, step_id: int):
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._suffix = tensor_coding.encode_pushed(step_id, [])
+        self._task = task
+        self._future = pool.submit(self._call, method)
+
+    def put(self, encoded: bytes) -> None:
+        self._queue.put(encoded)
+
+    def close(self) -> None:
+        self._queue.put(self._END)
+
+    def result(self):
+        return self._future.result()
+
+    def add_done_callback(self, fn) -> None:
+        self._future.add_done_callback(fn)
+
+    def _messages(self):
+        while True:
+            first = self._queue.get()
+            if first is self._END:
+                return
+            chunks = [first]
+            while not self._queue.empty():
+                item = self._queue.get()
+                if item is self._END:
+                    yield b"".join(chunks) + self._suffix
+                    return
+                chunks.append(item)
+            yield b"".join(chunks) + self._suffix
+
+    def _call(self, method):
+        import grpc
+        try:
+            return method(self._messages())
+        except grpc.RpcError as e:
+            wire.raise_rpc_error(e, f"SendTensors to {self._task}")
 
 
 class TensorStream:

@@ -5,13 +5,12 @@ RecvTensors stream per task (`pull`), started with the step: each tensor lands i
 table as it arrives, where its `_Recv` takes it. `_Send` never waits: it leaves its tensor in
 the local table, where the other task's stream (or TF's RecvTensor) finds it. A transfer
 inside a loop frame has a key per frame instance and iteration, which registration cannot
-list: its `_Send` pushes it to the receiving task instead (SendTensors), and the step's
-RunGraph answers once its pushes have landed. Aborting the step fails local waiters and
-cancels the streams in flight.
+list: its `_Send` pushes it to the receiving task instead, through one SendTensors stream per
+step and receiving task, and the step's RunGraph answers once those streams are answered.
+Aborting the step fails local waiters and cancels the streams in flight.
 """
 from __future__ import annotations
 
-import concurrent.futures
 import threading
 
 from tensorweave.distributed import tensor_coding
@@ -19,7 +18,6 @@ from tensorweave.framework import errors
 from tensorweave.runtime.rendezvous import LocalRendezvous, parse_key
 
 _ROOT_FRAME = ";0:0"   # the end of a key outside every loop frame
-PUSH_TIMEOUT_MS = 60_000   # a SendTensors answer never waits for the receiver's step
 
 
 def task_of(device: str) -> str | None:
@@ -40,7 +38,7 @@ class RemoteRendezvous:
         self._local = LocalRendezvous()
         self._lock = threading.Lock()
         self._calls: set = set()
-        self._pushes: list[concurrent.futures.Future] = []
+        self._pushes: dict = {}   # destination task -> its SendTensors stream
         self._error: Exception | None = None
 
     def send(self, key: str, value, is_dead: bool = False) -> None:
@@ -52,13 +50,17 @@ class RemoteRendezvous:
         self._local.send(key, value, is_dead)
 
     def _push(self, destination: str, key: str, value, is_dead: bool) -> None:
-        """Sends a loop frame's tensor to the task that receives it (encoded at once: the
-        value may be a variable's storage, updated later in the step)."""
-        encoded = tensor_coding.encode_pushed(self.step_id, [(key, value, is_dead)])
-        future = self._peers.push_tensors(destination, encoded, PUSH_TIMEOUT_MS)
-        future.add_done_callback(self._pushed)
+        """Sends a loop frame's tensor to the task that receives it, through the step's one
+        SendTensors stream to that task (encoded at once: the value may be a variable's
+        storage, updated later in the step)."""
+        encoded = tensor_coding.encode([(key, value, is_dead)])
         with self._lock:
-            self._pushes.append(future)
+            stream = self._pushes.get(destination)
+            if stream is None:
+                stream = self._pushes[destination] = self._peers.push_stream(destination,
+                                                                             self.step_id)
+                stream.add_done_callback(self._pushed)
+        stream.put(encoded)
 
     def _pushed(self, future) -> None:
         error = future.exception()
@@ -66,11 +68,14 @@ class RemoteRendezvous:
             self.start_abort(error)
 
     def finish_pushes(self) -> None:
-        """Waits until the step's pushes have been answered; raises the first failure."""
+        """Ends the step's SendTensors streams and waits for their answers; raises the first
+        failure."""
         with self._lock:
-            pushes, self._pushes = self._pushes, []
-        for future in pushes:
-            future.result()
+            streams, self._pushes = list(self._pushes.values()), {}
+        for stream in streams:
+            stream.close()
+        for stream in streams:
+            stream.result()
 
     def deliver(self, key: str, value, is_dead: bool) -> None:
         """A tensor another task pushed or streamed here."""

@@ -40,7 +40,7 @@ def add_services(grpc_server, master) -> None:
             _streaming(worker.recv_tensors),
             request_deserializer=worker_pb2.RecvTensorsRequest.FromString,
             response_serializer=None),
-        "SendTensors": grpc.unary_unary_rpc_method_handler(
+        "SendTensors": grpc.stream_unary_rpc_method_handler(
             _answering(worker.send_tensors, worker_pb2.SendTensorsResponse, in_body=False),
             request_deserializer=None,
             response_serializer=worker_pb2.SendTensorsResponse.SerializeToString)}

@@ -248,19 +248,21 @@ class Worker:
             yield tensor_coding.encode((key, None if is_dead else _plain(value), bool(is_dead))
                                        for key, value, is_dead in ready)
 
-    def send_tensors(self, encoded: bytes, context=None):
-        """Takes the tensors another task's loop frames pushed for a step here (tensorweave's
-        SendTensors): they wait in the step's rendezvous for their `_Recv`s."""
-        step_id, items = tensor_coding.decode_pushed(encoded)
-        for key, _, _ in items:
-            destination = parse_key(key)[2]
-            if task_of(destination) != self.task:
-                raise errors.InvalidArgumentError(
-                    None, None, f"SendTensors to {self.task} carries {key}, a tensor for "
-                    f"{destination}")
-        rendezvous = self.steps.find_or_create(step_id)
-        for key, value, is_dead in items:
-            rendezvous.deliver(key, value, is_dead)
+    def send_tensors(self, messages, context=None):
+        """Takes the tensors another task's loop frames push for a step here (tensorweave's
+        SendTensors stream, each message as it arrives): they wait in the step's rendezvous
+        for their `_Recv`s."""
+        for encoded in messages:
+            step_id, items = tensor_coding.decode_pushed(encoded)
+            for key, _, _ in items:
+                destination = parse_key(key)[2]
+                if task_of(destination) != self.task:
+                    raise errors.InvalidArgumentError(
+                        None, None, f"SendTensors to {self.task} carries {key}, a tensor for "
+                        f"{destination}")
+            rendezvous = self.steps.find_or_create(step_id)
+            for key, value, is_dead in items:
+                rendezvous.deliver(key, value, is_dead)
         return worker_pb2.SendTensorsResponse()
 
     def recv_tensor(self, request, cancelled: threading.Event | None = None):
