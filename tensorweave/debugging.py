@@ -5,6 +5,10 @@ from tensorweave.ops.check_extra_ops import (
     assert_rank_in,
     assert_same_float_dtype,
 )
+from tensorweave.ops.check_numerics_callback import (
+    disable_check_numerics,
+    enable_check_numerics,
+)
 from tensorweave.ops.check_ops import (
     assert_equal,
     assert_greater,

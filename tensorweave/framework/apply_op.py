@@ -7,6 +7,7 @@ Operation. Wrappers never branch on the execution mode; eager mode (a later issu
 from __future__ import annotations
 
 from tensorweave.framework import dtypes as _dtypes
+from tensorweave.framework import op_callbacks
 from tensorweave.framework import scopes as _scopes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.attr_text import attrs_text, summarize_value
@@ -30,11 +31,14 @@ def apply_op(op_def: OpDef, inputs=(), attrs: dict | None = None, name: str | No
     and the list of output Tensors otherwise.
     """
     op = create_op(op_def, inputs, attrs, name)
+    outputs = op._outputs
+    if outputs and op_callbacks.active():
+        outputs = op_callbacks.invoke(op, list(outputs))
     if op_def.single_output:
-        return op._outputs[0]
-    if not op._outputs:
+        return outputs[0]
+    if not outputs:
         return op
-    return list(op._outputs)
+    return list(outputs)
 
 
 def create_op(op_def: OpDef, inputs=(), attrs: dict | None = None, name: str | None = None,

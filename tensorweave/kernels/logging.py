@@ -158,16 +158,33 @@ class AssertKernel:
 class CheckNumericsKernel:
     """Passes its input through; InvalidArgumentError naming the message on NaN or Inf."""
 
+    signed = False   # CheckNumericsV2 tells -Inf from +Inf
+
     def __init__(self, ctx):
         self.message = ctx.attrs["message"]
 
     def compute(self, ctx, x):
         if np.isfinite(x).all():
             return x
-        has_nan, has_inf = bool(np.isnan(x).any()), bool(np.isinf(x).any())
-        what = "Inf and NaN" if has_nan and has_inf else ("NaN" if has_nan else "Inf")
-        raise errors.InvalidArgumentError(None, None,
-                                          f"{self.message} : Tensor had {what} values")
+        raise errors.InvalidArgumentError(
+            None, None, f"{self.message} : Tensor had {self._found(x)} values")
+
+    def _found(self, x) -> str:
+        if self.signed:
+            kinds = [kind for kind, present in (
+                ("-Inf", np.isneginf(x).any()), ("+Inf", np.isposinf(x).any()),
+                ("NaN", np.isnan(x).any())) if present]
+        else:
+            kinds = [kind for kind, present in (("Inf", np.isinf(x).any()),
+                                                ("NaN", np.isnan(x).any())) if present]
+        if len(kinds) < 3:
+            return " and ".join(kinds)
+        return ", ".join(kinds[:-1]) + ", and " + kinds[-1]   # TensorFlow's words
+
+
+@kernel("CheckNumericsV2", returns_view=True)
+class CheckNumericsV2Kernel(CheckNumericsKernel):
+    signed = True
 
 
 @kernel("Print", returns_view=True)

@@ -17,7 +17,7 @@ import sys
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import shape_fns
 from tensorweave.framework.apply_op import apply_op
-from tensorweave.framework.op_def import Arg, Attr, TypeAttr, define_op
+from tensorweave.framework.op_def import OP_REGISTRY, Arg, Attr, TypeAttr, define_op
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.scopes import name_scope
 from tensorweave.framework.tensor_conversion import convert_to_tensor, is_tensor_like
@@ -35,12 +35,36 @@ CheckNumerics = define_op(
     shape_fn=shape_fns.unchanged, is_stateful=True,
     doc="Passes `tensor` through; InvalidArgumentError if it holds NaN or Inf.")
 
+CheckNumericsV2 = define_op(
+    "CheckNumericsV2", inputs=["tensor: T"], outputs=["output: T"],
+    attrs=[TypeAttr("T", _dtypes.FLOATING), Attr("message", "string")],
+    shape_fn=shape_fns.unchanged, is_stateful=True,
+    doc="CheckNumerics telling -Inf from +Inf (what enable_check_numerics inserts).")
+
+
+def _check_numerics_gradient(op, grad):
+    """The gradient passes through, checked too (TensorFlow's gradient of CheckNumerics)."""
+    message = op.get_attr("message")
+    message = message.decode() if isinstance(message, bytes) else message
+    message = "Not a number (NaN) or infinity (Inf) values detected in gradient. " + message
+    return [apply_op(OP_REGISTRY[op.type], [grad], {"message": message})]
+
+
+CheckNumerics.gradient(_check_numerics_gradient)
+CheckNumericsV2.gradient(_check_numerics_gradient)
+
 Print_ = define_op(
     "Print", inputs=["input: T", Arg("data", type_list_attr="U")], outputs=["output: T"],
     attrs=[TypeAttr("T"), Attr("U", "list(type)", minimum=0), Attr("message", "string", ""),
            Attr("first_n", "int", -1), Attr("summarize", "int", 3)],
     shape_fn=shape_fns.unchanged, is_stateful=True,
     doc="Identity on `input` that logs `message` and `data` to stderr.")
+
+@Print_.gradient
+def _print_gradient(op, grad):
+    """Print is an identity of its first input; the printed data get no gradient (TF's)."""
+    return [grad] + [None] * (len(op.inputs) - 1)
+
 
 StringFormat = define_op(
     "StringFormat", inputs=[Arg("inputs", type_list_attr="T")], outputs=["output: string"],

@@ -65,7 +65,7 @@ class TestCase(unittest.TestCase):
         for it with another graph or config than the first time is an error, as in TF."""
         from tensorweave.runtime.session import Session
         graph = graph if graph is not None else get_default_graph()
-        if self._cached is None:
+        if getattr(self, "_cached", None) is None:   # (a setUp may not call TestCase's)
             self._cached = (Session(graph=graph, config=config), graph, config)
         sess, cached_graph, cached_config = self._cached
         if graph is not cached_graph or config is not cached_config:
@@ -79,7 +79,8 @@ class TestCase(unittest.TestCase):
         takes it for a test; run as one, it skips itself, as TensorFlow's does."""
         if self.id().endswith(".test_session"):
             self.skipTest("test_session is TestCase's session helper, not a test")
-        if graph is None or (self._cached is not None and self._cached[1] is graph):
+        cached = getattr(self, "_cached", None)
+        if graph is None or (cached is not None and cached[1] is graph):
             return self.cached_session(graph, config, use_gpu, force_gpu)
         return self.session(graph, config, use_gpu, force_gpu)
 

@@ -179,7 +179,7 @@ NAMESPACE_ONLY = {
              "xdivy", "xlog1py", "xlogy"},
     "bitwise": {"bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift",
                 "right_shift"},
-    "debugging": {"assert_shapes"},
+    "debugging": {"assert_shapes", "disable_check_numerics", "enable_check_numerics"},
 }
 
 

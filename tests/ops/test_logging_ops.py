@@ -4,6 +4,7 @@ formats, errors.
 Expected strings were recorded from TensorFlow 2.x (compat.v1 graph mode).
 """
 import os
+import re
 import sys
 import time
 
@@ -11,7 +12,9 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.framework.apply_op import apply_op
 from tensorweave.kernels.logging import summarize_v1, summarize_v2
+from tensorweave.ops.logging_ops import CheckNumericsV2
 from tensorweave.testing.op_case import OpCase, case_tests
 
 
@@ -29,6 +32,8 @@ _DEVNULL = "file://" + os.devnull
 CASES = [
     OpCase("check_numerics", lambda x: tf.check_numerics(x, "bad"), lambda x: x,
            [_randn(3, 4)], dtypes=(tf.float16, tf.float32, tf.float64)),
+    OpCase("check_numerics_v2", lambda x: apply_op(CheckNumericsV2, [x], {"message": "bad"}),
+           lambda x: x, [_randn(3, 4)], dtypes=(tf.float32, tf.float64)),
     OpCase("print_identity", lambda x: tf.Print(x, [x, "text"], first_n=0), lambda x: x,
            [_randn(2, 3)], dtypes=(tf.float32, tf.int32, tf.float64)),
     OpCase("assert_passes", lambda x: _after(x, tf.Assert(True, [x, "never shown"])),
@@ -40,7 +45,7 @@ CASES = [
 ]
 
 
-test_forward, test_shapes = case_tests(CASES)
+test_forward, test_shapes, test_gradient = case_tests(CASES, gradients=True)
 
 
 # --- text formats -------------------------------------------------------------------------
@@ -162,6 +167,33 @@ def test_check_numerics():
                     sess.run(checked, {x: value})
         with pytest.raises(TypeError, match="DataType int32 not in list"):
             tf.check_numerics(tf.constant([1]), "m")
+
+
+def test_check_numerics_v2_tells_the_infinities_apart():
+    """TensorFlow 2.21's words for each mix (checked against it)."""
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [3])
+        checked = apply_op(CheckNumericsV2, [x], {"message": "m"})
+        with tf.Session() as sess:
+            for value, what in (([np.inf, np.nan, 1], "+Inf and NaN"),
+                                ([-np.inf, np.inf, 1], "-Inf and +Inf"),
+                                ([-np.inf, np.inf, np.nan], "-Inf, +Inf, and NaN"),
+                                ([np.nan, 1, 1], "NaN"), ([-np.inf, 1, 1], "-Inf")):
+                with pytest.raises(tf.errors.InvalidArgumentError,
+                                   match=re.escape(f"m : Tensor had {what} values")):
+                    sess.run(checked, {x: value})
+
+
+def test_the_gradient_of_a_check_is_checked_too():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [2])
+        grad = tf.gradients(tf.sqrt(tf.check_numerics(x, "root")), x)[0]
+        assert grad.op.type == "CheckNumerics"
+        with tf.Session() as sess:
+            np.testing.assert_allclose(sess.run(grad, {x: [4.0, 1.0]}), [0.25, 0.5])
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match="detected in gradient. root : Tensor had Inf values"):
+                sess.run(grad, {x: [0.0, 1.0]})
 
 
 # --- Print ------------------------------------------------------------------------------------
