@@ -20,7 +20,13 @@ from tensorweave.framework.graph import (
     reset_default_graph,
 )
 from tensorweave.framework.operation import Operation, Tensor
-from tensorweave.framework.scopes import colocate_with, control_dependencies, device, name_scope
+from tensorweave.framework.scopes import (
+    colocate_with,
+    control_dependencies,
+    device,
+    name_scope,
+    op_scope,
+)
 from tensorweave.framework.tensor_conversion import (
     convert_to_tensor,
     register_tensor_conversion_function,
@@ -62,7 +68,7 @@ from tensorweave.platform import app, flags
 from tensorweave.platform import gfile
 from tensorweave.platform import tf_logging as logging
 from tensorweave.platform.tf_logging import get_logger
-from tensorweave import compat, image, initializers, layers, losses, nn, test, train
+from tensorweave import compat, image, initializers, layers, losses, nn, raw_ops, test, train
 from tensorweave import graph_util
 from tensorweave import io, lookup, metrics, python_io, queue, sparse, summary
 from tensorweave import data
@@ -91,6 +97,7 @@ from tensorweave.ops.array_ops import *
 from tensorweave.ops.array_rearrange_ops import *
 from tensorweave.ops.array_slicing_ops import *
 from tensorweave.ops.array_space_ops import *
+from tensorweave.ops.space_to_batch_paddings import *
 from tensorweave.ops.check_extra_ops import *
 from tensorweave.ops.check_ops import *
 from tensorweave.ops.clip_ops import *

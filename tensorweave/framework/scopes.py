@@ -6,6 +6,7 @@ it creates an op. `variable_scope` lives with variables in `ops/variable_scope.p
 from __future__ import annotations
 
 import contextlib
+import logging
 
 from tensorweave.framework import device_spec as _device_spec
 from tensorweave.framework.graph import get_default_graph
@@ -36,6 +37,16 @@ def name_scope(name, default_name=None, values=None):
     if name is None and default_name is not None:
         name = default_name
     return graph_name_scope(get_default_graph(), name)
+
+
+@contextlib.contextmanager
+def op_scope(values, name, default_name=None):
+    """TF1's deprecated tf.op_scope: tf.name_scope(name, default_name, values)."""
+    logging.getLogger("tensorflow").warning(
+        "tf.op_scope(values, name, default_name) is deprecated, use tf.name_scope(name, "
+        "default_name, values)")
+    with name_scope(name, default_name=default_name, values=values) as scope:
+        yield scope
 
 
 @contextlib.contextmanager

@@ -14,6 +14,7 @@ import contextlib
 import dataclasses
 import enum
 import inspect
+import logging
 import threading
 
 from tensorweave.framework import dtypes as _dtypes
@@ -35,7 +36,7 @@ from tensorweave.ops.variables import (
 )
 
 __all__ = ["variable_scope", "get_variable", "get_variable_scope", "VariableScope",
-           "AUTO_REUSE", "get_local_variable", "no_regularizer"]
+           "AUTO_REUSE", "get_local_variable", "no_regularizer", "variable_op_scope"]
 
 
 class _ReuseMode(enum.Enum):
@@ -558,3 +559,21 @@ def get_local_variable(name, shape=None, dtype=None, initializer=None, regulariz
     collections = list(collections or []) + [GraphKeys.LOCAL_VARIABLES]
     return get_variable(name, shape, dtype, initializer, regularizer, False, collections,
                         **kwargs)
+
+
+@contextlib.contextmanager
+def variable_op_scope(values, name_or_scope, default_name=None, initializer=None,
+                      regularizer=None, caching_device=None, partitioner=None,
+                      custom_getter=None, reuse=None, dtype=None, use_resource=None,
+                      constraint=None):
+    """TF1's deprecated tf.variable_op_scope: tf.variable_scope(name_or_scope, default_name,
+    values, ...)."""
+    logging.getLogger("tensorflow").warning(
+        "tf.variable_op_scope(values, name, default_name) is deprecated, use "
+        "tf.variable_scope(name, default_name, values)")
+    with variable_scope(name_or_scope, default_name=default_name, values=values,
+                        initializer=initializer, regularizer=regularizer,
+                        caching_device=caching_device, partitioner=partitioner,
+                        custom_getter=custom_getter, reuse=reuse, dtype=dtype,
+                        use_resource=use_resource, constraint=constraint) as scope:
+        yield scope
