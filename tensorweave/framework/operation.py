@@ -241,7 +241,10 @@ class Tensor:
         return f"<tf.Tensor '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
 
     def __str__(self) -> str:
-        return f'Tensor("{self.name}", shape={self._shape}, dtype={self._dtype.name})'
+        """TF1's text: the shape only when its rank is known, the device when set."""
+        shape = f", shape={self._shape}" if self._shape.ndims is not None else ""
+        device = f", device={self._op._device}" if self._op._device else ""
+        return f'Tensor("{self.name}"{shape}, dtype={self._dtype.name}{device})'
 
     # TF1 graph tensors compare by identity, so they can key feed_dicts.
     __hash__ = object.__hash__

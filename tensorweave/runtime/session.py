@@ -10,6 +10,7 @@ import contextlib
 import threading
 
 from tensorweave.framework import errors
+from tensorweave.framework.dtypes import string
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from tensorweave.framework.operation import Tensor
@@ -17,6 +18,7 @@ from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.protos import config_pb2
 from tensorweave.runtime.direct_session import DirectSessionCore
 from tensorweave.runtime.fetches import FetchStructure, check_fetchable, to_result
+from tensorweave.runtime.tensor_handle import TensorHandle
 
 
 def _core_for(target: str, graph, config):
@@ -103,6 +105,7 @@ class BaseSession:
         self._closed = False
         self._core = _core_for(self._target, graph, config)
         self._fast_plans: dict = {}
+        self._handle_ops: dict = {}   # handle_ops: readers and deleters of kept tensors
         self._context_stack: list = []
 
     # --- properties -----------------------------------------------------------------------
@@ -152,10 +155,35 @@ class BaseSession:
         core.note_graph_growth()
         plan = core.plan(feeds, tuple(structure.tensors), tuple(structure.targets))
         values = core.run_step(plan, self._convert(plan, args), options, run_metadata)
-        return structure.build([to_result(v) for v in values])
+        return structure.build(self._results(structure.tensors, values))
+
+    def _results(self, tensors, values) -> list:
+        """Fetched values as TF returns them; a kept tensor's handle as a TensorHandle."""
+        results = [to_result(v) for v in values]
+        for i, tensor in enumerate(tensors):
+            if tensor._op.type == "GetSessionHandle":
+                results[i] = TensorHandle(results[i], tensor._op._inputs[0].dtype, self)
+        return results
+
+    def handle_ops(self, handle, kind: str):
+        """(placeholder, op) reading ("read") or deleting ("delete") kept tensors of
+        `handle`'s device and dtype in this session's graph, made once."""
+        from tensorweave.ops import session_ops
+        device = session_ops._handle_device(handle)
+        key = (kind, device, handle._dtype)
+        made = self._handle_ops.get(key)
+        if made is None:
+            with self._graph.as_default():
+                made = session_ops.get_session_tensor(handle.handle, handle._dtype) \
+                    if kind == "read" else session_ops.delete_session_tensor(handle.handle)
+            self._handle_ops[key] = made
+        return made
 
     def _run_single(self, tensor, feed_dict):
         """The common `sess.run(tensor, feed_dict)` without building a fetch structure."""
+        if tensor._op.type == "GetSessionHandle" or feed_dict and any(
+                type(v) is TensorHandle for v in feed_dict.values()):
+            return self.run([tensor], feed_dict)[0]
         core = self._core
         if feed_dict:
             keys = tuple(feed_dict)
@@ -193,7 +221,10 @@ class BaseSession:
                 tensors.extend(parts)
                 values.extend(part_values)
                 continue
-            tensors.append(self._feed_tensor(key))
+            tensor = self._feed_tensor(key)
+            if type(value) is TensorHandle:   # its string for a handle placeholder, else
+                value = value.handle if tensor.dtype == string else value.eval()   # its value
+            tensors.append(tensor)
             values.append(value)
         return tuple(tensors), values
 
@@ -234,7 +265,7 @@ class BaseSession:
                 raise RuntimeError("Attempted to use a closed Session.")
             _check_feed_count(feed_values, feeds)
             values = core.run_step(plan, convert(plan, feed_values), options, run_metadata)
-            return structure.build([to_result(v) for v in values])
+            return structure.build(self._results(structure.tensors, values))
         if not accept_options:
             return lambda *feed_values: call(*feed_values)
         return call
@@ -276,7 +307,7 @@ class BaseSession:
                                f"target_list={structure.targets} (non-empty)")
         feeds, values = self._feeds(feed_dict)
         results = self._core.partial_run(handle, feeds, values, tuple(structure.tensors))
-        return structure.build([to_result(v) for v in results])
+        return structure.build(self._results(structure.tensors, results))
 
     # --- lifetime -------------------------------------------------------------------------
     def close(self) -> None:

@@ -57,6 +57,8 @@ TESTED_ELSEWHERE = {
     "TensorArrayGradV3": "ops/test_tensor_array.py",
     "TensorArrayCloseV3": "ops/test_tensor_array.py",
     "CountUpTo": "train/test_input.py",
+    **dict.fromkeys(["GetSessionHandle", "GetSessionTensor", "DeleteSessionTensor"],
+                    "runtime/test_session_handles.py"),
     # Stateful queue, accumulator and reader ops: tested through their resources.
     **dict.fromkeys(_QUEUE_OPS, "ops/test_queues.py"),
     **dict.fromkeys(_ACCUMULATOR_OPS, "ops/test_accumulators.py"),
