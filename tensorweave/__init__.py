@@ -99,6 +99,7 @@ from tensorweave.ops.array_slicing_ops import *
 from tensorweave.ops.array_space_ops import *
 from tensorweave.ops.space_to_batch_paddings import *
 from tensorweave.ops.session_ops import *
+from tensorweave.module import Module
 from tensorweave.ops.check_extra_ops import *
 from tensorweave.ops.check_ops import *
 from tensorweave.ops.clip_ops import *
