@@ -139,6 +139,9 @@ def test_nest_is_tensorflows():
     assert (tf.nest.is_nested([1]), tf.nest.is_nested(1), tf.nest.is_nested("ab")) == \
         (True, False, False)
     assert tf.nest.flatten("abc") == ["abc"] and tf.nest.flatten(None) == [None]
+    # Values go by sorted key; the rebuilt dict keeps the template's key order (as TF's).
+    assert list(tf.nest.pack_sequence_as({"s": 0, "d": 0}, [1, 2]).items()) == \
+        [("s", 2), ("d", 1)]
 
 
 @pytest.mark.parametrize("a, b, error, message", [

@@ -34,8 +34,9 @@ def flatten(structure) -> list:
 
 
 def _rebuild(template, children):
-    if isinstance(template, dict):
-        return type(template)(zip(sorted(template), children))
+    if isinstance(template, dict):   # values by sorted key, keys in the template's order
+        by_key = dict(zip(sorted(template), children))
+        return type(template)((key, by_key[key]) for key in template)
     if _is_namedtuple(template):
         return type(template)(*children)
     if isinstance(template, tuple):

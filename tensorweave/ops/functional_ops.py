@@ -13,7 +13,7 @@ from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops.tensor_array import TensorArray
 from tensorweave.ops.while_loop import while_loop
 
-__all__ = ["map_fn", "scan", "foldl", "foldr"]
+__all__ = ["map_fn", "scan", "foldl", "foldr", "vectorized_map"]
 
 
 def _leading_size(flat):
@@ -79,6 +79,25 @@ def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap
                                 back_prop=back_prop, swap_memory=swap_memory)
         results = [_stacked(ta, n_static) for ta in outputs]
         return nest.pack_sequence_as(out_dtypes, results)
+
+
+def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
+    """`fn` over each element of `elems` along dimension 0, results stacked (TF's
+    tf.vectorized_map), for any output structure of `fn`.
+
+    TensorFlow rewrites `fn` into batched ops (pfor) and falls back to a while loop for what
+    it cannot; here it always runs as map_fn's loop, which gives the same values. `fn` is
+    traced once on element 0 first to learn its output structure, as TensorFlow traces it;
+    those ops stay in the graph unused. `fallback_to_while_loop` and `warn` are accepted for
+    compatibility.
+    """
+    del fallback_to_while_loop, warn
+    _check_fn(fn)
+    flat = [convert_to_tensor(t, name="elem") for t in nest.flatten(elems)]
+    with name_scope(None, "loop_body"):
+        first = fn(_packed(elems, [t[0] for t in flat]))
+    dtypes = nest.map_structure(lambda t: convert_to_tensor(t).dtype, first)
+    return map_fn(fn, _packed(elems, flat), dtype=dtypes)
 
 
 def _packed(structure, flat):

@@ -60,3 +60,19 @@ def test_gradients_through_map_fn_scan_and_fold():
                 shape = y.shape.as_list()
                 err = tf.test.compute_gradient_error(x, [4], y, shape, x_init_value=xv)
                 assert err < 1e-6, name
+
+
+def test_vectorized_map_gives_map_fns_values_in_fns_structure():
+    """TensorFlow 2.21's values and structure for the same calls (its dicts keep the order
+    fn made them in)."""
+    with tf.Graph().as_default():
+        x = tf.constant(np.arange(6.0).reshape(3, 2), tf.float32)
+        sums = tf.vectorized_map(lambda row: tf.reduce_sum(row * 2), x)
+        parts = tf.vectorized_map(lambda p: {"s": p[0] + p[1], "d": tf.cast(p[0], tf.int32)},
+                                  (x, x))
+        assert list(parts) == ["s", "d"] and parts["d"].dtype == tf.int32
+        with tf.Session() as sess:
+            got_sums, got_parts = sess.run([sums, parts])
+    np.testing.assert_array_equal(got_sums, [2.0, 10.0, 18.0])
+    np.testing.assert_array_equal(got_parts["s"], np.arange(6.0).reshape(3, 2) * 2)
+    np.testing.assert_array_equal(got_parts["d"], np.arange(6).reshape(3, 2))
