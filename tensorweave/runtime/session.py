@@ -91,6 +91,10 @@ def _check_feed_count(values, keys) -> None:
         raise TypeError(f"Expected {len(keys)} feed values, got {len(values)}")
 
 
+# Garbage-collected TensorHandles freed together, as TensorFlow's session does.
+DEAD_HANDLES_THRESHOLD = 10
+
+
 class BaseSession:
     """A connection to the runtime that runs steps of one graph (TF1's tf.Session)."""
 
@@ -106,6 +110,7 @@ class BaseSession:
         self._core = _core_for(self._target, graph, config)
         self._fast_plans: dict = {}
         self._handle_ops: dict = {}   # handle_ops: readers and deleters of kept tensors
+        self._dead_handles: list[str] = []
         self._context_stack: list = []
 
     # --- properties -----------------------------------------------------------------------
@@ -147,6 +152,8 @@ class BaseSession:
         """
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
+        if len(self._dead_handles) >= DEAD_HANDLES_THRESHOLD:
+            self._free_dead_handles()
         if type(fetches) is Tensor and options is None and fetches.graph is self._graph:
             return self._run_single(fetches, feed_dict)
         structure = FetchStructure(self._graph, fetches)
@@ -166,18 +173,42 @@ class BaseSession:
         return results
 
     def handle_ops(self, handle, kind: str):
-        """(placeholder, op) reading ("read") or deleting ("delete") kept tensors of
-        `handle`'s device and dtype in this session's graph, made once."""
+        """(placeholder, tensor) reading kept tensors of `handle`'s device and dtype in this
+        session's graph, made once (`kind` "read")."""
         from tensorweave.ops import session_ops
-        device = session_ops._handle_device(handle)
-        key = (kind, device, handle._dtype)
+        key = (kind, session_ops._handle_device(handle), handle._dtype)
         made = self._handle_ops.get(key)
         if made is None:
             with self._graph.as_default():
-                made = session_ops.get_session_tensor(handle.handle, handle._dtype) \
-                    if kind == "read" else session_ops.delete_session_tensor(handle.handle)
-            self._handle_ops[key] = made
+                made = self._handle_ops[key] = session_ops.get_session_tensor(
+                    handle.handle, handle._dtype)
         return made
+
+    def handle_deleter(self, handle: str, slot: int):
+        """(placeholder, op) number `slot` deleting kept tensors of `handle`'s device, made
+        once (a batch of dead handles uses one per handle, as TensorFlow's)."""
+        from tensorweave.ops import session_ops
+        key = ("delete", session_ops._handle_device(handle), slot)
+        made = self._handle_ops.get(key)
+        if made is None:
+            with self._graph.as_default():
+                made = self._handle_ops[key] = session_ops.delete_session_tensor(handle)
+        return made
+
+    def register_dead_handle(self, handle: str) -> None:
+        """A garbage-collected TensorHandle's value: freed with the others at the next run
+        once DEAD_HANDLES_THRESHOLD have piled up."""
+        if not self._closed:
+            self._dead_handles.append(handle)
+
+    def _free_dead_handles(self) -> None:
+        dead, self._dead_handles = self._dead_handles, []
+        feeds, deleters = {}, []
+        for slot, handle in enumerate(dead):
+            holder, deleter = self.handle_deleter(handle, slot)
+            feeds[holder] = handle
+            deleters.append(deleter)
+        self.run(deleters, feeds)
 
     def _run_single(self, tensor, feed_dict):
         """The common `sess.run(tensor, feed_dict)` without building a fetch structure."""

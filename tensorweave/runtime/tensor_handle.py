@@ -1,9 +1,9 @@
 """TensorHandle: what fetching a tf.get_session_handle tensor returns (ops/session_ops.py).
 
 It names a value kept in its session. It can be fed for any tensor of its dtype (its value is
-read back first) or for a handle placeholder (its string). Values live until deleted or until
-the session closes (TensorFlow also frees handles that are garbage collected; here they stay
-until then).
+read back first) or for a handle placeholder (its string). A value lives until `delete()`, until
+the session closes, or, once its handle is garbage collected, until the session's next run
+after DEAD_HANDLES_THRESHOLD such handles have piled up (TensorFlow's batching).
 """
 from __future__ import annotations
 
@@ -19,6 +19,14 @@ class TensorHandle:
         self._handle = handle.decode() if isinstance(handle, bytes) else str(handle)
         self._dtype = _dtypes.as_dtype(dtype)
         self._session = session
+        self._deleted = False
+
+    def __del__(self):
+        if not self._deleted:
+            try:
+                self._session.register_dead_handle(self._handle)
+            except Exception:  # noqa: BLE001 - at interpreter exit, nothing is left to free
+                pass
 
     def __str__(self) -> str:
         return self._handle
@@ -44,5 +52,6 @@ class TensorHandle:
 
     def delete(self) -> None:
         """Frees the kept value."""
-        holder, deleter = self._session.handle_ops(self, "delete")
+        holder, deleter = self._session.handle_deleter(self._handle, 0)
         self._session.run(deleter, {holder: self._handle})
+        self._deleted = True

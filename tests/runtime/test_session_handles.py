@@ -74,3 +74,17 @@ def test_each_session_keeps_its_own_values():
             with pytest.raises(tf.errors.InvalidArgumentError, match="session store"):
                 two.run(value, {holder: handle.handle})
             assert one.run(value, {holder: handle.handle}) == 4.0
+
+
+def test_garbage_collected_handles_are_freed_in_a_batch():
+    with tf.Graph().as_default():
+        h = tf.get_session_handle(tf.constant(2.0))
+        with tf.Session() as sess:
+            kept = sess.run(h)
+            # Each TensorHandle dies at once; the 11th run frees the first ten dead ones.
+            strings = [sess.run(h).handle for _ in range(12)]
+            holder, value = tf.get_session_tensor(kept.handle, tf.float32)
+            with pytest.raises(tf.errors.InvalidArgumentError, match="session store"):
+                sess.run(value, {holder: strings[0]})
+            assert sess.run(value, {holder: strings[-1]}) == 2.0   # dead, not yet freed
+            assert sess.run(value, {holder: kept.handle}) == 2.0   # alive
