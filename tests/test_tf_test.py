@@ -160,3 +160,44 @@ def test_benchmark_times_an_op_and_reports_it():
     assert values["iters"] == 5 and values["name"] == "add" and values["wall_time"] > 0
     assert values["throughput"] == pytest.approx(4 / values["wall_time"])
     assert bench.entries[-1]["name"] == "add"
+
+
+class AbslAssertionsAndThreadsTest(tf.test.TestCase):
+    def test_absltest_assertions(self):
+        self.assertLen([1, 2], 2)
+        self.assertEmpty([])
+        self.assertNotEmpty([0])
+        self.assertBetween(3, 1, 5)
+        self.assertContainsSubset({1, 2}, [1, 2, 3])
+        self.assertNoCommonElements([1], [2])
+        self.assertSameElements([1, 1, 2], [2, 1])
+        self.assertContainsInOrder(["a", "c"], "abc")
+        self.assertEndsWith("graph.pb", ".pb")
+        self.assertSequenceStartsWith([1, 2], [1, 2, 3])
+        self.assertNDArrayNear(np.array([1.0, 2.0]), np.array([1.05, 2.0]), 0.1)
+        self.assertSameStructure({"a": [1, 2]}, {"a": [3, 4]})
+        for failing in (lambda: self.assertLen([1], 2), lambda: self.assertEmpty([1]),
+                        lambda: self.assertBetween(9, 1, 5),
+                        lambda: self.assertContainsInOrder(["c", "a"], "abc"),
+                        lambda: self.assertSameStructure([1], [[1]])):
+            with self.assertRaises(AssertionError):
+                failing()
+        with self.assertRaisesWithLiteralMatch(ValueError, "exactly this"):
+            raise ValueError("exactly this")
+
+    def test_incompatible_shapes(self):
+        a, b = tf.placeholder(tf.float32, [None]), tf.placeholder(tf.float32, [None])
+        with self.session() as sess:
+            with self.assertRaisesIncompatibleShapesError():
+                sess.run(a + b, {a: [1.0, 2.0], b: [1.0, 2.0, 3.0]})
+
+    def test_checked_threads_report_their_errors(self):
+        results = []
+        ok = self.checkedThread(lambda: results.append(1))
+        ok.start()
+        ok.join()
+        bad = self.checkedThread(lambda: 1 / 0)
+        bad.start()
+        with self.assertRaisesRegex(AssertionError, "Error in checkedThread"):
+            bad.join()
+        self.assertEqual(results, [1])

@@ -15,6 +15,7 @@ import os
 import random
 import re
 import tempfile
+import threading
 import unittest
 
 import numpy as np
@@ -33,6 +34,7 @@ class TestCase(unittest.TestCase):
     def setUp(self):
         super().setUp()
         self._cached = None
+        self._threads = []
         random.seed(DEFAULT_GRAPH_SEED)
         np.random.seed(DEFAULT_GRAPH_SEED)
         reset_default_graph()
@@ -40,6 +42,8 @@ class TestCase(unittest.TestCase):
 
     def tearDown(self):
         self._close_cached()
+        for thread in getattr(self, "_threads", ()):
+            self.assertTrue(thread.is_joined(), f"A checked thread was not joined: {thread}")
         super().tearDown()
 
     def _close_cached(self) -> None:
@@ -320,6 +324,107 @@ class TestCase(unittest.TestCase):
     def assertItemsEqual(self, expected_seq, actual_seq, msg=None):  # noqa: N802
         self.assertCountEqual(expected_seq, actual_seq, msg)
 
+    def assertNDArrayNear(self, ndarray1, ndarray2, err, msg=None):  # noqa: N802
+        """Every element within `err` (absolute) of the other array's."""
+        self.assertTrue(np.allclose(ndarray1, ndarray2, atol=err, rtol=0),
+                        f"{ndarray1} != {ndarray2} +/- {err} {msg or ''}")
+
+    @contextlib.contextmanager
+    def assertRaisesIncompatibleShapesError(self, exception_type=errors.InvalidArgumentError):  # noqa: N802
+        with self.assertRaisesWithPredicateMatch(
+                exception_type, r"Incompatible shapes|Dimensions must be equal|"
+                                r"required broadcastable shapes"):
+            yield
+
+    def assertSameStructure(self, a, b, aname="a", bname="b", msg=None):  # noqa: N802
+        """The same nesting of lists, tuples and dicts (tf.nest's notion), leaves aside."""
+        from tensorweave.framework import nest
+        try:
+            nest.assert_same_structure(a, b)
+        except (ValueError, TypeError) as e:
+            self.fail(f"{aname} and {bname} differ in structure: {e} {msg or ''}")
+
+    # absltest's assertions, which TensorFlow's TestCase has too
+    def assertLen(self, container, expected_len, msg=None):  # noqa: N802
+        if len(container) != expected_len:
+            self.fail(f"{container!r} has length of {len(container)}, expected "
+                      f"{expected_len}. {msg or ''}")
+
+    def assertEmpty(self, container, msg=None):  # noqa: N802
+        if len(container):
+            self.fail(f"{container!r} has length of {len(container)}. {msg or ''}")
+
+    def assertNotEmpty(self, container, msg=None):  # noqa: N802
+        if not len(container):
+            self.fail(f"{container!r} has length of 0. {msg or ''}")
+
+    def assertBetween(self, value, minv, maxv, msg=None):  # noqa: N802
+        if not minv <= value <= maxv:
+            self.fail(f"{value!r} is not between {minv!r} and {maxv!r}. {msg or ''}")
+
+    def assertContainsSubset(self, expected_subset, actual_set, msg=None):  # noqa: N802
+        missing = set(expected_subset) - set(actual_set)
+        if missing:
+            self.fail(f"Missing elements {sorted(missing, key=repr)}. {msg or ''}")
+
+    def assertNoCommonElements(self, expected_seq, actual_seq, msg=None):  # noqa: N802
+        common = set(expected_seq) & set(actual_seq)
+        if common:
+            self.fail(f"Common elements {sorted(common, key=repr)}. {msg or ''}")
+
+    def assertSameElements(self, expected_seq, actual_seq, msg=None):  # noqa: N802
+        """The same elements, ignoring order and repetition."""
+        expected, actual = set(expected_seq), set(actual_seq)
+        if expected != actual:
+            self.fail(f"Expected, but missing: {sorted(expected - actual, key=repr)}; "
+                      f"unexpected, but present: {sorted(actual - expected, key=repr)}. "
+                      f"{msg or ''}")
+
+    def assertContainsInOrder(self, strings, target, msg=None):  # noqa: N802
+        """Each string found in `target` after the previous one."""
+        if isinstance(strings, str):
+            strings = (strings,)
+        position = 0
+        for text in strings:
+            found = target.find(text, position)
+            if found == -1:
+                self.fail(f"Did not find {text!r} after {target[:position]!r} in {target!r}. "
+                          f"{msg or ''}")
+            position = found + len(text)
+
+    def assertEndsWith(self, actual, expected_end, msg=None):  # noqa: N802
+        if not actual.endswith(expected_end):
+            self.fail(f"{actual!r} does not end with {expected_end!r} {msg or ''}")
+
+    def assertNotStartsWith(self, actual, unexpected_start, msg=None):  # noqa: N802
+        if actual.startswith(unexpected_start):
+            self.fail(f"{actual!r} does start with {unexpected_start!r} {msg or ''}")
+
+    def assertNotEndsWith(self, actual, unexpected_end, msg=None):  # noqa: N802
+        if actual.endswith(unexpected_end):
+            self.fail(f"{actual!r} does end with {unexpected_end!r} {msg or ''}")
+
+    def assertSequenceStartsWith(self, prefix, whole, msg=None):  # noqa: N802
+        if list(whole[:len(prefix)]) != list(prefix):
+            self.fail(f"{whole!r} does not start with {prefix!r} {msg or ''}")
+
+    @contextlib.contextmanager
+    def assertRaisesWithLiteralMatch(self, expected_exception, expected_exception_message):  # noqa: N802
+        """A block raising `expected_exception` whose str() is exactly the message."""
+        with self.assertRaises(expected_exception) as caught:
+            yield caught
+        if str(caught.exception) != expected_exception_message:
+            self.fail(f"Exception message does not match.\nExpected: "
+                      f"{expected_exception_message!r}\nActual: {str(caught.exception)!r}")
+
+    # --- threads ------------------------------------------------------------------------------
+    def checkedThread(self, target, args=None, kwargs=None):  # noqa: N802
+        """A thread running `target` whose `join()` re-raises its exception here; tearDown
+        fails the test if one was never joined."""
+        thread = CheckedThread(self, target, args, kwargs)
+        self._threads.append(thread)
+        return thread
+
 
 def _is_sequence(x) -> bool:
     return isinstance(x, (list, tuple))   # namedtuples too
@@ -349,3 +454,34 @@ def get_temp_dir() -> str:
         _TEMP_DIR = tempfile.mkdtemp(prefix="tensorweave_test_", dir=base)
     return _TEMP_DIR
 
+
+class CheckedThread:
+    """A thread of a test (`TestCase.checkedThread`): `join()` re-raises what it raised."""
+
+    def __init__(self, testcase, target, args=None, kwargs=None):
+        self._testcase, self._target = testcase, target
+        self._args, self._kwargs = args or (), kwargs or {}
+        self._thread = threading.Thread(target=self._run)
+        self._exception = None
+        self._joined = False
+
+    def _run(self) -> None:
+        try:
+            self._target(*self._args, **self._kwargs)
+        except Exception as e:  # noqa: BLE001 - reported by join
+            self._exception = e
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def join(self) -> None:
+        self._thread.join()
+        self._joined = True
+        if self._exception is not None:
+            self._testcase.fail(f"Error in checkedThread: {self._exception}")
+
+    def is_alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def is_joined(self) -> bool:
+        return self._joined

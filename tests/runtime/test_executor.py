@@ -1,4 +1,5 @@
 """Executor behaviour: concurrency of expensive kernels, async kernels, errors, determinism."""
+import re
 import threading
 import time
 
@@ -251,3 +252,15 @@ def test_a_constant_is_read_only_to_kernels_and_fetched_as_a_writable_copy():
         with tf.Session() as sess:
             fetched, writeable = sess.run([const, seen])
             assert not writeable and fetched.flags.writeable
+
+
+def test_operands_that_do_not_broadcast_fail_in_tensorflows_words():
+    """NumPy's "operands could not be broadcast together" becomes TF 2.21's message."""
+    with tf.Graph().as_default():
+        a, b = tf.placeholder(tf.float32), tf.placeholder(tf.float32)
+        with tf.Session() as sess:
+            for x, y, shapes in (([[1.0, 2.0, 3.0]] * 2, [[1.0, 2.0]], "[2,3] vs. [1,2]"),
+                                 ([1.0, 2.0], [1.0, 2.0, 3.0], "[2] vs. [3]")):
+                with pytest.raises(tf.errors.InvalidArgumentError,
+                                   match=re.escape(f"Incompatible shapes: {shapes}")):
+                    sess.run(a * b, {a: x, b: y})

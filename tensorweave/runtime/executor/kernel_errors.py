@@ -1,7 +1,10 @@
 """Turns an exception raised by a kernel into TensorFlow's error naming the node and its site."""
 from __future__ import annotations
 
+import re
+
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 
 _CLASS_FOR = (
     (MemoryError, errors.ResourceExhaustedError),
@@ -19,7 +22,7 @@ def node_error(exc: BaseException, node, graph=None) -> errors.OpError:
     else:
         cls = next((c for types, c in _CLASS_FOR if isinstance(exc, types)),
                    errors.UnknownError)
-        message = str(exc) or type(exc).__name__
+        message = _tensorflow_words(str(exc)) or type(exc).__name__
     file, line = node.creation_site
     message = (f"{message}\n\t [[node {node.name} (op {node.op}) on device {node.device}, "
                f"defined at {file}:{line}]]")
@@ -31,3 +34,18 @@ def node_error(exc: BaseException, node, graph=None) -> errors.OpError:
     err._tw_located = True
     err.__cause__ = exc if not isinstance(exc, errors.OpError) else exc.__cause__
     return err
+
+
+_NUMPY_BROADCAST = re.compile(r"^operands could not be broadcast together with shapes "
+                              r"\(([\d, ]*)\) \(([\d, ]*)\)\s*$")
+
+
+def _tensorflow_words(message: str) -> str:
+    """A NumPy message a kernel let through, in TensorFlow's words where they differ: two
+    operands that do not broadcast are "Incompatible shapes: [2,3] vs. [1,2]"."""
+    match = _NUMPY_BROADCAST.match(message)
+    if match is None:
+        return message
+    a, b = ([int(d) for d in group.replace(" ", "").split(",") if d] for group in
+            match.groups())
+    return f"Incompatible shapes: {dims_text(a)} vs. {dims_text(b)}"
