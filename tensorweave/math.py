@@ -1,6 +1,7 @@
 """tf.math: TF 2.21 compat.v1's tf.math names of the math ops tensorweave implements
 (re-exports only; each name is the same callable as its top-level or tf.nn twin)."""
 # ruff: noqa: A004, F401 - TF's names shadow builtins (abs, pow, round); all are re-exports
+from tensorweave import math_special as special
 from tensorweave.ops.complex_ops import angle, imag, real
 from tensorweave.ops.confusion_matrix_ops import confusion_matrix
 from tensorweave.ops.counting_ops import bincount, reduce_std, reduce_variance
