@@ -1,0 +1,90 @@
+"""Kernels of the TF 1.x ops kept for imported graphs (ops/legacy_ops.py): the parsers run
+ParseExampleV2's kernel with the keys where V2 takes them; the diagonal ops are NumPy."""
+from __future__ import annotations
+
+import numpy as np
+
+from tensorweave.framework.errors import invalid_argument
+from tensorweave.framework.shape_text import dims_text
+from tensorweave.kernels.parsing import ParseExampleKernel
+from tensorweave.kernels.registry import kernel, register_pure
+
+_NO_KEYS = np.zeros(0, dtype=object)
+
+
+class _V1Parser(ParseExampleKernel):
+    def __init__(self, ctx, num_sparse: int):
+        self.num_sparse = num_sparse
+        self.sparse_types = ctx.attrs["sparse_types"]
+        self.dense_types = ctx.attrs["Tdense"]
+        self.dense_shapes = [s.as_list() for s in ctx.attrs["dense_shapes"]]
+
+
+@kernel("ParseExample", expensive=True)
+class ParseExampleV1Kernel(_V1Parser):
+    """Keys arrive as Nsparse + Ndense scalar string inputs."""
+
+    def __init__(self, ctx):
+        super().__init__(ctx, ctx.attrs["Nsparse"])
+        self.num_dense = ctx.attrs["Ndense"]
+
+    def compute(self, ctx, serialized, names, *rest):
+        n, d = self.num_sparse, self.num_dense
+        keys = [_key_array(rest[:n]), _key_array(rest[n:n + d])]
+        return super().compute(ctx, serialized, names, *keys, _NO_KEYS, *rest[n + d:])
+
+
+def _key_array(scalars) -> np.ndarray:
+    """Scalar string tensors as one 1-D object array of their bytes."""
+    out = np.empty(len(scalars), dtype=object)
+    out[:] = [k.item() if isinstance(k, np.ndarray) else k for k in scalars]
+    return out
+
+
+@kernel("ParseSingleExample", expensive=True)
+class ParseSingleExampleKernel(_V1Parser):
+    """One scalar record; keys are attrs."""
+
+    def __init__(self, ctx):
+        super().__init__(ctx, ctx.attrs["num_sparse"])
+        self.keys = [np.array([k.encode() if isinstance(k, str) else k
+                               for k in ctx.attrs[name]], dtype=object)
+                     for name in ("sparse_keys", "dense_keys")]
+
+    def compute(self, ctx, serialized, *dense_defaults):
+        if np.ndim(serialized) != 0:
+            raise invalid_argument(f"Expected serialized to be a scalar, got shape: "
+                                   f"{dims_text(np.shape(serialized))}")
+        return super().compute(ctx, serialized, _NO_KEYS, *self.keys, _NO_KEYS,
+                               *dense_defaults)
+
+
+def _matrix_diag(diagonal):
+    diagonal = np.asarray(diagonal)
+    n = diagonal.shape[-1]
+    out = np.zeros(diagonal.shape + (n,), diagonal.dtype)
+    index = np.arange(n)
+    out[..., index, index] = diagonal
+    return out
+
+
+def _matrix_diag_part(matrix):
+    return np.diagonal(np.asarray(matrix), axis1=-2, axis2=-1).copy()
+
+
+def _matrix_set_diag(matrix, diagonal):
+    matrix = np.asarray(matrix)
+    size = min(matrix.shape[-2:])
+    if np.shape(diagonal) != matrix.shape[:-2] + (size,):
+        raise invalid_argument(f"diagonal must be of shape {dims_text(matrix.shape[:-2] + (size,))}"
+                               f", but received diagonal of shape "
+                               f"{dims_text(np.shape(diagonal))}")
+    out = matrix.copy()
+    index = np.arange(size)
+    out[..., index, index] = diagonal
+    return out
+
+
+register_pure("MatrixDiag", _matrix_diag)
+register_pure("MatrixDiagPart", _matrix_diag_part)
+register_pure("MatrixSetDiag", _matrix_set_diag)

@@ -1,0 +1,116 @@
+"""Ops TensorFlow 1.x graphs still carry, registered so their GraphDefs and SavedModels import.
+
+TF 1.15's `tf.parse_example` and `tf.parse_single_example` built ParseExample and
+ParseSingleExample (an Estimator's serving graph parses tf.Examples with them), and its
+`tf.matrix_diag` / `matrix_diag_part` / `matrix_set_diag` built MatrixDiag, MatrixDiagPart and
+MatrixSetDiag. The wrappers here build the newer ops (ParseExampleV2, MatrixDiagV3, ...); these
+definitions, with TensorFlow's signatures, shape functions and gradients, exist for graphs
+made elsewhere. Kernels: kernels/legacy.py.
+"""
+from __future__ import annotations
+
+from tensorweave.framework import tensor_shape as _ts
+from tensorweave.framework.op_def import Arg, Attr, TypeAttr, define_op
+from tensorweave.ops.array_matrix_ops import matrix_diag_part, matrix_set_diag
+from tensorweave.ops.parsing_ops import PARSE_TYPES
+
+__all__: list[str] = []
+
+
+def _parse_shapes(num_sparse: int, serialized: _ts.TensorShape, dense_shapes) -> list:
+    """ParseExampleV2's output shapes for a batch of `serialized`'s shape (rank 0 or 1)."""
+    if serialized.ndims is None:
+        sparse = [_ts.TensorShape([None, None]), _ts.TensorShape([None]),
+                  _ts.TensorShape([None])]
+        dense = [_ts.unknown_shape()] * len(dense_shapes)
+    else:
+        rank = serialized.ndims + 1
+        sparse = [_ts.TensorShape([None, rank]), _ts.TensorShape([None]),
+                  _ts.TensorShape([rank])]
+        dense = [serialized.concatenate(shape) for shape in dense_shapes]
+    return [sparse[0]] * num_sparse + [sparse[1]] * num_sparse + \
+        [sparse[2]] * num_sparse + dense
+
+
+_PARSE_OUTPUTS = ["sparse_indices: Nsparse * int64",
+                  Arg("sparse_values", type_list_attr="sparse_types"),
+                  "sparse_shapes: Nsparse * int64",
+                  Arg("dense_values", type_list_attr="Tdense")]
+_PARSE_ATTRS = [Attr("sparse_types", "list(type)", allowed=PARSE_TYPES, minimum=0),
+                Attr("Tdense", "list(type)", allowed=PARSE_TYPES, minimum=0),
+                Attr("dense_shapes", "list(shape)", minimum=0)]
+
+ParseExample = define_op(
+    "ParseExample",
+    inputs=["serialized: string", "names: string", "sparse_keys: Nsparse * string",
+            "dense_keys: Ndense * string", Arg("dense_defaults", type_list_attr="Tdense")],
+    outputs=_PARSE_OUTPUTS,
+    attrs=[Attr("Nsparse", "int", minimum=0), Attr("Ndense", "int", minimum=0),
+           *_PARSE_ATTRS],
+    shape_fn=lambda ctx: _parse_shapes(ctx.attrs["Nsparse"],
+                                       ctx.input_shape(0).with_rank_at_most(1),
+                                       ctx.attrs["dense_shapes"]),
+    not_differentiable=True, doc="TF 1.x's tf.parse_example op (keys as inputs).")
+
+ParseSingleExample = define_op(
+    "ParseSingleExample",
+    inputs=["serialized: string", Arg("dense_defaults", type_list_attr="Tdense")],
+    outputs=[o if isinstance(o, Arg) else o.replace("Nsparse", "num_sparse")
+             for o in _PARSE_OUTPUTS],
+    attrs=[Attr("num_sparse", "int", minimum=0), Attr("sparse_keys", "list(string)", minimum=0),
+           Attr("dense_keys", "list(string)", minimum=0), *_PARSE_ATTRS],
+    shape_fn=lambda ctx: _parse_shapes(ctx.attrs["num_sparse"],
+                                       ctx.input_shape(0).with_rank(0),
+                                       ctx.attrs["dense_shapes"]),
+    not_differentiable=True, doc="TF 1.x's tf.parse_single_example op (keys as attrs).")
+
+
+def _diag_shape(ctx):
+    diagonal = ctx.input_shape(0).with_rank_at_least(1)
+    if diagonal.ndims is None:
+        return _ts.unknown_shape()
+    return diagonal.concatenate(diagonal[-1:])
+
+
+def _diag_part_shape(ctx):
+    matrix = ctx.input_shape(0).with_rank_at_least(2)
+    if matrix.ndims is None:
+        return _ts.unknown_shape()
+    rows, cols = matrix.as_list()[-2:]
+    size = None if rows is None or cols is None else min(rows, cols)
+    return _ts.TensorShape(matrix.as_list()[:-2] + [size])
+
+
+def _set_diag_shape(ctx):
+    return ctx.input_shape(0).with_rank_at_least(2)
+
+
+MatrixDiag = define_op("MatrixDiag", inputs=["diagonal: T"], outputs=["output: T"],
+                       attrs=[TypeAttr("T")], shape_fn=_diag_shape,
+                       doc="TF 1.x's batched diagonal matrix ([..., N] -> [..., N, N]).")
+MatrixDiagPart = define_op("MatrixDiagPart", inputs=["input: T"], outputs=["diagonal: T"],
+                           attrs=[TypeAttr("T")], shape_fn=_diag_part_shape,
+                           doc="TF 1.x's batched main diagonal ([..., M, N] -> "
+                               "[..., min(M, N)]).")
+MatrixSetDiag = define_op("MatrixSetDiag", inputs=["input: T", "diagonal: T"],
+                          outputs=["output: T"], attrs=[TypeAttr("T")],
+                          shape_fn=_set_diag_shape,
+                          doc="TF 1.x's batched matrices with their main diagonal replaced.")
+
+
+@MatrixDiag.gradient
+def _matrix_diag_grad(op, grad):
+    return [matrix_diag_part(grad)]
+
+
+@MatrixDiagPart.gradient
+def _matrix_diag_part_grad(op, grad):
+    from tensorweave.ops.array_creation_ops import zeros_like
+    return [matrix_set_diag(zeros_like(op.inputs[0]), grad)]
+
+
+@MatrixSetDiag.gradient
+def _matrix_set_diag_grad(op, grad):
+    from tensorweave.ops.array_creation_ops import zeros_like
+    return [matrix_set_diag(grad, zeros_like(op.inputs[1])), matrix_diag_part(grad)]
+
