@@ -1,5 +1,6 @@
 """Kernels of the TF 1.x ops kept for imported graphs (ops/legacy_ops.py): the parsers run
-ParseExampleV2's kernel with the keys where V2 takes them; the diagonal ops are NumPy."""
+ParseExampleV2's kernel with the keys where V2 takes them; the others are NumPy (AccumulateNV2
+adds left to right, as AddN does)."""
 from __future__ import annotations
 
 import numpy as np
@@ -88,3 +89,14 @@ def _matrix_set_diag(matrix, diagonal):
 register_pure("MatrixDiag", _matrix_diag)
 register_pure("MatrixDiagPart", _matrix_diag_part)
 register_pure("MatrixSetDiag", _matrix_set_diag)
+
+
+def _accumulate(*inputs):
+    total = np.array(inputs[0], copy=True)
+    for x in inputs[1:]:
+        total += x
+    return total
+
+
+register_pure("AccumulateNV2", _accumulate)
+register_pure("PreventGradient", lambda x: x, returns_view=True)

@@ -1,15 +1,19 @@
 """Ops TensorFlow 1.x graphs still carry, registered so their GraphDefs and SavedModels import.
 
 TF 1.15's `tf.parse_example` and `tf.parse_single_example` built ParseExample and
-ParseSingleExample (an Estimator's serving graph parses tf.Examples with them), and its
+ParseSingleExample (an Estimator's serving graph parses tf.Examples with them), its
 `tf.matrix_diag` / `matrix_diag_part` / `matrix_set_diag` built MatrixDiag, MatrixDiagPart and
-MatrixSetDiag. The wrappers here build the newer ops (ParseExampleV2, MatrixDiagV3, ...); these
+MatrixSetDiag, `tf.accumulate_n` built AccumulateNV2, and the gradient of
+sparse_softmax_cross_entropy_with_logits a PreventGradient (so its training graphs hold one).
+The wrappers here build the newer ops (ParseExampleV2, MatrixDiagV3, AddN, ...); these
 definitions, with TensorFlow's signatures, shape functions and gradients, exist for graphs
 made elsewhere. Kernels: kernels/legacy.py.
 """
 from __future__ import annotations
 
+from tensorweave.framework import shape_fns
 from tensorweave.framework import tensor_shape as _ts
+from tensorweave.framework.dtypes import NUMERIC
 from tensorweave.framework.op_def import Arg, Attr, TypeAttr, define_op
 from tensorweave.ops.array_matrix_ops import matrix_diag_part, matrix_set_diag
 from tensorweave.ops.parsing_ops import PARSE_TYPES
@@ -114,3 +118,24 @@ def _matrix_set_diag_grad(op, grad):
     from tensorweave.ops.array_creation_ops import zeros_like
     return [matrix_set_diag(grad, zeros_like(op.inputs[1])), matrix_diag_part(grad)]
 
+
+AccumulateNV2 = define_op(
+    "AccumulateNV2", inputs=["inputs: N * T"], outputs=["sum: T"],
+    attrs=[TypeAttr("T", NUMERIC), Attr("shape", "shape")], shape_fn=shape_fns.merged,
+    is_commutative=True, doc="TF 1.x's tf.accumulate_n: AddN of its inputs.")
+PreventGradient = define_op(
+    "PreventGradient", inputs=["input: T"], outputs=["output: T"],
+    attrs=[TypeAttr("T"), Attr("message", "string", "")], shape_fn=shape_fns.unchanged,
+    doc="Identity whose gradient is an error (TF's array_ops.prevent_gradient).")
+
+
+@AccumulateNV2.gradient
+def _accumulate_n_grad(op, grad):
+    return [grad] * len(op.inputs)
+
+
+@PreventGradient.gradient
+def _prevent_gradient_grad(op, grad):
+    message = op.get_attr("message")
+    message = message.decode() if isinstance(message, bytes) else message
+    raise LookupError(f"Gradient explicitly disabled. Reason: {message}")

@@ -97,6 +97,24 @@ CASES = [
            lambda m: np.diagonal(m, axis1=-2, axis2=-1), [_randn(2, 3, 4)]),
     OpCase("matrix_set_diag_v1", _build(legacy_ops.MatrixSetDiag), _set_diag_ref,
            [_randn(2, 4, 3), _randn(2, 3)]),
+    OpCase("accumulate_n_v2", lambda a, b, c: apply_op(legacy_ops.AccumulateNV2, [[a, b, c]],
+                                                       {"shape": tf.TensorShape([2, 3])}),
+           lambda a, b, c: a + b + c, [_randn(2, 3)] * 3),
+    OpCase("prevent_gradient_forward",
+           lambda x: apply_op(legacy_ops.PreventGradient, [x]), lambda x: x, [_randn(4)],
+           grad=False),
 ]
 
 test_forward, test_shapes, test_gradient = case_tests(CASES, gradients=True)
+
+
+def test_prevent_gradient_passes_values_and_refuses_gradients():
+    with tf.Graph().as_default():
+        x = tf.constant([1.0, 2.0])
+        y = apply_op(legacy_ops.PreventGradient, [x * 3.0], {"message": "no second order"})
+        with pytest.raises(LookupError, match="Gradient explicitly disabled. Reason: "
+                                              "no second order"):
+            tf.gradients(y, x)
+        with tf.Session() as sess:
+            np.testing.assert_array_equal(sess.run(y), [3.0, 6.0])
+
