@@ -40,6 +40,11 @@ import sys
 
 import numpy as np
 
+_SECURITY_EPILOG = ("A shared token and TLS come from the environment: TENSORWEAVE_TOKEN_FILE "
+                    "(or TENSORWEAVE_TOKEN), TENSORWEAVE_TLS_CERT, TENSORWEAVE_TLS_KEY, "
+                    "TENSORWEAVE_TLS_CA and TENSORWEAVE_TLS_CLIENT_AUTH=1 "
+                    "(tensorweave/distributed/security.py).")
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tensorweave",
@@ -60,7 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     serve = commands.add_parser(
         "serve", help="serve a SavedModel over TensorFlow Serving's REST API",
         description="Serves the newest version of a SavedModel base path over TensorFlow "
-        "Serving's REST API.")
+        "Serving's REST API.", epilog=_SECURITY_EPILOG)
     serve.add_argument("--model_name", required=True, help="the name requests use")
     serve.add_argument("--model_base_path", required=True,
                        help="directory of integer-named SavedModel versions")
@@ -74,7 +79,7 @@ def _parser() -> argparse.ArgumentParser:
     server = commands.add_parser(
         "server", help="run one task of a cluster (tf.train.Server) until interrupted",
         description="Runs the tf.train.Server of one task of a cluster, as TensorFlow's "
-        "grpc_tensorflow_server does.")
+        "grpc_tensorflow_server does.", epilog=_SECURITY_EPILOG)
     server.add_argument("--cluster_spec", required=True,
                         help="JOB|HOST:PORT;HOST:PORT,JOB|HOST:PORT... (tasks of a job are "
                         "separated by ';', jobs by ',')")
