@@ -22,7 +22,6 @@ variables, and the batch statistics FusedBatchNorm may leave NaN on an empty bat
 from __future__ import annotations
 
 import linecache
-import os
 import threading
 
 from tensorweave.framework import op_callbacks
@@ -46,7 +45,6 @@ IGNORE_OP_OUTPUTS = frozenset(
     [("FusedBatchNormV3", k) for k in (1, 2, 3, 4, 5)])
 
 _state = threading.local()
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def enable_check_numerics(stack_height_limit=30, path_length_limit=50) -> None:
@@ -104,19 +102,13 @@ def error_message(op, k: int) -> str:
     elif inputs:
         lines.append(f"  Input tensors ({len(inputs)}):")
         lines += [f"         {i}: {t}" for i, t in enumerate(inputs)]
-    frames = op.traceback
+    # An op records one frame, the user's line that made it (operation.user_creation_site).
+    frames = op.traceback[-stack_height_limit:] if stack_height_limit else op.traceback
     if frames:
         lines += ["", "  Stack trace of op's creation (\"->\": inferred user code):"]
-        if stack_height_limit is not None and len(frames) > stack_height_limit:
-            lines.append(f"    + ... (Omitted {len(frames) - stack_height_limit} frames)")
-            frames = frames[-stack_height_limit:]
-        for frame in frames:
-            path, line = frame[0], frame[1]
-            function = frame[2] if len(frame) > 2 else ""
+        for path, line in frames:
             shown = path if path_length_limit is None or len(path) <= path_length_limit \
                 else "..." + path[len(path) - path_length_limit:]
-            lines.append(f"    + {shown} (L{line}) {function}".rstrip())
-            source = linecache.getline(path, line).strip()
-            marker = "    " if os.path.abspath(path).startswith(_PACKAGE) else " -> "
-            lines.append(f"{marker}|   {source}")
+            lines += [f"    + {shown} (L{line})",
+                      f" -> |   {linecache.getline(path, line).strip()}"]
     return "\n".join(lines) + "\n"

@@ -16,24 +16,9 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.dtypes import NUMERIC
 from tensorweave.framework.op_def import Arg, Attr, TypeAttr, define_op
 from tensorweave.ops.array_matrix_ops import matrix_diag_part, matrix_set_diag
-from tensorweave.ops.parsing_ops import PARSE_TYPES
+from tensorweave.ops.parsing_ops import PARSE_TYPES, example_output_shapes
 
 __all__: list[str] = []
-
-
-def _parse_shapes(num_sparse: int, serialized: _ts.TensorShape, dense_shapes) -> list:
-    """ParseExampleV2's output shapes for a batch of `serialized`'s shape (rank 0 or 1)."""
-    if serialized.ndims is None:
-        sparse = [_ts.TensorShape([None, None]), _ts.TensorShape([None]),
-                  _ts.TensorShape([None])]
-        dense = [_ts.unknown_shape()] * len(dense_shapes)
-    else:
-        rank = serialized.ndims + 1
-        sparse = [_ts.TensorShape([None, rank]), _ts.TensorShape([None]),
-                  _ts.TensorShape([rank])]
-        dense = [serialized.concatenate(shape) for shape in dense_shapes]
-    return [sparse[0]] * num_sparse + [sparse[1]] * num_sparse + \
-        [sparse[2]] * num_sparse + dense
 
 
 _PARSE_OUTPUTS = ["sparse_indices: Nsparse * int64",
@@ -51,7 +36,7 @@ ParseExample = define_op(
     outputs=_PARSE_OUTPUTS,
     attrs=[Attr("Nsparse", "int", minimum=0), Attr("Ndense", "int", minimum=0),
            *_PARSE_ATTRS],
-    shape_fn=lambda ctx: _parse_shapes(ctx.attrs["Nsparse"],
+    shape_fn=lambda ctx: example_output_shapes(ctx.attrs["Nsparse"],
                                        ctx.input_shape(0).with_rank_at_most(1),
                                        ctx.attrs["dense_shapes"]),
     not_differentiable=True, doc="TF 1.x's tf.parse_example op (keys as inputs).")
@@ -63,7 +48,7 @@ ParseSingleExample = define_op(
              for o in _PARSE_OUTPUTS],
     attrs=[Attr("num_sparse", "int", minimum=0), Attr("sparse_keys", "list(string)", minimum=0),
            Attr("dense_keys", "list(string)", minimum=0), *_PARSE_ATTRS],
-    shape_fn=lambda ctx: _parse_shapes(ctx.attrs["num_sparse"],
+    shape_fn=lambda ctx: example_output_shapes(ctx.attrs["num_sparse"],
                                        ctx.input_shape(0).with_rank(0),
                                        ctx.attrs["dense_shapes"]),
     not_differentiable=True, doc="TF 1.x's tf.parse_single_example op (keys as attrs).")

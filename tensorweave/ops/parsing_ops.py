@@ -82,25 +82,29 @@ class FixedLenSequenceFeature(collections.namedtuple(
         return super().__new__(cls, shape, dtype, allow_missing, default_value)
 
 
-def _parse_example_shapes(ctx):
-    """[batch..] + feature shape, with batch [] for a scalar input and [B] for a vector."""
-    serialized = ctx.input_shape(0).with_rank_at_most(1)
-    for i in range(1, 5):
-        ctx.input_shape(i).with_rank_at_most(1)
-    num_sparse = ctx.attrs["num_sparse"]
-    if ctx.attrs["ragged_value_types"]:
-        raise ValueError("ParseExampleV2 with ragged_keys is not supported")
+def example_output_shapes(num_sparse: int, serialized: _ts.TensorShape, dense_shapes) -> list:
+    """The outputs of a parse of `serialized` (rank 0: one example, 1: a batch): sparse
+    indices, values and shapes per sparse key, then [batch..] + shape per dense key."""
     if serialized.ndims is None:
         sparse = [_ts.TensorShape([None, None]), _ts.TensorShape([None]),
                   _ts.TensorShape([None])]
-        dense = [_ts.unknown_shape()] * len(ctx.attrs["Tdense"])
+        dense = [_ts.unknown_shape()] * len(dense_shapes)
     else:
         rank = serialized.ndims + 1
         sparse = [_ts.TensorShape([None, rank]), _ts.TensorShape([None]),
                   _ts.TensorShape([rank])]
-        dense = [serialized.concatenate(shape) for shape in ctx.attrs["dense_shapes"]]
+        dense = [serialized.concatenate(shape) for shape in dense_shapes]
     return [sparse[0]] * num_sparse + [sparse[1]] * num_sparse + \
         [sparse[2]] * num_sparse + dense
+
+
+def _parse_example_shapes(ctx):
+    serialized = ctx.input_shape(0).with_rank_at_most(1)
+    for i in range(1, 5):
+        ctx.input_shape(i).with_rank_at_most(1)
+    if ctx.attrs["ragged_value_types"]:
+        raise ValueError("ParseExampleV2 with ragged_keys is not supported")
+    return example_output_shapes(ctx.attrs["num_sparse"], serialized, ctx.attrs["dense_shapes"])
 
 
 ParseExampleV2 = define_op(

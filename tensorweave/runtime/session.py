@@ -109,7 +109,7 @@ class BaseSession:
         self._closed = False
         self._core = _core_for(self._target, graph, config)
         self._fast_plans: dict = {}
-        self._handle_ops: dict = {}   # handle_ops: readers and deleters of kept tensors
+        self._handle_ops: dict = {}   # readers and deleters of kept tensors, made once
         self._dead_handles: list[str] = []
         self._context_stack: list = []
 
@@ -172,11 +172,11 @@ class BaseSession:
                 results[i] = TensorHandle(results[i], tensor._op._inputs[0].dtype, self)
         return results
 
-    def handle_ops(self, handle, kind: str):
+    def handle_reader(self, handle):
         """(placeholder, tensor) reading kept tensors of `handle`'s device and dtype in this
-        session's graph, made once (`kind` "read")."""
+        session's graph, made once."""
         from tensorweave.ops import session_ops
-        key = (kind, session_ops._handle_device(handle), handle._dtype)
+        key = ("read", session_ops._handle_device(handle), handle._dtype)
         made = self._handle_ops.get(key)
         if made is None:
             with self._graph.as_default():

@@ -47,7 +47,7 @@ class TensorHandle:
 
     def eval(self):
         """The kept value, read back in its session."""
-        holder, tensor = self._session.handle_ops(self, "read")
+        holder, tensor = self._session.handle_reader(self)
         return self._session.run(tensor, {holder: self._handle})
 
     def delete(self) -> None:
