@@ -72,6 +72,7 @@ from tensorweave import compat, image, initializers, layers, losses, nn, raw_ops
 from tensorweave import graph_util
 from tensorweave import io, lookup, metrics, python_io, queue, sparse, summary
 from tensorweave import data
+from tensorweave.data.dataset_ops import SparseTensorSpec, TensorSpec
 from tensorweave import feature_column, saved_model, strings
 from tensorweave.autodiff.custom_gradient import *
 from tensorweave.autodiff.gradients import *

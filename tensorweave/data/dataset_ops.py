@@ -4,6 +4,15 @@ A Dataset object only records what to do and the static element structure (dtype
 When an iterator is made, the whole chain becomes one `DatasetPipeline` op (ops/data_ops.py):
 `pipeline_tensor` walks the chain with a `PipelineBuilder`, which numbers the graph tensors the
 pipeline reads (they become the op's inputs) and collects the traced functions.
+
+Signatures are TensorFlow 2.21's `tf.compat.v1.data.Dataset`. Its `name` arguments label the
+dataset op of each transformation in TensorFlow's debugging metadata; here the whole chain is
+one op, so they are accepted and have no effect. `num_parallel_calls`, `deterministic` and the
+other parallelism knobs are hints that change no element or order here: the pipeline runs in
+the calling thread (ARCHITECTURE.md, tf.data), so every transformation is deterministic, which
+is what `deterministic=None/True` promise and what `deterministic=False` permits. A
+`num_parallel_calls` that is neither positive nor AUTOTUNE fails when the pipeline starts, with
+TensorFlow's InvalidArgumentError.
 """
 from __future__ import annotations
 
@@ -29,26 +38,55 @@ __all__ = ["Dataset", "TensorSpec", "SparseTensorSpec"]
 class _ShapedSpec:
     """A component's static type: dtype and (partial) shape; equal to specs of its class."""
 
-    __slots__ = ("dtype", "shape")
+    __slots__ = ("dtype", "shape", "name")
 
-    def __init__(self, shape, dtype):
+    def __init__(self, shape, dtype=_dtypes.float32, name=None):
         self.shape = _ts.as_shape(shape)
         self.dtype = _dtypes.as_dtype(dtype).base_dtype
+        self.name = name
 
     def __eq__(self, other):
-        return type(other) is type(self) and (self.dtype, self.shape) == \
-            (other.dtype, other.shape)
+        return type(other) is type(self) and (self.dtype, self.shape, self.name) == \
+            (other.dtype, other.shape, other.name)
 
     __hash__ = None
 
 
 class TensorSpec(_ShapedSpec):
-    """The static type of one element component that is a Tensor."""
+    """The static type of a Tensor (TF's tf.TensorSpec): dtype, partial shape and an optional
+    name; also the type of each tensor component of a dataset element."""
 
     __slots__ = ()
 
     def __repr__(self):
-        return f"TensorSpec(shape={self.shape}, dtype=tf.{self.dtype.name}, name=None)"
+        name = "None" if self.name is None else repr(self.name)
+        return f"TensorSpec(shape={self.shape}, dtype=tf.{self.dtype.name}, name={name})"
+
+    @classmethod
+    def from_tensor(cls, tensor, name=None):
+        """The spec of `tensor`, named `name` or else after the tensor's op."""
+        if not isinstance(tensor, Tensor):
+            raise ValueError(f"`tensor` should be a tf.Tensor, but got type {type(tensor)}.")
+        return cls(tensor.shape, tensor.dtype, name or tensor.op.name)
+
+    @classmethod
+    def from_spec(cls, spec, name=None):
+        """A TensorSpec with `spec`'s dtype and shape, named `name` or as `spec` is."""
+        return cls(spec.shape, spec.dtype, name or getattr(spec, "name", None))
+
+    def is_compatible_with(self, spec_or_tensor) -> bool:
+        """Whether the dtypes are equal and the shapes compatible (names do not matter)."""
+        return isinstance(spec_or_tensor, (TensorSpec, Tensor)) and \
+            self.dtype == spec_or_tensor.dtype.base_dtype and \
+            self.shape.is_compatible_with(spec_or_tensor.shape)
+
+    def most_specific_compatible_type(self, other):
+        """The spec compatible with both: the dtypes must be equal, shapes are relaxed."""
+        if not isinstance(other, TensorSpec) or other.dtype != self.dtype:
+            raise ValueError(f"No TypeSpec is compatible with both {self} and {other}")
+        name = self.name if self.name == other.name else None
+        return TensorSpec(self.shape.most_specific_compatible_shape(other.shape), self.dtype,
+                          name)
 
 
 class SparseTensorSpec(_ShapedSpec):
@@ -266,13 +304,13 @@ class Dataset(StructuredOutputs, DatasetMethods):
 
     # --- sources -------------------------------------------------------------------------------
     @staticmethod
-    def from_tensors(tensors):
+    def from_tensors(tensors, name=None):
         """A dataset of one element, `tensors`."""
         from tensorweave.data.sources import TensorDataset
         return TensorDataset(tensors)
 
     @staticmethod
-    def from_tensor_slices(tensors):
+    def from_tensor_slices(tensors, name=None):
         """A dataset of the slices of `tensors` along their first dimension."""
         from tensorweave.data.sources import TensorSliceDataset
         return TensorSliceDataset(tensors)
@@ -288,7 +326,7 @@ class Dataset(StructuredOutputs, DatasetMethods):
             lambda row: (row.indices, row.values, row.dense_shape))
 
     @staticmethod
-    def list_files(file_pattern, shuffle=None, seed=None):
+    def list_files(file_pattern, shuffle=None, seed=None, name=None):
         """The names of the files matching `file_pattern` (a glob or a list of globs), found
         when an iterator starts: sorted, or shuffled (the default) with `seed`. No match gives
         an empty dataset, as TensorFlow 2.21's graph mode does."""
@@ -305,20 +343,38 @@ class Dataset(StructuredOutputs, DatasetMethods):
         return dataset
 
     @staticmethod
-    def from_generator(generator, output_types, output_shapes=None, args=None):
-        """A dataset of the elements a Python generator yields (run in the session's process)."""
-        from tensorweave.data.sources import GeneratorDataset
+    def from_generator(generator, output_types=None, output_shapes=None, args=None,
+                       output_signature=None, name=None):
+        """A dataset of the elements a Python generator yields (run in the session's process),
+        typed by `output_types` (and `output_shapes`) or by a structure of TensorSpecs,
+        `output_signature`."""
+        from tensorweave.data.sources import GeneratorDataset, signature_types_and_shapes
+        if output_signature is not None:
+            output_types, output_shapes = signature_types_and_shapes(
+                output_signature, output_types, output_shapes)
+        elif output_types is None:
+            raise TypeError("To specify the output signature you need to provide either the "
+                            "`output_signature` argument or the `output_types` argument.")
         return GeneratorDataset(generator, output_types, output_shapes, args)
 
     @staticmethod
-    def range(*args):
-        """Integers like Python's range(start, stop, step), as int64 scalars."""
+    def range(*args, **kwargs):
+        """Integers like Python's range(start, stop, step), as scalars of the keyword
+        `output_type` (int64 by default). Other keywords than it and `name` are ignored, as
+        TensorFlow ignores them (`dtype=` included), with a warning here."""
         from tensorweave.data.sources import RangeDataset
-        return RangeDataset(*args)
+        return RangeDataset(*args, **kwargs)
 
     @staticmethod
-    def zip(datasets):
-        """Elements of several datasets side by side (a nested structure of datasets)."""
+    def zip(*args, datasets=None, name=None):
+        """Elements of several datasets side by side: `zip(a, b)`, or one nested structure
+        of datasets, `zip((a, (b, c)))` or `zip(datasets=...)`."""
+        if args and datasets is not None:
+            raise TypeError("Both `*args` and `datasets` cannot be set.")
+        if not args and datasets is None:
+            raise TypeError("Must pass at least one dataset to `zip`.")
+        if datasets is None:
+            datasets = args[0] if len(args) == 1 else args
         if isinstance(datasets, list) or not all(
                 isinstance(d, Dataset) for d in nest.flatten(datasets)):
             raise TypeError("Invalid input to `zip`. Inputs are expected to be (nested) "
@@ -327,18 +383,20 @@ class Dataset(StructuredOutputs, DatasetMethods):
         return _Zip(datasets)
 
     # --- transformations -----------------------------------------------------------------------
-    def concatenate(self, dataset):
+    def concatenate(self, dataset, name=None):
         return _Concatenate(self, dataset)
 
-    def map(self, map_func, num_parallel_calls=None):
-        """Applies `map_func` to every element (traced once; num_parallel_calls is a hint)."""
-        del num_parallel_calls  # see ARCHITECTURE.md: the pipeline runs in the calling thread
-        return _Map(self, map_func)
+    def map(self, map_func, num_parallel_calls=None, deterministic=None, synchronous=None,
+            use_unbounded_threadpool=False, name=None):
+        """Applies `map_func` to every element (traced once; see the module docstring for
+        the parallelism arguments)."""
+        return _parallel(_Map(self, map_func), num_parallel_calls)
 
-    def filter(self, predicate):
+    def filter(self, predicate, name=None):
         return _Filter(self, predicate)
 
-    def map_with_legacy_function(self, map_func, num_parallel_calls=None, deterministic=None):
+    def map_with_legacy_function(self, map_func, num_parallel_calls=None, deterministic=None,
+                                 use_unbounded_threadpool=False):
         """TF1's map through a `Defun`-style function: here the same traced function as map."""
         return self.map(map_func, num_parallel_calls)
 
@@ -346,24 +404,25 @@ class Dataset(StructuredOutputs, DatasetMethods):
         """TF1's filter through a `Defun`-style function: here the same as filter."""
         return self.filter(predicate)
 
-    def flat_map(self, map_func):
+    def flat_map(self, map_func, name=None):
         return _Interleave(self, map_func, 1, 1)
 
     def interleave(self, map_func, cycle_length=None, block_length=None,
-                   num_parallel_calls=None):
-        del num_parallel_calls
+                   num_parallel_calls=None, deterministic=None, name=None):
         cycle = cycle_length if cycle_length not in (None, -1) else (os.cpu_count() or 1)
-        return _Interleave(self, map_func, int(cycle), int(block_length or 1))
+        return _parallel(_Interleave(self, map_func, int(cycle), int(block_length or 1)),
+                         num_parallel_calls)
 
-    def batch(self, batch_size, drop_remainder=False):
-        return _Batch(self, batch_size, drop_remainder)
+    def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None,
+              deterministic=None, name=None):
+        return _parallel(_Batch(self, batch_size, drop_remainder), num_parallel_calls)
 
     def padded_batch(self, batch_size, padded_shapes=None, padding_values=None,
-                     drop_remainder=False):
+                     drop_remainder=False, name=None):
         from tensorweave.data.batching import PaddedBatch
         return PaddedBatch(self, batch_size, padded_shapes, padding_values, drop_remainder)
 
-    def unbatch(self):
+    def unbatch(self, name=None):
         from tensorweave.data.batching import Unbatch
         return Unbatch(self)
 
@@ -373,7 +432,7 @@ class Dataset(StructuredOutputs, DatasetMethods):
         from tensorweave.data.reduce import reduce_dataset
         return reduce_dataset(self, initial_state, reduce_func, name)
 
-    def window(self, size, shift=None, stride=1, drop_remainder=False):
+    def window(self, size, shift=None, stride=1, drop_remainder=False, name=None):
         """Windows of `size` elements, one starting every `shift` (default `size`) elements,
         taking every `stride`-th: each window is a (structure of) dataset(s), which flat_map or
         interleave turn back into tensors. The last windows are shorter unless
@@ -381,33 +440,38 @@ class Dataset(StructuredOutputs, DatasetMethods):
         stacked)."""
         return _Window(self, size, shift, stride, drop_remainder)
 
-    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=None):
+    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True, name=None):
         return _Shuffle(self, buffer_size, seed, reshuffle_each_iteration)
 
-    def repeat(self, count=None):
+    def repeat(self, count=None, name=None):
         return _Counted(self, "repeat", -1 if count is None else count)
 
-    def take(self, count):
+    def take(self, count, name=None):
         return _Counted(self, "take", count)
 
-    def skip(self, count):
+    def skip(self, count, name=None):
         return _Counted(self, "skip", count)
 
-    def prefetch(self, buffer_size):
+    def prefetch(self, buffer_size, name=None):
         return _Counted(self, "prefetch", buffer_size)
 
-    def shard(self, num_shards, index):
+    def shard(self, num_shards, index, name=None):
         """Every `num_shards`-th element, starting at element `index`: one worker's share.
 
         Raises (when iterated) InvalidArgumentError unless num_shards > 0 and
         0 <= index < num_shards, in TensorFlow's words."""
         return _Shard(self, num_shards, index)
 
-    def cache(self, filename=""):
+    def cache(self, filename="", name=None):
         return _Cache(self, filename)
 
     def apply(self, transformation_func):
         return transformation_func(self)
+
+    def as_numpy_iterator(self):
+        """Eager-only in TensorFlow; graph-mode programs read elements through an iterator."""
+        raise RuntimeError("`tf.data.Dataset.as_numpy_iterator()` is only supported in eager "
+                           "mode.")
 
     # --- iterators -----------------------------------------------------------------------------
     def make_one_shot_iterator(self):
@@ -432,12 +496,26 @@ def pipeline_tensor(dataset: Dataset, name=None) -> tuple[Tensor, list[Tensor]]:
 
 class UnaryDataset(Dataset):
     """A dataset made from one input dataset; its spec names the input's spec."""
+
+    _parallel_calls = None   # the int64 num_parallel_calls tensor, checked when run
+
     def __init__(self, input_dataset: Dataset, structure=None):
         self._input = input_dataset
         self._structure = structure if structure is not None else input_dataset._structure
 
     def _spec(self, builder, kind: str, **fields) -> dict:
-        return {"kind": kind, "input": self._input._dataset_spec(builder), **fields}
+        spec = {"kind": kind, "input": self._input._dataset_spec(builder), **fields}
+        if self._parallel_calls is not None:
+            spec["parallel_calls"] = builder.arg(self._parallel_calls)
+        return spec
+
+
+def _parallel(dataset: UnaryDataset, num_parallel_calls) -> UnaryDataset:
+    """`dataset` with its `num_parallel_calls`, if given: a hint whose value is checked when
+    the pipeline starts (positive or AUTOTUNE), as TensorFlow checks it."""
+    if num_parallel_calls is not None:
+        dataset._parallel_calls = int64_arg(num_parallel_calls, "num_parallel_calls")
+    return dataset
 
 
 class _Zip(Dataset):

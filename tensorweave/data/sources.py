@@ -18,6 +18,7 @@ from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import to_numpy
 from tensorweave.kernels import dataset_runtime
+from tensorweave.platform import tf_logging
 
 __all__ = ["TextLineDataset", "TFRecordDataset"]
 
@@ -75,17 +76,41 @@ class TensorSliceDataset(Dataset):
 
 
 class RangeDataset(Dataset):
-    def __init__(self, *args):
+    """start, start + step, ... before stop, as scalars of `output_type` (int64 unless set)."""
+
+    def __init__(self, *args, output_type=_dtypes.int64, name=None, **ignored):
         if not 1 <= len(args) <= 3:
-            raise ValueError("Invalid arguments to RangeDataset: expected 1 to 3 arguments "
-                             f"(start, stop, step), got {len(args)}")
+            raise ValueError("Invalid `args`. The length of `args` should be between 1 and 3 "
+                             f"but was {len(args)}.")
+        if ignored:
+            # TensorFlow drops them silently; `dtype=` meaning output_type is the usual slip.
+            tf_logging.warning("Dataset.range() ignores the keyword arguments %s, as TensorFlow "
+                            "does; the element type is set by `output_type`.", sorted(ignored))
         start, stop, step = (0, args[0], 1) if len(args) == 1 else (*args, 1)[:3]
         self._args = [int64_arg(v, n) for v, n in zip((start, stop, step),
                                                        ("start", "stop", "step"))]
-        self._structure = TensorSpec([], _dtypes.int64)
+        self._structure = TensorSpec([], _dtypes.as_dtype(output_type))
 
     def _dataset_spec(self, builder):
-        return {"kind": "range", "args": builder.args(self._args)}
+        return {"kind": "range", "args": builder.args(self._args),
+                "dtype": self._structure.dtype.name}
+
+
+def signature_types_and_shapes(output_signature, output_types, output_shapes):
+    """from_generator's (output_types, output_shapes) from a structure of TensorSpecs, which
+    may not come with either of them (TensorFlow's TypeErrors)."""
+    if output_types is not None:
+        raise TypeError("The `output_types` argument can not be used together with the "
+                        "`output_signature` argument.")
+    if output_shapes is not None:
+        raise TypeError("The `output_shapes` argument can not be used together with the "
+                        "`output_signature` argument.")
+    for spec in nest.flatten(output_signature):
+        if not isinstance(spec, TensorSpec):
+            raise TypeError("`output_signature` must contain objects that are subclass of "
+                            f"`tf.TypeSpec` but found {type(spec)} which is not.")
+    return (nest.map_structure(lambda s: s.dtype, output_signature),
+            nest.map_structure(lambda s: s.shape, output_signature))
 
 
 class GeneratorDataset(Dataset):
@@ -149,7 +174,7 @@ class _FileDataset(Dataset):
     _kind = ""
 
     def __init__(self, filenames, compression_type=None, buffer_size=None,
-                 num_parallel_reads=None):
+                 num_parallel_reads=None, name=None):
         del buffer_size, num_parallel_reads
         compression = compression_type or ""
         if compression not in ("", "GZIP", "ZLIB"):

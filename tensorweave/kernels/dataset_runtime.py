@@ -240,11 +240,12 @@ class _Range(_Rows):
         if step == 0:
             raise errors.InvalidArgumentError(None, None, "step must be a non-zero integer.")
         self.start, self.step, self.size = start, step, len(range(start, stop, step))
+        self.dtype = np.dtype(spec.get("dtype", "int64"))
 
     def __iter__(self):
-        int64 = np.int64
+        scalar = self.dtype.type
         for v in range(self.start, self.start + self.size * self.step, self.step):
-            yield (int64(v),)
+            yield (scalar(v),)
 
     def batches(self, n, drop):
         end = self.size - self.size % n if drop else self.size
@@ -252,7 +253,7 @@ class _Range(_Rows):
             yield self.gather(np.arange(i, min(i + n, self.size), dtype=np.int64))
 
     def gather(self, rows):
-        return (self.start + self.step * rows,)
+        return ((self.start + self.step * rows).astype(self.dtype, copy=False),)
 
 
 class _Generator(Node):
@@ -290,9 +291,20 @@ class UnaryNode(Node):
         self.child = build(spec["input"], args, functions)
         self.spec, self.functions = spec, functions
         self.params = [args[i] for i in spec.get("args", ())]
+        if "parallel_calls" in spec:
+            _check_parallel_calls(args[spec["parallel_calls"]])
         if "fn" in spec:
             self.runner = functions[spec["fn"]]
             self.captured = [args[i] for i in spec["captures"]]
+
+
+def _check_parallel_calls(value) -> None:
+    """num_parallel_calls is a hint here (one thread runs the pipeline), but TensorFlow
+    refuses values that are neither positive nor AUTOTUNE (-1), so this does too."""
+    calls = int(value)
+    if calls < 1 and calls != -1:
+        raise errors.InvalidArgumentError(None, None,
+                                          "num_parallel_calls must be greater than zero.")
 
 
 class MapNode(UnaryNode):

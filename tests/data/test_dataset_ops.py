@@ -274,3 +274,105 @@ def test_map_reading_a_variable_is_refused_clearly():
         v = tf.Variable(1, dtype=tf.int64)
         with pytest.raises(ValueError, match="cannot read variables"):
             D.range(3).map(lambda x: x + v)
+
+
+# --- TensorFlow 2.21's compat.v1 signatures (outputs checked under TF 2.21) -------------------
+def test_zip_takes_datasets_as_arguments_or_by_keyword():
+    expected = [[0, 10], [1, 11], [2, 12]]
+    assert values(lambda: D.zip(D.range(3), D.range(10, 13))) == expected
+    assert values(lambda: D.zip(datasets=(D.range(3), D.range(10, 13)))) == expected
+    assert D.zip(D.range(3)).element_spec == tf.TensorSpec([], tf.int64)
+    with pytest.raises(TypeError, match=r"Both `\*args` and `datasets` cannot be set"):
+        D.zip(D.range(1), datasets=(D.range(1),))
+    with pytest.raises(TypeError, match="Must pass at least one dataset to `zip`"):
+        D.zip()
+    with pytest.raises(TypeError, match="Python `list` is not supported"):
+        D.zip(D.range(1), [D.range(1)])
+
+
+def test_range_output_type_and_ignored_keywords(caplog):
+    assert D.range(2, 5, output_type=tf.int32).output_types == tf.int32
+    assert drain(lambda: D.range(2, 5, output_type=tf.int32).batch(2)) and \
+        [v.dtype for v in drain(lambda: D.range(2, 5, output_type=tf.int32).batch(2))] == \
+        [np.int32, np.int32]
+    assert [type(v) for v in drain(lambda: D.range(2, output_type=tf.float32))] == \
+        [np.float32, np.float32]
+    # TensorFlow ignores other keywords (dtype= too) and makes int64; a warning says so here.
+    assert D.range(2, 5, dtype=tf.int32, name="r").output_types == tf.int64
+    assert "ignores the keyword arguments ['dtype']" in caplog.text
+    with pytest.raises(ValueError, match="length of `args` should be between 1 and 3 but was 4"):
+        D.range(1, 2, 3, 4)
+
+
+def _pairs():
+    for i in range(3):
+        yield i, np.arange(i, dtype=np.float32)
+
+
+def test_from_generator_with_an_output_signature():
+    signature = (tf.TensorSpec(shape=(), dtype=tf.int32),
+                 tf.TensorSpec(shape=(None,), dtype=tf.float32))
+    ds = D.from_generator(_pairs, output_signature=signature)
+    assert ds.output_types == (tf.int32, tf.float32)
+    assert [s.as_list() for s in ds.output_shapes] == [[], [None]]
+    got = drain(lambda: D.from_generator(_pairs, output_signature=signature))
+    assert [(int(i), v.tolist()) for i, v in got] == [(0, []), (1, [0.0]), (2, [0.0, 1.0])]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({}, "provide either the `output_signature` argument or the `output_types` argument"),
+    ({"output_types": tf.int32, "output_signature": tf.TensorSpec([], tf.int32)},
+     "`output_types` argument can not be used together with the `output_signature`"),
+    ({"output_shapes": [], "output_signature": tf.TensorSpec([], tf.int32)},
+     "`output_shapes` argument can not be used together with the `output_signature`"),
+    ({"output_signature": (tf.int32, tf.float32)},
+     "must contain objects that are subclass of `tf.TypeSpec`"),
+])
+def test_from_generator_signature_errors(kwargs, message):
+    with pytest.raises(TypeError, match=message):
+        D.from_generator(_pairs, **kwargs)
+
+
+def test_parallelism_arguments_and_names_change_nothing():
+    assert values(lambda: D.range(5).batch(2, num_parallel_calls=2, deterministic=True,
+                                           name="b")) == [[0, 1], [2, 3], [4]]
+    assert values(lambda: D.range(3).map(lambda x: x * 2, num_parallel_calls=2,
+                                         deterministic=False, synchronous=None,
+                                         use_unbounded_threadpool=False, name="m")) == [0, 2, 4]
+    assert values(lambda: D.range(2).interleave(lambda x: D.range(x + 1), cycle_length=2,
+                                                num_parallel_calls=tf.data.experimental.AUTOTUNE,
+                                                deterministic=True, name="i")) == [0, 0, 1]
+    assert values(lambda: D.from_tensor_slices([1, 2], name="s").concatenate(
+        D.from_tensors([3], name="t").unbatch(name="u"), name="c").padded_batch(
+        2, name="p").shard(1, 0, name="h").repeat(1, name="r").take(9, name="k").skip(
+        0, name="q").prefetch(1, name="f").cache("", name="a").filter(
+        lambda x: True, name="g").flat_map(D.from_tensors, name="m")) == [[1, 2], [3]]
+
+
+@pytest.mark.parametrize("calls", [0, -5])
+def test_num_parallel_calls_must_be_positive_or_autotune(calls):
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match="num_parallel_calls must be greater than zero"):
+        drain(lambda: D.range(3).map(lambda x: x, num_parallel_calls=calls))
+
+
+def test_as_numpy_iterator_is_eager_only():
+    with pytest.raises(RuntimeError, match=r"as_numpy_iterator\(\)` is only supported in "
+                                           "eager mode"):
+        D.range(3).as_numpy_iterator()
+
+
+def test_tensor_spec_is_tensorflows():
+    spec = tf.TensorSpec([2], tf.float32, name="x")
+    assert repr(spec) == "TensorSpec(shape=(2,), dtype=tf.float32, name='x')"
+    assert tf.TensorSpec([None]).dtype == tf.float32
+    assert spec != tf.TensorSpec([2], tf.float32)
+    assert spec.is_compatible_with(tf.TensorSpec([None], tf.float32))
+    assert not spec.is_compatible_with(tf.TensorSpec([2], tf.int32))
+    with tf.Graph().as_default():
+        t = tf.zeros([3, 2], name="z")
+        assert tf.TensorSpec.from_tensor(t) == tf.TensorSpec([3, 2], tf.float32, "z")
+        assert tf.TensorSpec([None, 2]).is_compatible_with(t)
+    assert tf.TensorSpec.from_spec(spec, "y") == tf.TensorSpec([2], tf.float32, "y")
+    assert spec.most_specific_compatible_type(tf.TensorSpec([3], tf.float32)) == \
+        tf.TensorSpec([None], tf.float32)
