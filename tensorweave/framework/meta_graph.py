@@ -26,6 +26,7 @@ from tensorweave.protos import (
     control_flow_pb2,
     graph_pb2,
     meta_graph_pb2,
+    queue_runner_pb2,
     saver_pb2,
     variable_pb2,
 )
@@ -121,6 +122,15 @@ def _saver_from_proto(saver_def, import_scope=None):
     return Saver.from_proto(saver_def, import_scope=import_scope)
 
 
+def _queue_runner_to_proto(queue_runner, export_scope=None):
+    return queue_runner.to_proto(export_scope=export_scope)
+
+
+def _queue_runner_from_proto(queue_runner_def, import_scope=None):
+    from tensorweave.train.queue_runner import QueueRunner
+    return QueueRunner.from_proto(queue_runner_def, import_scope=import_scope)
+
+
 def _context_to_proto(ctx, export_scope=None):
     from tensorweave.ops.control_flow_proto import context_to_proto
     return context_to_proto(ctx, export_scope=export_scope)
@@ -142,6 +152,8 @@ for _key in (GraphKeys.GLOBAL_VARIABLES, GraphKeys.TRAINABLE_VARIABLES,
     register_proto_function(_key, variable_pb2.VariableDef, _variable_to_proto,
                             _variable_from_proto)
 register_proto_function(GraphKeys.SAVERS, saver_pb2.SaverDef, _saver_to_proto, _saver_from_proto)
+register_proto_function(GraphKeys.QUEUE_RUNNERS, queue_runner_pb2.QueueRunnerDef,
+                        _queue_runner_to_proto, _queue_runner_from_proto)
 register_proto_function(GraphKeys.COND_CONTEXT, control_flow_pb2.CondContextDef,
                         _context_to_proto, _cond_context_from_proto)
 register_proto_function(GraphKeys.WHILE_CONTEXT, control_flow_pb2.WhileContextDef,

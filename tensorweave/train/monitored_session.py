@@ -363,6 +363,8 @@ class _CoordinatedSessionCreator(SessionCreator):
 class _MonitoredSession:
     """The shared body of MonitoredSession and SingularMonitoredSession."""
 
+    StepContext = StepContext   # what `run_step_fn`'s step function receives (TF's name)
+
     def __init__(self, session_creator, hooks, should_recover, stop_grace_period_secs=120):
         self._graph_was_finalized = get_default_graph().finalized
         self._hooks = list(hooks or [])

@@ -5,6 +5,10 @@ op's inputs, e.g. an exhausted input producer) or the coordinator asks to stop; 
 to finish closes the queue so its consumers drain it and then see OutOfRangeError. With a
 coordinator, one more thread waits for the stop request and cancels pending enqueues. Errors
 go to the coordinator, or are logged and kept in `exceptions_raised`.
+
+A meta graph keeps the QUEUE_RUNNERS collection as QueueRunnerDef protos (`to_proto`), which
+`import_meta_graph` turns back into QueueRunners over the imported ops (`from_proto`), so an
+imported input pipeline starts with `start_queue_runners` as TensorFlow's does.
 """
 from __future__ import annotations
 
@@ -13,7 +17,13 @@ import threading
 import weakref
 
 from tensorweave.framework import errors
-from tensorweave.framework.graph import GraphKeys, add_to_collection, get_collection
+from tensorweave.framework.graph import (
+    GraphKeys,
+    add_to_collection,
+    get_collection,
+    get_default_graph,
+)
+from tensorweave.protos import queue_runner_pb2
 
 _log = logging.getLogger("tensorweave")
 
@@ -36,10 +46,14 @@ class QueueRunner:
             `queue.close(cancel_pending_enqueues=True)`).
           queue_closed_exception_types: exceptions that mean "the input is exhausted"
             (default `(tf.errors.OutOfRangeError,)`).
-          queue_runner_def, import_scope: building from a QueueRunnerDef is not supported.
+          queue_runner_def: a QueueRunnerDef naming ops of the default graph to run instead
+            (with no other argument); `import_scope` is prefixed to its names.
         """
-        if queue_runner_def is not None or import_scope is not None:
-            raise NotImplementedError("QueueRunner from a QueueRunnerDef is not supported")
+        if queue_runner_def is not None:
+            if queue or enqueue_ops:
+                raise ValueError("queue_runner_def and queue are mutually exclusive.")
+            queue, enqueue_ops, close_op, cancel_op, queue_closed_exception_types = \
+                _parts_from_proto(queue_runner_def, import_scope)
         if not queue or not enqueue_ops:
             raise ValueError("Must provide queue and enqueue_ops.")
         self._queue = queue
@@ -83,6 +97,26 @@ class QueueRunner:
     def name(self) -> str:
         """The name of the queue runner: its queue's name."""
         return self._queue.name
+
+    def to_proto(self, export_scope=None):
+        """This runner as a QueueRunnerDef of op names relative to `export_scope`; None if its
+        queue is outside that scope."""
+        from tensorweave.framework.meta_graph import strip_name_scope
+        if export_scope is not None and not self._queue.name.startswith(export_scope):
+            return None
+        return queue_runner_pb2.QueueRunnerDef(
+            queue_name=strip_name_scope(self._queue.name, export_scope),
+            enqueue_op_name=[strip_name_scope(op.name, export_scope)
+                             for op in self._enqueue_ops],
+            close_op_name=strip_name_scope(self._close_op.name, export_scope),
+            cancel_op_name=strip_name_scope(self._cancel_op.name, export_scope),
+            queue_closed_exception_types=[errors.error_code_from_exception_type(cls)
+                                          for cls in self._queue_closed_exception_types])
+
+    @staticmethod
+    def from_proto(queue_runner_def, import_scope=None):
+        """The QueueRunner a QueueRunnerDef describes, over the default graph's ops."""
+        return QueueRunner(queue_runner_def=queue_runner_def, import_scope=import_scope)
 
     def _run(self, sess, enqueue_op, coord=None) -> None:
         """One thread: run `enqueue_op` until stop or input exhaustion."""
@@ -154,6 +188,23 @@ class QueueRunner:
             if start:
                 t.start()
         return threads
+
+
+def _parts_from_proto(queue_runner_def, import_scope) -> tuple:
+    """(queue, enqueue ops, close op, cancel op, closed exception types) that a
+    QueueRunnerDef names, looked up in the default graph (the queue as its op: what
+    TensorFlow's QueueRunner holds after an import)."""
+    from tensorweave.framework.meta_graph import prepend_name_scope
+    graph = get_default_graph()
+
+    def op(name):
+        return graph.as_graph_element(prepend_name_scope(name, import_scope))
+    codes = queue_runner_def.queue_closed_exception_types
+    return (op(queue_runner_def.queue_name),
+            [op(name) for name in queue_runner_def.enqueue_op_name],
+            op(queue_runner_def.close_op_name), op(queue_runner_def.cancel_op_name),
+            [errors.exception_type_from_error_code(code) for code in codes] or
+            [errors.OutOfRangeError])
 
 
 def add_queue_runner(qr, collection=GraphKeys.QUEUE_RUNNERS) -> None:

@@ -294,6 +294,18 @@ class Supervisor:
                     with contextlib.suppress(Exception):
                         sess.close()
 
+    # TensorFlow keeps the CamelCase names of its first releases as aliases.
+    Loop = loop
+    PrepareSession = prepare_or_wait_for_session
+    RequestStop = request_stop
+    ShouldStop = should_stop
+    StartQueueRunners = start_queue_runners
+    StartStandardServices = start_standard_services
+    Stop = stop
+    StopOnException = stop_on_exception
+    SummaryComputed = summary_computed
+    WaitForStop = wait_for_stop
+
 
 class SVSummaryThread(LooperThread):
     """Runs the summary op and writes it every `save_summaries_secs`."""

@@ -78,3 +78,49 @@ def test_start_queue_runners_needs_a_session_and_warns_without_runners(caplog):
         with tf.Session() as sess, caplog.at_level(logging.WARNING, "tensorweave"):
             assert tf.train.start_queue_runners(sess) == []
     assert any("no queue runners" in r.getMessage() for r in caplog.records)
+
+
+def _runner_graph():
+    """A queue fed by a two-thread runner from a counter variable; (runner, dequeued)."""
+    q = tf.FIFOQueue(10, tf.float32, name="q")
+    counter = tf.Variable(0.0, name="c")
+    runner = tf.train.QueueRunner(q, [q.enqueue(tf.assign_add(counter, 1.0))] * 2)
+    tf.train.add_queue_runner(runner)
+    return runner, tf.identity(q.dequeue(), name="x")
+
+
+def test_runner_to_proto_names_its_ops_as_tensorflow_does():
+    with tf.Graph().as_default():
+        runner, _ = _runner_graph()
+        proto = runner.to_proto()
+        # TensorFlow 2.21's QueueRunnerDef for the same graph, field for field.
+        assert proto.queue_name == "q"
+        assert list(proto.enqueue_op_name) == ["q_enqueue", "q_enqueue"]
+        assert (proto.close_op_name, proto.cancel_op_name) == ("q_Close", "q_Close_1")
+        assert list(proto.queue_closed_exception_types) == [tf.errors.OUT_OF_RANGE]
+        assert runner.to_proto(export_scope="other") is None
+        with pytest.raises(ValueError, match="mutually exclusive"):
+            tf.train.QueueRunner(runner.queue, runner.enqueue_ops, queue_runner_def=proto)
+
+
+def test_an_imported_meta_graph_starts_its_queue_runners(tmp_path):
+    path = str(tmp_path / "m.meta")
+    with tf.Graph().as_default():
+        _runner_graph()
+        tf.train.export_meta_graph(path)
+    with tf.Graph().as_default() as graph:
+        tf.train.import_meta_graph(path, import_scope="imp")
+        (runner,) = tf.get_collection(tf.GraphKeys.QUEUE_RUNNERS)
+        assert isinstance(runner, tf.train.QueueRunner) and runner.name == "imp/q"
+        assert [op.name for op in runner.enqueue_ops] == ["imp/q_enqueue"] * 2
+        assert (runner.close_op.name, runner.cancel_op.name) == ("imp/q_Close", "imp/q_Close_1")
+        assert runner.queue_closed_exception_types == (tf.errors.OutOfRangeError,)
+        x = graph.get_tensor_by_name("imp/x:0")
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(sess, coord)
+            values = [sess.run(x, options=BOUNDED) for _ in range(5)]
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=5)
+        assert len(set(values)) == 5 and min(values) >= 1

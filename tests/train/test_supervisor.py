@@ -125,3 +125,24 @@ def test_non_chief_supervisor():
         tf.Variable(1.0)
         with pytest.raises(ValueError, match="all Variables must have their device set"):
             tf.train.Supervisor(is_chief=False)
+
+
+def test_camel_case_names_of_the_first_releases():
+    # Programs written for TensorFlow 0.x call sv.PrepareSession, sv.Loop, sv.ShouldStop, ...
+    with tf.Graph().as_default():
+        step, _, train = _model()
+        sv = tf.train.Supervisor(logdir=None)
+        sess = sv.PrepareSession()
+        ticks = []
+        sv.Loop(0.01, lambda: ticks.append(1) if len(ticks) < 2 else sv.RequestStop())
+        sv.WaitForStop()
+        assert len(ticks) == 2 and sv.ShouldStop()
+        sv.Stop()
+        assert sess.run(step) == 0
+        sess.close()
+    assert tf.train.Supervisor.StopOnException is tf.train.Supervisor.stop_on_exception
+    assert tf.train.Supervisor.SummaryComputed is tf.train.Supervisor.summary_computed
+    assert tf.train.Supervisor.StartQueueRunners is tf.train.Supervisor.start_queue_runners
+    assert tf.train.Supervisor.StartStandardServices is \
+        tf.train.Supervisor.start_standard_services
+    assert tf.train.MonitoredSession.StepContext is tf.train.SingularMonitoredSession.StepContext
