@@ -176,6 +176,29 @@ class Operation:
         return str(self.node_def)   # TF1 prints an operation as its NodeDef
 
 
+class Reference:
+    """What `Tensor.ref()` and `Variable.ref()` return: a dict key or set member standing
+    for one object, equal only to references to the same object (TF's Reference)."""
+
+    __slots__ = ("_wrapped",)
+
+    def __init__(self, wrapped):
+        self._wrapped = wrapped
+
+    def deref(self):
+        """The object this reference stands for."""
+        return self._wrapped
+
+    def __eq__(self, other):
+        return isinstance(other, Reference) and self._wrapped is other._wrapped
+
+    def __hash__(self):
+        return id(self._wrapped)
+
+    def __repr__(self):
+        return f"<Reference wrapping {self._wrapped!r}>"
+
+
 class Tensor:
     """A symbolic output of an Operation (TF1's tf.Tensor); compares and hashes by identity."""
 
@@ -221,6 +244,18 @@ class Tensor:
 
     def get_shape(self) -> _ts.TensorShape:
         return self._shape
+
+    @property
+    def ndim(self) -> int:
+        """The static rank; -1 when unknown (what TensorFlow 2.21's graph tensors report)."""
+        rank = self._shape.ndims
+        return -1 if rank is None else rank
+
+    def ref(self) -> Reference:
+        """A hashable handle on this tensor that compares by identity (`deref()` returns it)."""
+        return Reference(self)
+
+    experimental_ref = ref
 
     def set_shape(self, shape) -> None:
         """Refines the static shape; ValueError if `shape` is incompatible with it."""

@@ -26,7 +26,7 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.meta_graph import prepend_name_scope, strip_name_scope
-from tensorweave.framework.operation import Tensor
+from tensorweave.framework.operation import Reference, Tensor
 from tensorweave.framework.scopes import (
     colocate_with,
     colocate_with_pending,
@@ -310,6 +310,12 @@ class Variable:
     def value(self) -> Tensor:
         """The snapshot (`<name>/read`) of the variable's value."""
         return self._snapshot
+
+    def ref(self) -> Reference:
+        """A hashable handle on this variable that compares by identity (see Tensor.ref)."""
+        return Reference(self)
+
+    experimental_ref = ref
 
     def read_value(self) -> Tensor:
         """A new read of the variable's value (honours enclosing control dependencies)."""

@@ -23,11 +23,13 @@ class AdamOptimizer(Optimizer):
       epsilon: a small constant for numerical stability (epsilon-hat of the paper).
       use_locking: if True, updates hold the variables' locks.
       name: the name scope of the update ops and the slot name (default "Adam").
+      use_own_namescope_for_non_slot_vars: make beta1_power and beta2_power in a root
+        variable scope of the optimizer's name (see Optimizer).
     """
 
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
-                 use_locking=False, name="Adam"):
-        super().__init__(use_locking, name)
+                 use_locking=False, name="Adam", use_own_namescope_for_non_slot_vars=False):
+        super().__init__(use_locking, name, use_own_namescope_for_non_slot_vars)
         self._lr = learning_rate
         self._beta1 = beta1
         self._beta2 = beta2

@@ -111,13 +111,21 @@ class Optimizer:
     GATE_OP = 1
     GATE_GRAPH = 2
 
-    def __init__(self, use_locking, name):
+    def __init__(self, use_locking, name, use_own_namescope_for_non_slot_vars=False):
+        """`use_own_namescope_for_non_slot_vars`: create the optimizer's own variables
+        (Adam's beta powers) in a root variable scope named after the optimizer ("Adam",
+        "Adam_1", ...) instead of at the root of the graph or in the enclosing scope."""
         if not name:
             raise ValueError("Must specify the optimizer name")
         self._use_locking = use_locking
         self._name = name
         self._slots: dict = {}
         self._non_slot_dict: dict = {}
+        self._non_slot_variable_scope = None
+        if use_own_namescope_for_non_slot_vars:
+            from tensorweave.ops.variable_scope import variable_scope
+            with variable_scope(None, default_name=name) as scope:
+                self._non_slot_variable_scope = scope
 
     def get_name(self) -> str:
         return self._name
@@ -198,13 +206,16 @@ class Optimizer:
         self._assert_valid_dtypes([v for g, v in grads_and_vars if g is not None])
         return grads_and_vars
 
-    def apply_gradients(self, grads_and_vars, global_step=None, name=None):
+    def apply_gradients(self, grads_and_vars, global_step=None, name=None,
+                        skip_gradients_aggregation=False):
         """Applies gradients to variables: the second part of `minimize`.
 
         Args:
           grads_and_vars: (gradient, variable) pairs, as from `compute_gradients`.
           global_step: optional Variable incremented by one after the updates.
           name: name of the returned op (default: the optimizer's name).
+          skip_gradients_aggregation: TensorFlow's switch for not summing gradients across
+            the replicas of a distribution strategy; without one, as here, it changes nothing.
 
         Returns:
           The Operation that applies the gradients (and increments `global_step`).
@@ -308,9 +319,16 @@ class Optimizer:
         key = (name, graph)
         v = self._non_slot_dict.get(key)
         if v is None:
+            use_resource = is_resource_variable(colocate_with_var)
             with colocate_with(colocate_with_var):
-                v = Variable(initial_value, name=name, trainable=False,
-                             use_resource=is_resource_variable(colocate_with_var))
+                if self._non_slot_variable_scope is None:
+                    v = Variable(initial_value, name=name, trainable=False,
+                                 use_resource=use_resource)
+                else:
+                    from tensorweave.ops.variable_scope import get_variable, variable_scope
+                    with name_scope(""), variable_scope(self._non_slot_variable_scope):
+                        v = get_variable(name, initializer=initial_value, trainable=False,
+                                         use_resource=use_resource)
             self._non_slot_dict[key] = v
         return v
 

@@ -244,3 +244,15 @@ def test_str_and_repr_of_tensors_and_operations_as_in_tf1():
     assert repr(p) == "<tf.Tensor 'p:0' shape=(?, 3) dtype=float32>"
     assert str(p.op).startswith('name: "p"\nop: "Placeholder"')
     assert repr(p.op) == "<tf.Operation 'p' type=Placeholder>"
+
+
+def test_tensor_ndim_and_references_as_tensorflow_gives_them():
+    with tf.Graph().as_default():
+        t = tf.constant([[1, 2]], name="t")
+        assert t.ndim == 2 and tf.placeholder(tf.float32).ndim == -1
+        ref = t.ref()
+        assert ref.deref() is t and ref == t.ref() and ref == t.experimental_ref()
+        assert {ref: 1}[t.ref()] == 1 and ref != tf.constant(1).ref()
+        assert repr(ref).startswith("<Reference wrapping <tf.Tensor 't:0'")
+        v = tf.Variable([1.0], name="v")
+        assert v.ref().deref() is v and v.experimental_ref() == v.ref() and v.ref() != ref

@@ -538,3 +538,26 @@ def test_other_errors():
         with pytest.raises(TypeError, match="alpha"):  # TF does not cast these either
             tf.train.ProximalGradientDescentOptimizer(0.1).apply_gradients(
                 [(tf.ones([2], tf.float64), b)])
+
+
+@pytest.mark.parametrize("own_scope, expected", [
+    # The variable names TensorFlow 2.21 gives the same program.
+    (False, ["beta1_power", "beta2_power", "outer/vs/beta1_power", "outer/vs/beta2_power"]),
+    (True, ["Adam/beta1_power", "Adam/beta2_power", "Adam_1/beta1_power",
+            "Adam_1/beta2_power"]),
+])
+def test_adam_non_slot_variables_in_their_own_scope(own_scope, expected):
+    with tf.Graph().as_default():
+        with tf.name_scope("outer"):
+            w = tf.Variable(1.0, name="w")
+            opt = tf.train.AdamOptimizer(0.1, use_own_namescope_for_non_slot_vars=own_scope)
+            with tf.variable_scope("vs"):
+                step = opt.minimize(w * w, name="step")
+        other = tf.train.AdamOptimizer(0.1, use_own_namescope_for_non_slot_vars=own_scope)
+        step2 = other.apply_gradients([(tf.constant(1.0), w)], skip_gradients_aggregation=True)
+        names = sorted(v.op.name for v in tf.global_variables())
+        assert [n for n in names if "power" in n] == expected
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run([step, step2])
+            assert sess.run(w) == pytest.approx(0.8)
