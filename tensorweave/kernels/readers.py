@@ -4,6 +4,11 @@ A ReaderResource serves read requests one at a time in arrival order. A request 
 from the current work unit; when that is exhausted it dequeues the next unit from the queue
 with a callback (no thread waits) and continues there. A closed, empty queue ends a read_up_to
 with what it has, or fails with the queue's OutOfRangeError.
+
+WholeFileReader and IdentityReader make one record per work unit, so a unit is finished as
+soon as its record is taken (TensorFlow counts it completed then), and their state can be
+saved and restored (ReaderSerializeStateV2 / ReaderRestoreStateV2, a ReaderBaseState proto as
+TensorFlow writes it); the other readers refuse with TensorFlow's UnimplementedError.
 """
 from __future__ import annotations
 
@@ -11,11 +16,13 @@ import threading
 from collections import deque
 
 import numpy as np
+from google.protobuf.message import DecodeError
 
 from tensorweave.framework import errors
 from tensorweave.io.tf_record import open_records, read_records
 from tensorweave.kernels.queues import resource_handle, resource_of
 from tensorweave.kernels.registry import kernel
+from tensorweave.protos.reader_base_pb2 import ReaderBaseState
 
 
 def read_whole(path: str):
@@ -55,11 +62,16 @@ class _Request:
 
 
 class ReaderResource:
-    """A reader's state: the current work unit's record iterator and the counters."""
+    """A reader's state: the current work unit's record iterator and the counters.
 
-    def __init__(self, records_of, options=None):
+    `description` names the reader in errors ("WholeFileReader 'node'"); `single_record`
+    readers (one record per unit) can save and restore their state."""
+
+    def __init__(self, records_of, options=None, description="", single_record=False):
         self._records_of = records_of
         self._options = options
+        self.description = description
+        self._single = single_record
         self._lock = threading.Lock()
         self._requests: deque[_Request] = deque()
         self._busy = False
@@ -67,8 +79,37 @@ class ReaderResource:
 
     def _clear(self) -> None:
         self._records = None
+        self.work = b""
         self.produced = 0
         self.completed = 0
+
+    def serialize(self) -> bytes:
+        """The counters and current work unit as TensorFlow's ReaderBaseState bytes."""
+        if not self._single:
+            raise errors.UnimplementedError(None, None, "Reader SerializeState")
+        with self._lock:
+            started = self.completed + (self._records is not None)
+            return ReaderBaseState(work_started=started, work_finished=self.completed,
+                                   num_records_produced=self.produced,
+                                   current_work=self.work).SerializeToString()
+
+    def restore(self, state: bytes) -> None:
+        """Takes the counters and unit of a serialized state; an unfinished unit restarts."""
+        if not self._single:
+            raise errors.UnimplementedError(None, None, "Reader RestoreState")
+        parsed = ReaderBaseState()
+        try:
+            parsed.ParseFromString(state)
+        except DecodeError:
+            raise errors.InvalidArgumentError(
+                None, None, f"Could not parse state for {self.description}: "
+                f"{state.decode('unicode_escape', 'replace')}") from None
+        _check_state(parsed, self.description)
+        with self._lock:
+            self.produced, self.completed = parsed.num_records_produced, parsed.work_finished
+            self.work = parsed.current_work
+            self._records = self._records_of(self.work, self._options) \
+                if parsed.work_started > parsed.work_finished else None
 
     def reset(self) -> None:
         """Forgets the current work unit and zeroes the counters."""
@@ -123,6 +164,10 @@ class ReaderResource:
             request.keys.append(key)
             request.values.append(value)
             self.produced += 1
+            if self._single:
+                self._records = None
+                self.completed += 1
+                return True
         return False
 
     def _on_work(self, outputs=None, error=None) -> None:
@@ -130,8 +175,8 @@ class ReaderResource:
         with self._lock:
             request = self._requests[0]
             if error is None:
-                work = _as_bytes(outputs[0])
-                self._records = self._records_of(work, self._options)
+                self.work = _as_bytes(outputs[0])
+                self._records = self._records_of(self.work, self._options)
             else:
                 self._requests.popleft()
         if error is not None:
@@ -139,6 +184,22 @@ class ReaderResource:
                 isinstance(error, errors.OutOfRangeError)
             _finish(request, None if enough else error)
         self._serve()
+
+
+def _check_state(state, description: str) -> None:
+    """TensorFlow's checks of a restored ReaderBaseState."""
+    if state.num_records_produced < 0 or state.work_started < 0 or state.work_finished < 0:
+        raise errors.InvalidArgumentError(
+            None, None, f"Unexpected negative value in state for {description}")
+    if state.work_finished > state.work_started:
+        raise errors.InvalidArgumentError(
+            None, None, f"Unexpected work_finished > work_started for {description}")
+    if state.work_started > state.work_finished + 1:
+        raise errors.InvalidArgumentError(
+            None, None, f"Unexpected work_started > work_finished + 1 for {description}")
+    if state.work_started > state.work_finished and not state.current_work:
+        raise errors.InvalidArgumentError(
+            None, None, f"Unexpected empty work in state for {description}")
 
 
 def _finish(request, error) -> None:
@@ -167,9 +228,10 @@ def _string(value: bytes) -> np.ndarray:
 
 
 class ReaderKernel:
-    """Creates the node's ReaderResource once per session and outputs its handle."""
+    """Creates the node's ReaderResource once per session and outputs its handle; a
+    subclass gives `records_of(work, options)`, the records of one work unit."""
 
-    records_of = staticmethod(_whole_file_records)
+    single_record = False    # one record per work unit: see the module docstring
 
     def __init__(self, ctx):
         self.handle = None
@@ -179,12 +241,19 @@ class ReaderKernel:
             attrs = ctx.attrs
             reader = ctx.resources.lookup_or_create(
                 attrs.get("container") or "", attrs.get("shared_name") or ctx.node_name,
-                lambda: ReaderResource(self.records_of, attrs.get("compression_type")))
+                lambda: ReaderResource(self.records_of, attrs.get("compression_type"),
+                                       f"{ctx.op_type[:-2]} '{ctx.node_name}'",
+                                       self.single_record))
             self.handle = resource_handle(reader)
         return self.handle
 
 
-kernel("WholeFileReaderV2")(ReaderKernel)
+@kernel("WholeFileReaderV2")
+class WholeFileReaderKernel(ReaderKernel):
+    """One record per file: its name and its contents."""
+
+    records_of = staticmethod(_whole_file_records)
+    single_record = True
 
 
 @kernel("IdentityReaderV2")
@@ -192,6 +261,7 @@ class IdentityReaderKernel(ReaderKernel):
     """Records are the work units themselves."""
 
     records_of = staticmethod(_identity_records)
+    single_record = True
 
 
 @kernel("TFRecordReaderV2")
@@ -233,6 +303,16 @@ def _units_completed(ctx, handle):
 @kernel("ReaderResetV2")
 def _reader_reset(ctx, handle):
     resource_of(handle).reset()
+
+
+@kernel("ReaderSerializeStateV2")
+def _reader_serialize_state(ctx, handle):
+    return _string(resource_of(handle).serialize())
+
+
+@kernel("ReaderRestoreStateV2")
+def _reader_restore_state(ctx, handle, state):
+    resource_of(handle).restore(_as_bytes(state))
 
 
 @kernel("ReadFile")

@@ -44,6 +44,9 @@ ReaderNumRecordsProducedV2, ReaderNumWorkUnitsCompletedV2 = (
     for op_type, out in (("ReaderNumRecordsProducedV2", "records_produced"),
                          ("ReaderNumWorkUnitsCompletedV2", "units_completed")))
 ReaderResetV2 = _define("ReaderResetV2", [_READER])
+ReaderSerializeStateV2 = _define("ReaderSerializeStateV2", [_READER], ["state: string"],
+                                 shape_fn=scalar)
+ReaderRestoreStateV2 = _define("ReaderRestoreStateV2", [_READER, "state: string"])
 ReadFile = define_op("ReadFile", inputs=["filename: string"], outputs=["contents: string"],
                      shape_fn=scalar, not_differentiable=True)
 
@@ -97,19 +100,28 @@ class ReaderBase:
         """Restores the reader to its initial clean state."""
         return apply_op(ReaderResetV2, [self._reader_ref], name=name)
 
+    def serialize_state(self, name=None):
+        """The reader's position as a scalar string (a ReaderBaseState proto). Running it
+        raises UnimplementedError unless `supports_serialize`."""
+        return apply_op(ReaderSerializeStateV2, [self._reader_ref], name=name)
+
+    def restore_state(self, state, name=None):
+        """An op putting the reader back at a position `serialize_state` returned."""
+        return apply_op(ReaderRestoreStateV2, [self._reader_ref, state], name=name)
+
 
 class WholeFileReader(ReaderBase):
     """A reader whose records are whole files: key = file name, value = its contents."""
 
     def __init__(self, name=None):
-        super().__init__(apply_op(WholeFileReaderV2, [], name=name))
+        super().__init__(apply_op(WholeFileReaderV2, [], name=name), supports_serialize=True)
 
 
 class IdentityReader(ReaderBase):
     """A reader whose record is the work unit itself, as both key and value."""
 
     def __init__(self, name=None):
-        super().__init__(apply_op(IdentityReaderV2, [], name=name))
+        super().__init__(apply_op(IdentityReaderV2, [], name=name), supports_serialize=True)
 
 
 class TFRecordReader(ReaderBase):

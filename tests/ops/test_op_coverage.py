@@ -24,7 +24,7 @@ _ACCUMULATOR_OPS = [prefix + name for prefix in ("", "Resource") for name in (
     "SparseAccumulatorTakeGradient"]
 _READER_OPS = ["WholeFileReaderV2", "TFRecordReaderV2", "IdentityReaderV2", "ReaderReadV2",
                "ReaderReadUpToV2", "ReaderNumRecordsProducedV2", "ReaderNumWorkUnitsCompletedV2",
-               "ReaderResetV2", "ReadFile"]
+               "ReaderResetV2", "ReaderSerializeStateV2", "ReaderRestoreStateV2", "ReadFile"]
 TESTED_ELSEWHERE = {
     "DatasetPipeline": "data/test_iterator_ops.py",
     "IteratorV2": "data/test_iterator_ops.py",

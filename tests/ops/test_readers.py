@@ -1,6 +1,6 @@
 """Readers: WholeFileReaderV2, TFRecordReaderV2, IdentityReaderV2, ReaderReadV2,
-ReaderReadUpToV2, ReaderNumRecordsProducedV2, ReaderNumWorkUnitsCompletedV2, ReaderResetV2 fed
-by a queue of file names, and ReadFile.
+ReaderReadUpToV2, ReaderNumRecordsProducedV2, ReaderNumWorkUnitsCompletedV2, ReaderResetV2,
+ReaderSerializeStateV2 and ReaderRestoreStateV2 fed by a queue of file names, and ReadFile.
 """
 import os
 import threading
@@ -124,3 +124,60 @@ def test_missing_file_and_read_file(files, tmp_path):
             assert sess.run(contents) == b"content2"
             with pytest.raises(tf.errors.NotFoundError):
                 sess.run(tf.read_file(fed), {fed: os.fspath(tmp_path / "nope")})
+
+
+def test_whole_file_reader_state_round_trips_as_tensorflow_writes_it(files):
+    texts, _ = files
+    with tf.Graph().as_default() as g:
+        q, fill, _ = _filled_queue(texts)
+        reader = tf.WholeFileReader()
+        key, value = reader.read(q)
+        state = reader.serialize_state()
+        fed = tf.placeholder(tf.string)
+        restore = reader.restore_state(fed)
+        counts = [reader.num_records_produced(), reader.num_work_units_completed()]
+    assert reader.supports_serialize and state.op.type == "ReaderSerializeStateV2"
+    assert state.shape.as_list() == [] and restore.type == "ReaderRestoreStateV2"
+    with tf.Session(graph=g) as sess:
+        sess.run(fill)
+        assert sess.run(key, options=BOUNDED) == texts[0].encode()
+        saved = sess.run(state)
+        # TensorFlow 2.21's bytes for the same position: work_started 1, work_finished 1,
+        # num_records_produced 1, current_work the file name (a file's unit ends with its record).
+        assert saved == b"\x08\x01\x10\x01\x18\x01\"" + bytes([len(texts[0])]) + \
+            texts[0].encode()
+        sess.run(key, options=BOUNDED)
+        assert sess.run(counts) == [2, 2]
+        sess.run(restore, {fed: saved})
+        assert sess.run(counts) == [1, 1]
+        assert sess.run([key, value], options=BOUNDED) == [texts[2].encode(), b"content2"]
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match="Could not parse state for WholeFileReader "
+                                 "'WholeFileReaderV2': garbage"):
+            sess.run(restore, {fed: b"garbage"})
+        with pytest.raises(tf.errors.InvalidArgumentError, match="work_finished > work_started"):
+            sess.run(restore, {fed: b"\x08\x01\x10\x02"})
+
+
+def test_identity_reader_restores_and_others_refuse(files):
+    _, records = files
+    with tf.Graph().as_default() as g:
+        q, fill, _ = _filled_queue(["a", "b", "c"])
+        identity = tf.IdentityReader()
+        key, _ = identity.read(q)
+        saved = identity.serialize_state()
+        restore = identity.restore_state(saved)
+        others = [tf.TFRecordReader(), tf.TextLineReader(),
+                  tf.FixedLengthRecordReader(record_bytes=4)]
+        refused = [(r.serialize_state(), r.restore_state(saved)) for r in others]
+    assert not any(r.supports_serialize for r in others)
+    with tf.Session(graph=g) as sess:
+        sess.run(fill)
+        assert sess.run(key, options=BOUNDED) == b"a"
+        sess.run(restore)
+        assert sess.run(key, options=BOUNDED) == b"b"
+        for serialize, restore_other in refused:
+            with pytest.raises(tf.errors.UnimplementedError, match="Reader SerializeState"):
+                sess.run(serialize)
+            with pytest.raises(tf.errors.UnimplementedError, match="Reader RestoreState"):
+                sess.run(restore_other)
