@@ -165,8 +165,22 @@ class WhileContext(ControlFlowContext):
             op.graph.prevent_fetching(op)
             for t in op.outputs:
                 op.graph.prevent_feeding(t)
+        invariant_only = self._reads_only_invariants(op)
         self._forward_external_controls(op)
+        if invariant_only and self.pivot is not None:
+            # Nothing ties it to an iteration: it would run once per frame, and once more in
+            # the iteration whose condition fails (a dequeue in the body would take one
+            # element too many). The pivot makes it run once per iteration, as in TF.
+            op._add_control_input(self.pivot)
         super().add_op(op)
+
+    def _reads_only_invariants(self, op: Operation) -> bool:
+        """Whether `op` has inputs, all of them captured values (constant Enters), and no
+        control input from inside the loop (TensorFlow's _IsOpFree)."""
+        return bool(op.inputs) and all(
+            t.op.type in ("Enter", "RefEnter") and t.op.get_attr("is_constant")
+            for t in op.inputs) and not any(
+            is_inside(context_of(c), self) for c in op.control_inputs)
 
     def _forward_external_controls(self, op: Operation) -> None:
         """Control inputs from outside the loop arrive through an entered token instead."""

@@ -323,3 +323,21 @@ def test_cond_must_return_a_scalar_bool():
         capped = tf.while_loop(lambda i: True, body, [tf.constant(0)], maximum_iterations=3)
         with tf.Session() as sess:
             assert sess.run(capped) == 3
+
+
+def test_a_body_op_reading_only_captured_values_runs_once_per_iteration():
+    # A dequeue whose only input is the captured queue handle is tied to the iteration by the
+    # pivot, as TensorFlow ties it: 4 iterations take 4 elements (without it, the body's
+    # dequeue also ran in the iteration whose condition failed and took a fifth).
+    with tf.Graph().as_default():
+        q = tf.FIFOQueue(10, tf.int32, shapes=[[]])
+        fill = q.enqueue_many([[1, 2, 3, 4, 5]])
+        _, total = tf.while_loop(lambda i, a: i < 4, lambda i, a: (i + 1, a + q.dequeue()),
+                                 [0, 0])
+        dequeue = [op for op in tf.get_default_graph().get_operations()
+                   if op.type == "QueueDequeueV2"][0]
+        assert [c.name for c in dequeue.control_inputs] == ["while/Identity"]
+        with tf.Session() as sess:
+            sess.run(fill)
+            assert sess.run(total) == 10
+            assert sess.run(q.size()) == 1
