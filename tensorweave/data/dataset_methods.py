@@ -10,8 +10,8 @@ from tensorweave.framework import dtypes as _dtypes
 
 class DatasetMethods:
     """enumerate, scan, take_while, unique, ignore_errors, sparse_batch, group_by_window,
-    bucket_by_sequence_length, cardinality, get_single_element, options, and the static
-    sample_from_datasets, choose_from_datasets and counter."""
+    bucket_by_sequence_length, rejection_resample, rebatch, cardinality, get_single_element,
+    options, and the static sample_from_datasets, choose_from_datasets, counter and random."""
 
     def enumerate(self, start=0, name=None):
         """(int64 index from `start`, element) pairs."""
@@ -62,6 +62,19 @@ class DatasetMethods:
                                          bucket_batch_sizes, padded_shapes, padding_values,
                                          pad_to_bucket_boundary, no_padding, drop_remainder)
 
+    def rejection_resample(self, class_func, target_dist, initial_dist=None, seed=None,
+                           name=None):
+        """(class_func(element), element) pairs resampled so that the classes follow
+        `target_dist` (see data/resampling.py)."""
+        from tensorweave.data.resampling import rejection_resample
+        return rejection_resample(self, class_func, target_dist, initial_dist, seed)
+
+    def rebatch(self, batch_size, drop_remainder=False, name=None):
+        """The rows of this dataset's batches in batches of `batch_size` (a vector: the sizes
+        in turn); for a scalar, `unbatch().batch(batch_size, drop_remainder)`."""
+        from tensorweave.data.rebatching import Rebatch
+        return Rebatch(self, batch_size, drop_remainder)
+
     def cardinality(self):
         """The number of elements as an int64 scalar tensor (-1 infinite, -2 unknown)."""
         from tensorweave.data.transformations import cardinality
@@ -90,6 +103,12 @@ class DatasetMethods:
         """start, start + step, ... without end."""
         from tensorweave.data.transformations import counter
         return counter(start, step, dtype)
+
+    @staticmethod
+    def random(seed=None, rerandomize_each_iteration=None, name=None):
+        """Pseudorandom int64 scalars in [0, 2**32) without end: TensorFlow's for the seed."""
+        from tensorweave.data.random_dataset import RandomDataset
+        return RandomDataset(seed, rerandomize_each_iteration)
 
     def with_options(self, options, name=None):
         """This dataset with `options` (tf.data.Options) merged over its own."""

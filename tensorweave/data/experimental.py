@@ -2,18 +2,25 @@
 
 Each `f(...)` here returns a function of a dataset, as in TensorFlow; the transformations
 themselves are in data/transformations.py (data/readers.py for CSV files,
-data/sparse_batching.py for dense_to_sparse_batch). AUTOTUNE asks
+data/sparse_batching.py for dense_to_sparse_batch; group_by_reducer, rejection_resample,
+from_list, RandomDataset and pad_to_cardinality have modules of their own). AUTOTUNE asks
 tf.data to pick a parallelism itself; here every transformation runs inline, so it is accepted
 wherever a parallelism is.
 """
 from __future__ import annotations
 
 from tensorweave.data import transformations as _t
+from tensorweave.data.cardinality_padding import pad_to_cardinality
 from tensorweave.data.example_readers import (
     TFRecordWriter,
     make_batched_features_dataset,
     parse_example_dataset,
 )
+from tensorweave.data.grouping_reducer import GroupByReducer, Reducer
+from tensorweave.data.iterator_checkpoint import make_saveable_from_iterator
+from tensorweave.data.list_dataset import from_list
+from tensorweave.data.optional import Optional, get_next_as_optional
+from tensorweave.data.optional import OptionalSpec as OptionalStructure
 from tensorweave.data.options import (
     AutoShardPolicy,
     AutotuneAlgorithm,
@@ -23,6 +30,7 @@ from tensorweave.data.options import (
     OptimizationOptions,
     ThreadingOptions,
 )
+from tensorweave.data.random_dataset import RandomDataset
 from tensorweave.data.readers import CsvDataset, make_csv_dataset
 from tensorweave.data.sparse_batching import DenseToSparseBatch
 from tensorweave.data.transformations import (
@@ -38,16 +46,21 @@ from tensorweave.framework import dtypes as _dtypes
 __all__ = [
     "AUTOTUNE", "AutoShardPolicy", "AutotuneAlgorithm", "AutotuneOptions", "DistributeOptions",
     "ExternalStatePolicy", "OptimizationOptions", "TFRecordWriter", "ThreadingOptions",
-    "INFINITE_CARDINALITY",
+    "INFINITE_CARDINALITY", "Optional", "OptionalStructure", "get_next_as_optional",
     "UNKNOWN_CARDINALITY", "Counter", "CsvDataset", "assert_cardinality",
     "bucket_by_sequence_length", "cardinality", "choose_from_datasets", "dense_to_sparse_batch",
     "enumerate_dataset", "get_single_element", "group_by_window", "ignore_errors",
-    "make_batched_features_dataset", "make_csv_dataset", "map_and_batch", "parallel_interleave",
+    "make_batched_features_dataset", "make_csv_dataset", "make_saveable_from_iterator",
+    "map_and_batch", "parallel_interleave",
+    "RandomDataset", "Reducer", "SHARD_HINT", "from_list", "group_by_reducer",
+    "map_and_batch_with_legacy_function", "pad_to_cardinality", "rejection_resample",
     "parse_example_dataset", "sample_from_datasets", "scan", "shuffle_and_repeat", "take_while",
     "unbatch", "unique",
 ]
 
 AUTOTUNE = -1
+# The `num_shards` placeholder of tf.distribute's auto-sharding (TensorFlow's value).
+SHARD_HINT = -1
 
 
 def Counter(start=0, step=1, dtype=_dtypes.int64):  # noqa: N802 - TensorFlow's name
@@ -70,6 +83,14 @@ def map_and_batch(map_func, batch_size, num_parallel_batches=None, drop_remainde
     parallelism arguments are hints: the pipeline runs inline)."""
     del num_parallel_batches, num_parallel_calls
     return lambda dataset: dataset.map(map_func).batch(batch_size, drop_remainder)
+
+
+def map_and_batch_with_legacy_function(map_func, batch_size, num_parallel_batches=None,
+                                       drop_remainder=False, num_parallel_calls=None):
+    """TF1's map_and_batch through a `Defun`-style function: here the same as
+    `map_and_batch` (the same traced function, as `map_with_legacy_function`)."""
+    return map_and_batch(map_func, batch_size, num_parallel_batches, drop_remainder,
+                         num_parallel_calls)
 
 
 def dense_to_sparse_batch(batch_size, row_shape):
@@ -165,6 +186,25 @@ def enumerate_dataset(start=0):
 def unique():
     """The first occurrence of each element (one int32, int64 or string component)."""
     return lambda dataset: dataset.unique()
+
+
+def group_by_reducer(key_func, reducer):
+    """Groups elements by the int64 scalar `key_func(element)` and folds each group with
+    `reducer` (a `Reducer`): one output element per key, in ascending key order, once the
+    input is exhausted.
+
+    Raises:
+      ValueError: when `key_func` does not return an int64 scalar.
+      TypeError: when `reducer.reduce_func` changes the state's dtypes.
+    """
+    return lambda dataset: GroupByReducer(dataset, key_func, reducer)
+
+
+def rejection_resample(class_func, target_dist, initial_dist=None, seed=None):
+    """(class, element) pairs resampled so the classes `class_func(element)` follow
+    `target_dist` (`Dataset.rejection_resample`; `initial_dist` None: estimated)."""
+    return lambda dataset: dataset.rejection_resample(class_func, target_dist, initial_dist,
+                                                      seed)
 
 
 def assert_cardinality(expected_cardinality):

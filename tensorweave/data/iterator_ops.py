@@ -19,11 +19,12 @@ from tensorweave.data.dataset_ops import (
     pipeline_tensor,
     tensor_structure,
 )
+from tensorweave.data.optional import Optional
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.scopes import name_scope
-from tensorweave.ops import data_ops
+from tensorweave.ops import data_ops, optional_ops
 
 __all__ = ["Iterator", "make_one_shot_iterator", "make_initializable_iterator",
            "get_output_types", "get_output_shapes", "get_output_classes"]
@@ -102,6 +103,14 @@ class Iterator(StructuredOutputs):
         types, shapes = _flat_signature(self._structure)
         flat = data_ops.iterator_get_next(self._resource, types, shapes, name=name)
         return from_flat(self._structure, flat)
+
+    def get_next_as_optional(self) -> Optional:
+        """The next element as an `Optional`: after the last element, one without a value
+        (running it raises no OutOfRangeError); FailedPreconditionError before the iterator is
+        initialized."""
+        types, shapes = _flat_signature(self._structure)
+        variant = optional_ops.iterator_get_next_as_optional(self._resource, types, shapes)
+        return Optional(variant, self._structure)
 
     def string_handle(self, name=None):
         """A scalar string tensor naming this iterator, for `from_string_handle`.

@@ -6,27 +6,42 @@ key and a number unique to this resource in the process, so that the handle of a
 another session (or of an earlier one of this node) names no iterator here (NotFoundError, as in
 TensorFlow), while a string not of that form is not a handle at all (InvalidArgumentError).
 `MakeIterator` builds fresh runtime nodes (kernels/dataset_runtime.py) from the dataset value
-and starts iterating; `IteratorGetNext` takes the next element.
+and starts iterating; `IteratorGetNext` takes the next element. The resource keeps what a
+checkpoint needs to rebuild its position (kernels/iterator_checkpoint.py): the dataset, the
+elements produced since the initialization, whether the end was reached, and the root of the
+seeds its nodes draw (kernels/dataset_seeds.py).
 """
 from __future__ import annotations
 
 import itertools
 import json
 import threading
+from typing import NamedTuple
 
 import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.kernels.dataset_functions import FunctionRunner
 from tensorweave.kernels.dataset_runtime import DatasetValue
+from tensorweave.kernels.dataset_seeds import SeedSource
 from tensorweave.kernels.registry import kernel
 
 _CONTAINER = "_iterators"
 _serials = itertools.count()
 
 
+class Position(NamedTuple):
+    """Where an initialized iterator is: what a checkpoint saves to rebuild it."""
+
+    dataset: DatasetValue
+    produced: int      # elements produced since the initialization
+    exhausted: bool    # the end of the dataset was reached
+    seed_root: int     # the root of the seeds its nodes draw (SeedSource)
+
+
 class IteratorResource:
-    """One iterator: its element signature and the running Python iterator, if initialized."""
+    """One iterator: its element signature and, once initialized, the running Python
+    iterator and its Position."""
 
     def __init__(self, key: str, types, shapes):
         self.key = key
@@ -34,12 +49,33 @@ class IteratorResource:
         self.types = list(types)
         self.shapes = list(shapes)
         self._it = None
+        self._dataset = None
+        self._seeds = None
+        self._produced = 0
+        self._exhausted = False
         self._lock = threading.Lock()
 
     def initialize(self, dataset: DatasetValue) -> None:
-        it = iter(dataset.make_node())
+        self.start(dataset, SeedSource(), 0, False)
+
+    def start(self, dataset: DatasetValue, seeds: SeedSource, produced: int,
+              exhausted: bool) -> None:
+        """Iterates `dataset` from the start with node seeds from `seeds`, first skipping
+        `produced` elements (replayed: the nodes are Python generators, whose state cannot be
+        set directly); an `exhausted` iterator is at its end without replaying."""
+        with seeds:
+            it = iter(()) if exhausted else iter(dataset.make_node())
+            next(itertools.islice(it, produced, produced), None)
         with self._lock:
-            self._it = it
+            self._it, self._dataset, self._seeds = it, dataset, seeds
+            self._produced, self._exhausted = produced, exhausted
+
+    def position(self) -> Position | None:
+        """The current Position, None before the first initialization."""
+        with self._lock:
+            if self._it is None:
+                return None
+            return Position(self._dataset, self._produced, self._exhausted, self._seeds.root)
 
     @property
     def initialized(self) -> bool:
@@ -52,7 +88,12 @@ class IteratorResource:
                     None, None, "GetNext() failed because the iterator has not been "
                     "initialized. Ensure that you have run the initializer operation for this "
                     "iterator before getting the next element.")
-            element = next(self._it, None)
+            with self._seeds:
+                element = next(self._it, None)
+            if element is None:
+                self._exhausted = True
+            else:
+                self._produced += 1
         if element is None:
             raise errors.OutOfRangeError(None, None, "End of sequence")
         return element
@@ -64,10 +105,11 @@ class DatasetPipelineKernel:
     def __init__(self, ctx):
         description = json.loads(ctx.attrs["pipeline"])
         self.spec = description["root"]
-        self.functions = [FunctionRunner(f, ctx.device) for f in description["functions"]]
+        self.records = description["functions"]
+        self.functions = [FunctionRunner(f, ctx.device) for f in self.records]
 
     def compute(self, ctx, *args):
-        return DatasetValue(self.spec, args, self.functions)
+        return DatasetValue(self.spec, args, self.functions, self.records)
 
 
 kernel("DatasetPipeline")(DatasetPipelineKernel)

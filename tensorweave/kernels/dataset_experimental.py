@@ -17,6 +17,7 @@ from tensorweave.framework import errors
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels import dataset_runtime
 from tensorweave.kernels.dataset_runtime import Node, build
+from tensorweave.kernels.dataset_seeds import random_seeds
 
 _END = object()
 INFINITE = -1
@@ -208,8 +209,7 @@ class _DirectedInterleave(Node):
                 f"with a positive sum, got {weights.tolist()}.")
         self.p = weights / weights.sum()
         seeds = spec["seeds"]
-        self.seeds = seeds if seeds is not None else \
-            [int(s) for s in np.random.SeedSequence().generate_state(2)]
+        self.seeds = seeds if seeds is not None else random_seeds()
 
     def _choices(self, exhausted: list):
         """The selected indices: the selector's, or weighted draws, a block at a time, over

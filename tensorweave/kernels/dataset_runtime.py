@@ -14,6 +14,9 @@ order elements (`_Reorder`), so over such a source they run the same algorithm o
 positions (`positions()`, int64 blocks) instead of element tuples, and a batch is one `gather`
 of the positions per component: the same elements in the same order as iterating and
 stacking.
+
+Seeds the pipeline did not give come from `random_seeds()` (kernels/dataset_seeds.py), so that
+a restored iterator's nodes draw the same ones.
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.kernels import dataset_files
+from tensorweave.kernels.dataset_seeds import random_seeds
 from tensorweave.kernels.jit import compiled
 
 _END = object()
@@ -39,12 +43,13 @@ def register_generator(make_flat_iterator) -> int:
 
 
 class DatasetValue:
-    """A dataset as a runtime value: description, argument values and compiled functions."""
+    """A dataset as a runtime value: description, argument values and compiled functions
+    (with the records they were traced as, whose ops an iterator checkpoint checks)."""
 
-    __slots__ = ("spec", "args", "functions")
+    __slots__ = ("spec", "args", "functions", "records")
 
-    def __init__(self, spec, args, functions):
-        self.spec, self.args, self.functions = spec, args, functions
+    def __init__(self, spec, args, functions, records=()):
+        self.spec, self.args, self.functions, self.records = spec, args, functions, records
 
     def make_node(self):
         return build(self.spec, self.args, self.functions)
@@ -557,8 +562,7 @@ class _Shuffle(_Reorder):
     def __init__(self, spec, args, functions):
         super().__init__(spec, args, functions)
         seeds = spec["seeds"]
-        self.seeds = seeds if seeds is not None else \
-            [int(s) for s in np.random.SeedSequence().generate_state(2)]
+        self.seeds = seeds if seeds is not None else random_seeds()
         self.rng = np.random.default_rng(self.seeds)
 
     def _buffer_and_rng(self):

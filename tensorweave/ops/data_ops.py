@@ -80,26 +80,27 @@ IteratorFromStringHandleV2 = define_op(
     shape_fn=_scalar, is_stateful=True, not_differentiable=True)
 
 
-def _element_attrs(types, shapes) -> dict:
+def element_attrs(types, shapes) -> dict:
+    """The output_types / output_shapes attrs of an op that yields dataset elements."""
     return {"output_types": list(types), "output_shapes": [_ts.as_shape(s) for s in shapes]}
 
 
 def dataset_pipeline(pipeline: str, arguments, types, shapes, name=None):
     """The variant tensor of a pipeline described by `pipeline` reading `arguments`."""
     attrs = {"pipeline": pipeline, "Targuments": [t.dtype.base_dtype for t in arguments]}
-    attrs.update(_element_attrs(types, shapes))
+    attrs.update(element_attrs(types, shapes))
     op = create_op(DatasetPipeline, [list(arguments)], attrs, name=name)
     return op.outputs[0]
 
 
 def iterator_v2(types, shapes, shared_name="", container="", name=None):
     attrs = {"shared_name": shared_name, "container": container}
-    attrs.update(_element_attrs(types, shapes))
+    attrs.update(element_attrs(types, shapes))
     return apply_op(IteratorV2, [], attrs, name=name)
 
 
 def one_shot_iterator(dataset, types, shapes, name=None):
-    return apply_op(OneShotIterator, [dataset], _element_attrs(types, shapes), name=name)
+    return apply_op(OneShotIterator, [dataset], element_attrs(types, shapes), name=name)
 
 
 def make_iterator(dataset, iterator, name=None):
@@ -107,7 +108,7 @@ def make_iterator(dataset, iterator, name=None):
 
 
 def iterator_get_next(iterator, types, shapes, name=None) -> list:
-    op = create_op(IteratorGetNext, [iterator], _element_attrs(types, shapes), name=name)
+    op = create_op(IteratorGetNext, [iterator], element_attrs(types, shapes), name=name)
     return list(op.outputs)
 
 
@@ -117,7 +118,7 @@ def iterator_to_string_handle(iterator, name=None):
 
 def iterator_from_string_handle(string_handle, types, shapes, name=None):
     return apply_op(IteratorFromStringHandleV2, [string_handle],
-                    _element_attrs(types, shapes), name=name)
+                    element_attrs(types, shapes), name=name)
 
 
 def reduce_dataset(dataset, initial_state, captured, function: str, shapes, name=None):
@@ -125,7 +126,7 @@ def reduce_dataset(dataset, initial_state, captured, function: str, shapes, name
     function record `function` reading `captured`."""
     attrs = {"function": function, "Tstate": [t.dtype.base_dtype for t in initial_state],
              "Targuments": [t.dtype.base_dtype for t in captured]}
-    attrs.update(_element_attrs(attrs["Tstate"], shapes))
+    attrs.update(element_attrs(attrs["Tstate"], shapes))
     op = create_op(ReduceDataset, [dataset, list(initial_state), list(captured)], attrs,
                    name=name)
     return list(op.outputs)

@@ -19,10 +19,7 @@ PEOPLE = "name,age,score\nann,31,1.5\nbob,2,2\ncy,7,3.25\n"
 NUMBERS = "a,b\n1,2\n3,4\n5,6.5\n7,8\n"
 
 
-@pytest.fixture(autouse=True)
-def graph():
-    with tf.Graph().as_default() as g:
-        yield g
+pytestmark = pytest.mark.usefixtures("graph")
 
 
 @pytest.fixture

@@ -19,10 +19,7 @@ from tensorweave.data.dataset_ops import pipeline_tensor
 D = tf.data.Dataset
 d2s = tf.data.experimental.dense_to_sparse_batch
 
-@pytest.fixture(autouse=True)
-def graph():
-    with tf.Graph().as_default() as g:
-        yield g
+pytestmark = pytest.mark.usefixtures("graph")
 
 
 def batches(dataset, out=None):

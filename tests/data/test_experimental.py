@@ -18,10 +18,7 @@ def run(tensor):
         return sess.run(tensor)
 
 
-@pytest.fixture(autouse=True)
-def graph():
-    with tf.Graph().as_default() as g:
-        yield g
+pytestmark = pytest.mark.usefixtures("graph")
 
 
 def test_autotune_and_cardinality_constants():

@@ -17,10 +17,7 @@ def lists(elements):
     return [np.asarray(e).tolist() for e in elements]
 
 
-@pytest.fixture(autouse=True)
-def graph():
-    with tf.Graph().as_default() as g:
-        yield g
+pytestmark = pytest.mark.usefixtures("graph")
 
 
 def test_group_by_window_emits_full_windows_then_the_rest_by_key():

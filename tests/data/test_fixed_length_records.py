@@ -16,10 +16,7 @@ MESSAGE = ("Excluding the header \\(2 bytes\\) and footer \\(3 bytes\\), input f
            "\\(4 bytes\\).")
 
 
-@pytest.fixture(autouse=True)
-def graph():
-    with tf.Graph().as_default() as g:
-        yield g
+pytestmark = pytest.mark.usefixtures("graph")
 
 
 def test_records_between_header_and_footer(tmp_path):

@@ -1,0 +1,64 @@
+"""Runtime node of Dataset.random: TensorFlow's Philox stream, one 32-bit word per element.
+
+TensorFlow 2.21's RandomDataset keys a Philox-4x32-10 generator with the op's (seed, seed2)
+(key = seed, high half of the counter = seed2) and hands out its uint32 words one at a time, in
+order, each as an int64 scalar; kernels/philox.py computes the same blocks, so the values are
+TensorFlow's bit for bit. Each epoch (each pass a repeat above asks for) restarts the stream;
+with `rerandomize`, epoch k is keyed instead by words 2k and 2k + 1 of the stream of the op's
+seeds, as TensorFlow's RandomSeedGenerator gives each new iterator its seeds. A pipeline without
+seeds (no graph or op seed) takes them from `random_seeds()` (kernels/dataset_seeds.py).
+In: the spec {"seeds": [seed, seed2] or None, "rerandomize": bool}; out: endless int64 scalars.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from tensorweave.kernels import dataset_runtime
+from tensorweave.kernels.dataset_seeds import random_seeds
+from tensorweave.kernels.philox import philox_blocks
+
+_M32 = 0xFFFFFFFF
+_BLOCK = 256   # Philox blocks computed per call: 1024 elements
+
+
+def philox_words(seed: int, seed2: int, first_block: int, n_blocks: int) -> np.ndarray:
+    """The uint32 words of blocks first_block.. of TensorFlow's PhiloxRandom(seed, seed2)."""
+    seed, seed2 = seed & (1 << 64) - 1, seed2 & (1 << 64) - 1   # int64 seeds read as uint64
+    key = (seed & _M32, seed >> 32)
+    counter = (0, 0, seed2 & _M32, seed2 >> 32)
+    offsets = np.arange(first_block, first_block + n_blocks, dtype=np.uint64)
+    return philox_blocks(key, counter, offsets).reshape(-1)
+
+
+class _Random(dataset_runtime.Node):
+    def __init__(self, spec, args, functions):
+        seeds = spec["seeds"]
+        self.seeds = seeds if seeds is not None else random_seeds()
+        self.rerandomize = spec["rerandomize"]
+        self.epoch = 0
+
+    def _epoch_seeds(self) -> tuple[int, int]:
+        if not self.rerandomize:
+            return self.seeds[0], self.seeds[1]
+        k, self.epoch = self.epoch, self.epoch + 1
+        words = philox_words(*self.seeds, first_block=k // 2, n_blocks=1)
+        return int(words[2 * k % 4]), int(words[2 * k % 4 + 1])
+
+    def _blocks(self):
+        """One epoch: the stream as int64 arrays of 4 * _BLOCK words."""
+        seed, seed2 = self._epoch_seeds()
+        for first in itertools.count(0, _BLOCK):
+            yield philox_words(seed, seed2, first, _BLOCK).astype(np.int64)
+
+    def __iter__(self):
+        for block in self._blocks():
+            for value in block:
+                yield (value,)
+
+    def batches(self, n, drop):
+        return ((batch,) for batch in dataset_runtime.rebatched(self._blocks(), n, drop))
+
+
+dataset_runtime.register_nodes({"random": _Random})
