@@ -1,20 +1,23 @@
-"""Graph-level and op-level random seeds with TF1's rules.
+"""Graph-level and op-level random seeds with TensorFlow 2.21's compat.v1 rules.
 
 A random op's two seed attrs (`seed`, `seed2`) come from `get_seed(op_seed)`:
 
 | graph seed | op seed | (seed, seed2)                                     |
 |------------|---------|---------------------------------------------------|
 | set        | given   | (graph seed, op seed)                             |
-| set        | None    | (graph seed, `graph._last_id`: ops created so far) |
+| set        | None    | (graph seed, n: this graph's n-th such call, from 0) |
 | None       | given   | (DEFAULT_GRAPH_SEED, op seed)                     |
 | None       | None    | (None, None): nondeterministic; the attrs are 0   |
 
 Seeds are reduced modulo 2**31 - 1, and (0, 0) becomes (0, 2**31 - 1) because kernels read
-(0, 0) as "no seed". Deriving an unseeded op's seed from the op count makes a rebuilt identical
-graph repeat its numbers while two unseeded ops of one graph still draw different streams.
-(TensorFlow 2.x's compat.v1 counts random ops instead of all ops; TF1 used `_last_id`.)
+(0, 0) as "no seed". Counting the calls that needed a seed makes a rebuilt identical graph
+repeat its numbers while two unseeded ops of one graph still draw different streams.
+(TensorFlow 1.x used `graph._last_id`, the number of ops created so far; TensorFlow 2.21's
+compat.v1, the reference here, counts these calls, so its seeds and ours agree.)
 """
 from __future__ import annotations
+
+import weakref
 
 from tensorweave.framework.graph import get_default_graph
 
@@ -22,6 +25,7 @@ __all__ = ["get_seed", "set_random_seed"]
 
 DEFAULT_GRAPH_SEED = 87654321
 _MAXINT32 = 2**31 - 1
+_unseeded_calls: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()   # graph -> count
 
 
 def _truncate_seed(seed: int) -> int:
@@ -42,7 +46,8 @@ def get_seed(op_seed):
     graph_seed = graph.seed
     if graph_seed is not None:
         if op_seed is None:
-            op_seed = graph._last_id
+            op_seed = _unseeded_calls.get(graph, 0)
+            _unseeded_calls[graph] = op_seed + 1
         seeds = _truncate_seed(graph_seed), _truncate_seed(op_seed)
     elif op_seed is not None:
         seeds = DEFAULT_GRAPH_SEED, _truncate_seed(op_seed)
