@@ -20,6 +20,7 @@ from tensorweave.framework.graph import (
     reset_default_graph,
 )
 from tensorweave.framework.operation import Operation, Tensor
+from tensorweave.framework.symbolic import is_symbolic_tensor
 from tensorweave.framework.scopes import (
     colocate_with,
     control_dependencies,
@@ -98,6 +99,7 @@ from tensorweave.ops.array_ops import *
 from tensorweave.ops.array_rearrange_ops import *
 from tensorweave.ops.array_slicing_ops import *
 from tensorweave.ops.array_space_ops import *
+from tensorweave.ops.audio_ops import *
 from tensorweave.ops.space_to_batch_paddings import *
 from tensorweave.ops.session_ops import *
 from tensorweave.module import Module
@@ -111,6 +113,7 @@ from tensorweave.ops.control_flow_ops import *
 from tensorweave.ops.cond import *
 from tensorweave.ops.while_loop import *
 from tensorweave.ops.functional_ops import *
+from tensorweave.ops.guarantee_const_ops import *
 from tensorweave.ops.control_flow_primitives import *
 from tensorweave.ops.counting_ops import *
 from tensorweave.ops.decode_ops import *
@@ -171,7 +174,8 @@ from tensorweave.ops.variable_scope import *
 from tensorweave.ops.variables import *
 # --- end of op families ------------------------------------------------------------------
 # TF's tf.math, tf.linalg, ... namespaces; imported after the op families they re-export.
-from tensorweave import bitwise, debugging, dtypes, linalg, manip, math, quantization, random
+from tensorweave import audio, bitwise, debugging, dtypes, linalg, manip, math, quantization
+from tensorweave import random
 from tensorweave import distributions, sets, signal
 from tensorweave.signal import spectral
 from tensorweave.version import GIT_VERSION, VERSION, __version__

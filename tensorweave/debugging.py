@@ -33,3 +33,7 @@ from tensorweave.ops.check_shapes_ops import assert_shapes
 from tensorweave.ops.logging_ops import Assert, check_numerics
 from tensorweave.ops.math_extra_ops import is_non_decreasing, is_strictly_increasing
 from tensorweave.ops.math_unary_ops import is_finite, is_inf, is_nan
+from tensorweave.platform.debug_switches import (
+    get_log_device_placement,
+    set_log_device_placement,
+)

@@ -1,6 +1,6 @@
 """tf.data: input pipelines as datasets and iterators (TF1's tf.compat.v1.data)."""
 from tensorweave.data import experimental
-from tensorweave.data.dataset_ops import Dataset, TensorSpec
+from tensorweave.data.dataset_ops import Dataset, DatasetSpec, TensorSpec
 from tensorweave.data.experimental import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY
 from tensorweave.data.iterator_ops import (
     Iterator,

@@ -10,8 +10,9 @@ from tensorweave.framework import dtypes as _dtypes
 
 class DatasetMethods:
     """enumerate, scan, take_while, unique, ignore_errors, sparse_batch, group_by_window,
-    bucket_by_sequence_length, rejection_resample, rebatch, cardinality, get_single_element,
-    options, and the static sample_from_datasets, choose_from_datasets, counter and random."""
+    bucket_by_sequence_length, rejection_resample, rebatch, snapshot, cardinality,
+    get_single_element, options, and the static sample_from_datasets, choose_from_datasets,
+    counter and random."""
 
     def enumerate(self, start=0, name=None):
         """(int64 index from `start`, element) pairs."""
@@ -74,6 +75,13 @@ class DatasetMethods:
         in turn); for a scalar, `unbatch().batch(batch_size, drop_remainder)`."""
         from tensorweave.data.rebatching import Rebatch
         return Rebatch(self, batch_size, drop_remainder)
+
+    def snapshot(self, path, compression="AUTO", reader_func=None, shard_func=None,
+                 name=None):
+        """The same elements, written under `path` by the first full pass and read back by
+        later ones, in any session or process (see data/snapshot.py)."""
+        from tensorweave.data.snapshot import Snapshot
+        return Snapshot(self, path, compression, reader_func, shard_func)
 
     def cardinality(self):
         """The number of elements as an int64 scalar tensor (-1 infinite, -2 unknown)."""

@@ -3,14 +3,16 @@
 Each `f(...)` here returns a function of a dataset, as in TensorFlow; the transformations
 themselves are in data/transformations.py (data/readers.py for CSV files,
 data/sparse_batching.py for dense_to_sparse_batch; group_by_reducer, rejection_resample,
-from_list, RandomDataset and pad_to_cardinality have modules of their own). AUTOTUNE asks
-tf.data to pick a parallelism itself; here every transformation runs inline, so it is accepted
-wherever a parallelism is.
+from_list, RandomDataset and pad_to_cardinality have modules of their own, as have
+copy_to_device, the lookup tables from datasets, SqlDataset, snapshot, get_structure and the
+variant conversions). AUTOTUNE asks tf.data to pick a parallelism itself; here every
+transformation runs inline, so it is accepted wherever a parallelism is.
 """
 from __future__ import annotations
 
 from tensorweave.data import transformations as _t
 from tensorweave.data.cardinality_padding import pad_to_cardinality
+from tensorweave.data.device_transfer import copy_to_device, prefetch_to_device
 from tensorweave.data.example_readers import (
     TFRecordWriter,
     make_batched_features_dataset,
@@ -19,6 +21,11 @@ from tensorweave.data.example_readers import (
 from tensorweave.data.grouping_reducer import GroupByReducer, Reducer
 from tensorweave.data.iterator_checkpoint import make_saveable_from_iterator
 from tensorweave.data.list_dataset import from_list
+from tensorweave.data.lookup_from_dataset import (
+    DatasetInitializer,
+    index_table_from_dataset,
+    table_from_dataset,
+)
 from tensorweave.data.optional import Optional, get_next_as_optional
 from tensorweave.data.optional import OptionalSpec as OptionalStructure
 from tensorweave.data.options import (
@@ -32,7 +39,16 @@ from tensorweave.data.options import (
 )
 from tensorweave.data.random_dataset import RandomDataset
 from tensorweave.data.readers import CsvDataset, make_csv_dataset
+from tensorweave.data.snapshot import snapshot
 from tensorweave.data.sparse_batching import DenseToSparseBatch
+from tensorweave.data.sql_dataset import SqlDataset
+from tensorweave.data.structures import (
+    DatasetStructure,
+    SparseTensorStructure,
+    Structure,
+    TensorStructure,
+    get_structure,
+)
 from tensorweave.data.transformations import (
     INFINITE_CARDINALITY,
     UNKNOWN_CARDINALITY,
@@ -41,6 +57,7 @@ from tensorweave.data.transformations import (
     get_single_element,
     sample_from_datasets,
 )
+from tensorweave.data.variant_dataset import from_variant, to_variant
 from tensorweave.framework import dtypes as _dtypes
 
 __all__ = [
@@ -55,7 +72,10 @@ __all__ = [
     "RandomDataset", "Reducer", "SHARD_HINT", "from_list", "group_by_reducer",
     "map_and_batch_with_legacy_function", "pad_to_cardinality", "rejection_resample",
     "parse_example_dataset", "sample_from_datasets", "scan", "shuffle_and_repeat", "take_while",
-    "unbatch", "unique",
+    "unbatch", "unique", "copy_to_device", "prefetch_to_device", "DatasetInitializer",
+    "index_table_from_dataset", "table_from_dataset", "snapshot", "SqlDataset",
+    "DatasetStructure", "SparseTensorStructure", "Structure", "TensorStructure",
+    "get_structure", "enable_debug_mode", "from_variant", "to_variant",
 ]
 
 AUTOTUNE = -1
@@ -75,6 +95,15 @@ def Counter(start=0, step=1, dtype=_dtypes.int64):  # noqa: N802 - TensorFlow's 
       A `Dataset`.
     """
     return _t.counter(start, step, dtype)
+
+
+def enable_debug_mode():
+    """TensorFlow's tf.data debug mode runs pipelines eagerly, which graph mode cannot.
+
+    Raises:
+      ValueError: always, as TensorFlow 2.21 does outside eager mode.
+    """
+    raise ValueError("`enable_debug_mode() is only supported in eager mode.")
 
 
 def map_and_batch(map_func, batch_size, num_parallel_batches=None, drop_remainder=False,

@@ -19,6 +19,7 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
 from tensorweave.framework.operation import Operation, Tensor
 from tensorweave.framework.tensor_util import to_numpy
+from tensorweave.platform import debug_switches
 from tensorweave.protos import config_pb2
 from tensorweave.runtime import (
     blas_threads,
@@ -139,6 +140,7 @@ class DirectSessionCore(GraphGrowthWatch):
         outlive this session; by default the session makes its own."""
         self.graph = graph
         self.config = config
+        self._log_placement = debug_switches.logs_device_placement(config)
         self._owns_devices = device_mgr is None
         if device_mgr is None:
             device_count = dict(config.device_count) if config is not None else {}
@@ -283,7 +285,7 @@ class DirectSessionCore(GraphGrowthWatch):
         devices = self.device_mgr.devices
         job, task = self._placement_task()
         reasons = placement.place(client, devices, soft, job, task)
-        if self.config is not None and self.config.log_device_placement:
+        if self._log_placement:
             for node in client:   # as TensorFlow's placer: a line on stdout, and the log
                 line = f"{node.name}: ({node.op}): {node.device}"
                 print(line)

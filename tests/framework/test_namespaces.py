@@ -179,7 +179,8 @@ NAMESPACE_ONLY = {
              "xdivy", "xlog1py", "xlogy"},
     "bitwise": {"bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift",
                 "right_shift"},
-    "debugging": {"assert_shapes", "disable_check_numerics", "enable_check_numerics"},
+    "debugging": {"assert_shapes", "disable_check_numerics", "enable_check_numerics",
+                  "get_log_device_placement", "set_log_device_placement"},
 }
 
 

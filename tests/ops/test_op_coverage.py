@@ -27,6 +27,7 @@ _READER_OPS = ["WholeFileReaderV2", "TFRecordReaderV2", "IdentityReaderV2", "Rea
                "ReaderResetV2", "ReaderSerializeStateV2", "ReaderRestoreStateV2", "ReadFile"]
 TESTED_ELSEWHERE = {
     "DatasetPipeline": "data/test_iterator_ops.py",
+    "InitializeTableFromDataset": "data/test_lookup_from_dataset.py",
     "IteratorV2": "data/test_iterator_ops.py",
     "OneShotIterator": "data/test_iterator_ops.py",
     "MakeIterator": "data/test_iterator_ops.py",
