@@ -151,6 +151,7 @@ from tensorweave.ops.reader_text_ops import *
 from tensorweave.ops.reduction_ops import *
 from tensorweave.ops.scatter_ops import *
 from tensorweave.ops.script_ops import *
+from tensorweave.ops.slice_assign_ops import *
 from tensorweave.ops.sequence_parsing_ops import *
 from tensorweave.ops.sort_ops import *
 from tensorweave.ops.stack_ops import *

@@ -139,7 +139,7 @@ class SplitVKernel:
         return _views(value, axis, [0, *np.cumsum(sizes).tolist()])
 
 
-class _CachedIndexKernel:
+class CachedIndexKernel:
     """Base of the slicing kernels: memoizes the NumPy index per (shape, spec bytes)."""
 
     def __init__(self, ctx):
@@ -159,7 +159,7 @@ class _CachedIndexKernel:
 
 
 @kernel("Slice", returns_view=True)
-class SliceKernel(_CachedIndexKernel):
+class SliceKernel(CachedIndexKernel):
     """input[begin[i]:begin[i] + size[i], ...] as a view."""
 
     def compute(self, ctx, x, begin, size):
@@ -169,7 +169,7 @@ class SliceKernel(_CachedIndexKernel):
 
 
 @kernel("StridedSlice", returns_view=True)
-class StridedSliceKernel(_CachedIndexKernel):
+class StridedSliceKernel(CachedIndexKernel):
     """StridedSlice through `strided_slice_plan`; the masks are parsed once here."""
 
     def __init__(self, ctx):
@@ -187,7 +187,7 @@ class StridedSliceKernel(_CachedIndexKernel):
 
 
 @kernel("StridedSliceGrad")
-class StridedSliceGradKernel(_CachedIndexKernel):
+class StridedSliceGradKernel(CachedIndexKernel):
     """Zeros of the given shape with dy written at the StridedSlice index (a strided slice
     names each position at most once, so writing is adding)."""
 

@@ -202,7 +202,8 @@ def strided_slice_plan(dims, begin, end, strides, begin_mask=0, end_mask=0, elli
     return (tuple(index) if begin is not None and end is not None else None), out
 
 
-_MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
+# StridedSlice's mask attrs (also StridedSliceGrad's and the slice assignments').
+MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
 
 
 def _strided_slice_shape(ctx):
@@ -213,7 +214,7 @@ def _strided_slice_shape(ctx):
     dims = ctx.input_shape(0)._dims
     if strides is None or dims is None:
         return _ts.unknown_shape()
-    masks = {k: ctx.attrs[k] for k in _MASKS}
+    masks = {k: ctx.attrs[k] for k in MASKS}
     _, out = strided_slice_plan(dims, ctx.static_value(1), ctx.static_value(2), strides,
                                 **masks)
     return TensorShape._from_dims(tuple(out))
@@ -223,7 +224,7 @@ StridedSlice = define_op(
     "StridedSlice", inputs=["input: T", "begin: Index", "end: Index", "strides: Index"],
     outputs=["output: T"],
     attrs=[TypeAttr("T"), TypeAttr("Index", {_dtypes.int16, *INDEX_TYPES})]
-    + [Attr(k, "int", 0) for k in _MASKS],
+    + [Attr(k, "int", 0) for k in MASKS],
     shape_fn=_strided_slice_shape)
 
 
@@ -243,7 +244,7 @@ def _strided_slice_value(op, index):
                      dtype=source.dtype.as_numpy_dtype)
     if x is None:
         return None
-    masks = {k: op._attrs[k] for k in _MASKS}
+    masks = {k: op._attrs[k] for k in MASKS}
     try:
         idx, _ = strided_slice_plan(x.shape, *spec, **masks)
     except ValueError:
@@ -265,12 +266,12 @@ StridedSliceGrad = define_op(
     inputs=["shape: Index", "begin: Index", "end: Index", "strides: Index", "dy: T"],
     outputs=["output: T"],
     attrs=[TypeAttr("T"), TypeAttr("Index", {_dtypes.int16, *INDEX_TYPES})]
-    + [Attr(k, "int", 0) for k in _MASKS],
+    + [Attr(k, "int", 0) for k in MASKS],
     shape_fn=_strided_slice_grad_shape)
 
 
 def _masks_of(op) -> dict:
-    return {k: op.get_attr(k) for k in _MASKS}
+    return {k: op.get_attr(k) for k in MASKS}
 
 
 @StridedSlice.gradient
@@ -308,7 +309,8 @@ def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, el
       end: 1-D int tensor of (exclusive) end indices.
       strides: 1-D int tensor of steps (non-zero); all ones when None.
       begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask: int bit masks.
-      var: unused (TF passes the sliced Variable for slice assignment).
+      var: the Variable whose value `input_` is: the result then has `assign(value)`, which
+        writes `value` into this slice of it (ops/slice_assign_ops.py).
       name: the op name.
 
     Returns:
@@ -318,7 +320,6 @@ def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, el
       ValueError: for specs that are statically invalid (index out of bounds, zero stride,
         several ellipses, too many indices).
     """
-    del var
     if strides is None:
         if is_tensor(begin):
             import tensorweave
@@ -327,9 +328,13 @@ def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, el
             strides = np.ones_like(begin)
         else:
             strides = [1] * len(begin)
-    attrs = dict(zip(_MASKS, (begin_mask, end_mask, ellipsis_mask, new_axis_mask,
-                              shrink_axis_mask)))
-    return apply_op(StridedSlice, [input_, begin, end, strides], attrs, name=name)
+    attrs = dict(zip(MASKS, (begin_mask, end_mask, ellipsis_mask, new_axis_mask,
+                             shrink_axis_mask)))
+    sliced = apply_op(StridedSlice, [input_, begin, end, strides], attrs, name=name)
+    if var is None:
+        return sliced
+    from tensorweave.ops.slice_assign_ops import assignable
+    return assignable(sliced, var, name or sliced.op.name)
 
 
 # --- Tensor.__getitem__ ----------------------------------------------------------------------
@@ -374,7 +379,7 @@ def _spec_dtype(entries):
     return _dtypes.int16 if kinds == {_dtypes.int16} else None
 
 
-def _slice_helper(tensor, slice_spec, var=None):
+def slice_helper(tensor, slice_spec, var=None):
     """`tensor[slice_spec]` as TF1 builds it: one StridedSlice named "strided_slice"."""
     if isinstance(slice_spec, (bool, np.bool_)) or (
             isinstance(slice_spec, (Tensor, np.ndarray)) and slice_spec.dtype in (
@@ -384,7 +389,7 @@ def _slice_helper(tensor, slice_spec, var=None):
     if not isinstance(slice_spec, (list, tuple)):
         slice_spec = [slice_spec]
     begin, end, strides = [], [], []
-    masks = dict.fromkeys(_MASKS, 0)
+    masks = dict.fromkeys(MASKS, 0)
     for i, s in enumerate(slice_spec):
         bit = 1 << i
         if isinstance(s, _PySlice):
@@ -417,4 +422,4 @@ def _slice_helper(tensor, slice_spec, var=None):
         return strided_slice(tensor, *packed, var=var, name=scope, **masks)
 
 
-Tensor._override_operator("__getitem__", _slice_helper)
+Tensor._override_operator("__getitem__", slice_helper)

@@ -382,7 +382,9 @@ class Variable:
         raise TypeError("Using a `tf.Variable` as a Python `bool` is not allowed.")
 
     def __getitem__(self, key):
-        return self.value()[key]
+        """The slice `key` of the value; its `assign(x)` writes x into that slice."""
+        from tensorweave.ops.array_slicing_ops import slice_helper
+        return slice_helper(self.value(), key, var=self)
 
     def __array__(self, dtype=None):
         raise TypeError("A symbolic tf.Variable cannot be converted to a NumPy array; run it "

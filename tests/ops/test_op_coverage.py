@@ -62,6 +62,8 @@ TESTED_ELSEWHERE = {
     "TensorArrayGradV3": "ops/test_tensor_array.py",
     "TensorArrayCloseV3": "ops/test_tensor_array.py",
     "CountUpTo": "train/test_input.py",
+    **dict.fromkeys(["StridedSliceAssign", "ResourceStridedSliceAssign"],
+                    "ops/test_slice_assign.py"),
     **dict.fromkeys(["GetSessionHandle", "GetSessionTensor", "DeleteSessionTensor"],
                     "runtime/test_session_handles.py"),
     **dict.fromkeys(["ParseExample", "ParseSingleExample"], "ops/test_legacy_ops.py"),
