@@ -171,6 +171,7 @@ from tensorweave.ops.tensor_array import *
 from tensorweave.ops.tensor_scatter_ops import *
 from tensorweave.ops.template import *
 from tensorweave.ops.unravel_index_ops import *
+from tensorweave.ops.variable_creators import *
 from tensorweave.ops.variable_scope import *
 from tensorweave.ops.variables import *
 # --- end of op families ------------------------------------------------------------------

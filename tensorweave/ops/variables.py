@@ -34,7 +34,7 @@ from tensorweave.framework.scopes import (
     device,
     name_scope,
 )
-from tensorweave.ops import state_ops
+from tensorweave.ops import state_ops, variable_creators
 from tensorweave.ops.sliced_variables import SaveSliceInfo
 
 __all__ = ["Variable", "VariableV1", "VariableSynchronization", "VariableAggregation",
@@ -109,7 +109,23 @@ def default_use_resource() -> bool:
     return _default_use_resource
 
 
-class Variable:
+class _CreatedByCreators(type):
+    """Routes `Variable(...)` through the variable creators in effect, if any
+    (ops/variable_creators.py); with none, construction is Python's own."""
+
+    def __call__(cls, *args, **kwargs):
+        creators = variable_creators.active_creators()
+        if not creators:
+            return super().__call__(*args, **kwargs)
+        arguments = _INIT_SIGNATURE.bind(None, *args, **kwargs)
+        arguments.apply_defaults()
+        del arguments.arguments["self"]
+        return variable_creators.create_through(
+            creators, lambda **kw: super(_CreatedByCreators, cls).__call__(**kw),
+            dict(arguments.arguments))
+
+
+class Variable(metaclass=_CreatedByCreators):
     """A mutable tensor whose value persists across `Session.run` calls (TF1's tf.Variable).
 
     Args:

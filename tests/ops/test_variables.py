@@ -178,3 +178,41 @@ def test_get_variable_explicit_dtype_must_match_the_value():
             tf.get_variable("v", initializer=np.array([1, 2], np.int32), dtype=tf.float32)
         assert tf.get_variable("w", initializer=[1.0], dtype=tf.float32).dtype == \
             tf.float32_ref
+
+
+def test_variable_creator_scopes_chain_from_the_innermost_as_in_tensorflow():
+    seen = []
+
+    def outer(next_creator, **kwargs):
+        seen.append(("outer", kwargs["name"], kwargs["trainable"], kwargs["use_resource"],
+                     kwargs["dtype"], sorted(kwargs)))
+        return next_creator(**kwargs)
+
+    def inner(next_creator, **kwargs):
+        seen.append(("inner", kwargs["name"]))
+        return next_creator(**{**kwargs, "trainable": False})
+
+    with tf.Graph().as_default():
+        with tf.variable_creator_scope(outer):
+            with tf.variable_creator_scope(inner):
+                a = tf.Variable(1.0, name="a")
+                tf.get_variable("b", [2], initializer=tf.zeros_initializer())
+            c = tf.Variable(2.0, name="c", use_resource=True)
+        with tf.variable_creator_scope(lambda next_creator, **kwargs: tf.constant(5.0)):
+            d = tf.Variable(1.0, name="d")
+        # What TensorFlow 2.21 shows the creators for the same program.
+        keys = ["aggregation", "caching_device", "collections", "constraint", "dtype",
+                "expected_shape", "experimental_enable_variable_lifting", "import_scope",
+                "initial_value", "name", "shape", "synchronization", "trainable",
+                "use_resource", "validate_shape", "variable_def"]
+        assert seen == [("inner", "a"), ("outer", "a", False, None, None, keys),
+                        ("inner", "b"), ("outer", "b", False, False, tf.float32, keys),
+                        ("outer", "c", None, True, None, keys)]
+        assert [v.op.name for v in tf.trainable_variables()] == ["c"]
+        assert [v.op.name for v in tf.global_variables()] == ["a", "b", "c"]
+        assert type(c).__name__ == "ResourceVariable" and isinstance(d, tf.Tensor)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            assert sess.run([a, c, d]) == [1.0, 2.0, 5.0]
+        a2 = tf.Variable(3.0, name="a2")   # outside the scopes: made as usual
+        assert a2.op.name == "a2" and a2 in tf.trainable_variables()
