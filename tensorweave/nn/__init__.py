@@ -22,4 +22,4 @@ from tensorweave.ops.nn_top_k_ops import *
 from tensorweave.ops.rnn_static import *
 from tensorweave.ops.rnn_dynamic import *
 from tensorweave.ops.rnn_raw import *
-from tensorweave.nn import rnn_cell
+from tensorweave.nn import experimental, rnn_cell

@@ -24,7 +24,7 @@ from tensorweave.platform import tf_logging
 __all__ = ["dropout"]
 
 
-def _noise_shape(x: Tensor, noise_shape):
+def noise_shape_of(x: Tensor, noise_shape):
     """The mask's shape: x's own, or `noise_shape` with unknown entries taken from x."""
     if noise_shape is None:
         return shape(x)
@@ -53,7 +53,7 @@ def _noise_shape(x: Tensor, noise_shape):
     return out if dynamic is None else stack(out)
 
 
-def _rate_error(rate):
+def rate_error(rate):
     return ValueError("`rate` must be a scalar tensor or a float in the range [0, 1). "
                       f"Received: rate={rate}")
 
@@ -94,7 +94,7 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
         raise ValueError("`rate` must be provided. Received: rate=None")
     if isinstance(rate, numbers.Real):
         if not 0 <= rate < 1:
-            raise _rate_error(rate)
+            raise rate_error(rate)
         if rate > 0.5:
             tf_logging.warning(f"Large dropout rate: {rate:g} (>0.5). In TensorFlow 2.x, "
                                "dropout() uses dropout rate instead of keep_prob. Please ensure "
@@ -103,7 +103,7 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
         x = convert_to_tensor(x, name="x")
         if not x.dtype.is_floating:
             raise ValueError("`x.dtype` must be a floating point tensor as `x` will be scaled. "
-                             f"Received: x_dtype={x.dtype!r}")
+                             f"Received: x_dtype={x.dtype}")
         dtype = x.dtype.base_dtype
         if isinstance(rate, numbers.Real):
             if rate == 0:
@@ -117,7 +117,7 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
         known = static_value(keep)
         if known is not None and known == 1:
             return x
-        mask_shape = _noise_shape(x, noise_shape)
+        mask_shape = noise_shape_of(x, noise_shape)
         # keep + U[0, 1) lies in [keep, 1 + keep): it floors to 1 with probability keep.
         random_tensor = keep + random_uniform(mask_shape, seed=seed, dtype=dtype)
         binary_tensor = floor(random_tensor)
