@@ -109,7 +109,12 @@ class OpDef:
         self.single_output = len(self.outputs) == 1 and not self.outputs[0].is_list
 
     def gradient(self, fn: Callable) -> Callable:
-        """Decorator: registers `fn(op, *grads) -> [grad per input]` as this op's gradient."""
+        """Decorator: registers `fn(op, *grads) -> [grad per input]` as this op's gradient;
+        a second registration is an error (which one won would depend on import order)."""
+        if self.grad_fn is not None:
+            raise KeyError(f"Registering two gradients for op type {self.name!r}: "
+                           f"{self.grad_fn.__module__}.{self.grad_fn.__qualname__} and "
+                           f"{fn.__module__}.{fn.__qualname__}")
         self.grad_fn = fn
         return fn
 

@@ -274,7 +274,7 @@ class MirrorPadGradKernel:
 
 
 # --- ReverseV2 ---------------------------------------------------------------------------------
-def _reverse(x, axis):
+def reverse_axes(x, axis):
     r = np.ndim(x)
     index = [_ALL] * r
     for i, a in enumerate(axis.tolist()):
@@ -288,7 +288,7 @@ def _reverse(x, axis):
 
 _ALL = slice(None)
 _BACKWARD = slice(None, None, -1)
-register_pure("ReverseV2", _reverse, returns_view=True)
+register_pure("ReverseV2", reverse_axes, returns_view=True)
 
 
 # --- ReverseSequence ---------------------------------------------------------------------------

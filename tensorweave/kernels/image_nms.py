@@ -219,7 +219,7 @@ def _thresholds(dtype, iou_threshold, score_threshold, rank_note=False):
 
 
 @kernel("NonMaxSuppressionV3", dtypes=(np.float16, np.float32))
-def _nms_v3(ctx, boxes, scores, max_output_size, iou_threshold, score_threshold):
+def nms_v3(ctx, boxes, scores, max_output_size, iou_threshold, score_threshold):
     max_out = _scalar(max_output_size, "max_output_size", rank_note=True)
     iou, score = _thresholds(scores.dtype, iou_threshold, score_threshold, rank_note=True)
     _check_boxes(boxes, scores)

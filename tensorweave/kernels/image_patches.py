@@ -1,51 +1,82 @@
-"""Kernel of ExtractImagePatches (ops/image_patches_ops.py).
+"""Kernels of ExtractImagePatches and ExtractVolumePatches (ops/image_patches_ops.py).
 
-The input is zero-padded once (SAME), its windows are viewed with `kernels.conv.patches` as
-[batch, out_rows, out_cols, ksize_rows, ksize_cols, depth] and copied out flattened: the
-layout TensorFlow gives. Attr checks happen once, when the kernel is built, with TensorFlow's
-error types (extract_image_patches_op.cc); real and complex dtypes, as on TensorFlow's CPU.
+The input is zero-padded once (SAME), its dilated windows are viewed, without copying, as
+[batch, *out spatial, *ksize, depth] and copied out flattened: the layout TensorFlow gives.
+Attr checks happen once, when the kernel is built, with TensorFlow's error types
+(extract_image_patches_op.cc, extract_volume_patches_op.cc); images may also be complex, as on
+TensorFlow's CPU.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
-from tensorweave.kernels.conv import pad_spatial, patches
+from tensorweave.kernels.conv import pad_spatial
 from tensorweave.kernels.registry import kernel
-from tensorweave.ops.image_patches_ops import WINDOW_ATTRS, window_attrs, window_size
+from tensorweave.ops.image_patches_ops import (
+    SPATIAL_RANK,
+    WINDOW_ATTRS,
+    window_attrs,
+    window_size,
+)
 
 
-@kernel("ExtractImagePatches", dtypes=_dtypes.REAL_NUMERIC | _dtypes.COMPLEX)
-class ExtractImagePatchesKernel:
-    """Window sizes, strides, rates (rows, cols) and padding, parsed once."""
+def _windows(padded: np.ndarray, out, ksize, strides, rates) -> np.ndarray:
+    """Read-only [batch, *out, *ksize, depth] view of the windows of padded `padded`."""
+    rank = len(out)
+    spans = [(k - 1) * r + 1 for k, r in zip(ksize, rates)]
+    view = sliding_window_view(padded, spans, axis=tuple(range(1, rank + 1)))
+    # view: [batch, *starts, depth, *spans]; keep every stride-th start and rate-th tap.
+    view = view[(slice(None), *(slice(None, o * s, s) for o, s in zip(out, strides)),
+                 slice(None), *(slice(None, None, r) for r in rates))]
+    return np.moveaxis(view, rank + 1, -1)
+
+
+class _PatchesKernel:
+    """Window sizes, strides, rates and padding of the op's spatial dimensions, parsed once."""
 
     def __init__(self, ctx):
-        spec = window_attrs(ctx.attrs)
-        for name in WINDOW_ATTRS:
+        op_type = ctx.op_type
+        spec = window_attrs(op_type, ctx.attrs)
+        for name in WINDOW_ATTRS[op_type]:
             values = spec[name]
-            if values[0] != 1 or values[3] != 1:
+            if values[0] != 1 or values[-1] != 1:
                 raise errors.UnimplementedError(None, None, f"Only support {name} across space.")
-            if values[1] < 1 or values[2] < 1:
+            if min(values[1:-1]) < 1:
                 raise errors.OutOfRangeError(None, None, f"{name} is out of range.")
-        self.ksize = tuple(spec["ksizes"][1:3])
-        self.strides = tuple(spec["strides"][1:3])
-        self.rates = tuple(spec["rates"][1:3])
+        self.rank = SPATIAL_RANK[op_type]
+        self.ksize = tuple(spec["ksizes"][1:-1])
+        self.strides = tuple(spec["strides"][1:-1])
+        self.rates = tuple(spec["rates"][1:-1])
         self.padding = spec["padding"]
 
     def compute(self, ctx, x):
-        if np.ndim(x) != 4:
+        if np.ndim(x) != self.rank + 2:
             raise errors.InvalidArgumentError(
-                None, None, "input must be 4-dimensional[" +
+                None, None, f"input must be {self.rank + 2}-dimensional[" +
                 ",".join(str(d) for d in np.shape(x)) + "]")
         try:
             windows = [window_size(size, k, s, r, self.padding) for size, k, s, r in
-                       zip(x.shape[1:3], self.ksize, self.strides, self.rates)]
+                       zip(x.shape[1:-1], self.ksize, self.strides, self.rates)]
         except ValueError as e:
             raise errors.InvalidArgumentError(None, None, str(e)) from None
-        out_hw = tuple(w[0] for w in windows)
-        shape = (x.shape[0], *out_hw, self.ksize[0] * self.ksize[1] * x.shape[3])
+        out = tuple(w[0] for w in windows)
+        shape = (x.shape[0], *out, math.prod(self.ksize) * x.shape[-1])
         if 0 in shape:
             return np.zeros(shape, x.dtype)
         padded = pad_spatial(x, [w[1:] for w in windows])
-        return patches(padded, out_hw, self.ksize, self.strides, self.rates).reshape(shape)
+        return _windows(padded, out, self.ksize, self.strides, self.rates).reshape(shape)
+
+
+@kernel("ExtractImagePatches", dtypes=_dtypes.REAL_NUMERIC | _dtypes.COMPLEX)
+class ExtractImagePatchesKernel(_PatchesKernel):
+    """[batch, rows, cols, depth] -> [batch, out_rows, out_cols, ksize_r * ksize_c * depth]."""
+
+
+@kernel("ExtractVolumePatches", dtypes=_dtypes.REAL_NUMERIC)
+class ExtractVolumePatchesKernel(_PatchesKernel):
+    """[batch, planes, rows, cols, depth] -> [batch, *out, prod(ksizes) * depth]."""

@@ -271,7 +271,7 @@ class BiasAddGradKernel:
 
 
 # --- InTopKV2 ---------------------------------------------------------------------------------
-def _in_top_k(predictions, targets, k):
+def in_top_k_rows(predictions, targets, k):
     """TensorFlow's rule: in the top k iff fewer than k predictions of the row are strictly
     larger than the target's; out-of-range targets and rows with a non-finite prediction give
     False."""
@@ -294,4 +294,4 @@ def _in_top_k(predictions, targets, k):
     return valid
 
 
-register_pure("InTopKV2", _in_top_k)
+register_pure("InTopKV2", in_top_k_rows)

@@ -11,7 +11,7 @@ kernels get the step state, `returns_view` kernels may alias an input buffer.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tensorweave.framework import dtypes as _dtypes
 
@@ -82,6 +82,15 @@ def register_pure(op_type: str, fn: Callable, device: str = "CPU", dtypes=None,
 
 # Kernels registered for this device type serve every device type (the runtime's _Send/_Recv).
 ANY_DEVICE = "*"
+
+
+def register_as(op_type: str, registered: str) -> None:
+    """Registers every kernel of the op type `registered` for `op_type` too (an older op whose
+    inputs, outputs and attrs those kernels read the same way)."""
+    for (name, device), kdefs in list(_KERNELS.items()):
+        if name == registered:
+            for kdef in kdefs:
+                register(replace(kdef, op_type=op_type, device_type=device))
 
 
 def find_kernel(op_type: str, device_type: str, attrs: dict) -> KernelDef | None:

@@ -43,7 +43,7 @@ def _scalar_dim(ctx, i: int):
     return int(value)
 
 
-def _nms_shape(ctx, scalars: int = 3):
+def nms_shape(ctx, scalars: int = 3):
     """boxes [n, 4], scores [n], then `scalars` scalar inputs; indices [?] (or padded to
     max_output_size), plus scores and the valid count for V4 / V5."""
     boxes, scores = _dims(ctx, 0, 2), _dims(ctx, 1, 1)
@@ -74,19 +74,19 @@ NonMaxSuppressionV3 = define_op(
     inputs=_BOX_INPUTS + ["iou_threshold: T_threshold", "score_threshold: T_threshold"],
     outputs=["selected_indices: int32"],
     attrs=[TypeAttr("T", _NMS_TYPES, _d.float32), _THRESHOLD_TYPE],
-    shape_fn=_nms_shape, not_differentiable=True)
+    shape_fn=nms_shape, not_differentiable=True)
 NonMaxSuppressionV4 = define_op(
     "NonMaxSuppressionV4",
     inputs=_BOX_INPUTS + ["iou_threshold: T_threshold", "score_threshold: T_threshold"],
     outputs=["selected_indices: int32", "valid_outputs: int32"],
     attrs=[TypeAttr("T", _NMS_TYPES, _d.float32), _THRESHOLD_TYPE, _PAD],
-    shape_fn=_nms_shape, not_differentiable=True)
+    shape_fn=nms_shape, not_differentiable=True)
 NonMaxSuppressionV5 = define_op(
     "NonMaxSuppressionV5",
     inputs=_BOX_INPUTS + ["iou_threshold: T", "score_threshold: T", "soft_nms_sigma: T"],
     outputs=["selected_indices: int32", "selected_scores: T", "valid_outputs: int32"],
     attrs=[TypeAttr("T", _NMS_TYPES, _d.float32), _PAD],
-    shape_fn=lambda ctx: _nms_shape(ctx, scalars=4), not_differentiable=True)
+    shape_fn=lambda ctx: nms_shape(ctx, scalars=4), not_differentiable=True)
 NonMaxSuppressionWithOverlaps = define_op(
     "NonMaxSuppressionWithOverlaps",
     inputs=["overlaps: float32", "scores: float32", "max_output_size: int32",

@@ -313,7 +313,7 @@ def _check_data_format(ctx) -> None:
         raise ValueError(f"Invalid data format: {ctx.attrs['data_format']}")
 
 
-def _bias_add_shape(ctx):
+def bias_add_shape(ctx):
     """The value's shape, its channel dimension merged with the bias length."""
     _check_data_format(ctx)
     bias = ctx.input_shape(1)
@@ -339,7 +339,7 @@ def _bias_add_grad_shape(ctx):
 
 BiasAdd = define_op("BiasAdd", inputs=["value: T", "bias: T"], outputs=["output: T"],
                     attrs=[TypeAttr("T", _dtypes.NUMERIC), _DATA_FORMAT],
-                    shape_fn=_bias_add_shape)
+                    shape_fn=bias_add_shape)
 BiasAddGrad = define_op("BiasAddGrad", inputs=["out_backprop: T"], outputs=["output: T"],
                         attrs=[TypeAttr("T", _dtypes.NUMERIC), _DATA_FORMAT],
                         shape_fn=_bias_add_grad_shape)

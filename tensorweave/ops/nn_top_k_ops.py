@@ -63,7 +63,7 @@ def in_top_k(predictions, targets, k, name=None):
 
 
 @TopKV2.gradient
-def _top_k_grad(op, grad, _indices_grad):
+def top_k_grad(op, grad, _indices_grad):
     """Scatters each row's value gradient back to the positions its indices name.
 
     The rows are flattened so one ScatterNd does the work: position = row * n + index, where

@@ -5,7 +5,8 @@ OpDef shape (`input`, `reduction_indices` → `output`, attr `keep_dims`), one s
 one wrapper body. `reduce_logsumexp` and `count_nonzero` are composites built from other ops, as
 in TensorFlow. ArgMax/ArgMin, Cumsum/Cumprod and TopKV2 follow, then the gradients (TF's
 rules: Sum broadcasts back, Mean divides by the count, Prod multiplies the others without
-dividing, Max/Min split among ties, scans run the other way, TopKV2 scatters).
+dividing, Max/Min split among ties, scans run the other way). TopKV2's gradient is with
+tf.nn.top_k (ops/nn_top_k_ops.py).
 """
 from __future__ import annotations
 
@@ -659,23 +660,3 @@ def _cumprod_grad(op, grad):
                  reverse=not op.get_attr("reverse"))
     return [tf_op("DivNoNan", [out, x]), None]
 
-
-@TopKV2.gradient
-def _top_k_grad(op, grad, _):
-    """The values' gradient scattered back to the positions the indices name (each row's
-    indices are distinct, so nothing overlaps)."""
-    x = op.inputs[0]
-    indices = op.outputs[1]
-    if indices.dtype.base_dtype != _dtypes.int32:
-        indices = tf_op("Cast", [indices], {"DstT": _dtypes.int32})
-    shape = tf_op("Shape", [x])
-    size = tf_op("Size", [x])
-    n = tf_op("StridedSlice", [shape, [-1], [0], [1]], {"shrink_axis_mask": 1})
-    k = tf_op("StridedSlice", [tf_op("Shape", [indices]), [-1], [0], [1]], {"shrink_axis_mask": 1})
-    rows = tf_op("FloorDiv", [size, tf_op("Maximum", [n, 1])])
-    offsets = tf_op("Mul", [tf_op("Range", [0, rows, 1]), n])
-    flat = tf_op("AddV2", [tf_op("Reshape", [indices, tf_op("Pack", [[rows, k]])]),
-                           tf_op("Reshape", [offsets, [-1, 1]])])
-    scattered = tf_op("ScatterNd", [tf_op("Reshape", [flat, [-1, 1]]),
-                                    tf_op("Reshape", [grad, [-1]]), tf_op("Reshape", [size, [1]])])
-    return [tf_op("Reshape", [scattered, shape]), None]

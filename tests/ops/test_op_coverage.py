@@ -67,6 +67,7 @@ TESTED_ELSEWHERE = {
     **dict.fromkeys(["GetSessionHandle", "GetSessionTensor", "DeleteSessionTensor"],
                     "runtime/test_session_handles.py"),
     **dict.fromkeys(["ParseExample", "ParseSingleExample"], "ops/test_legacy_ops.py"),
+    **dict.fromkeys(["Variable", "PlaceholderV2"], "ops/test_legacy_array_ops.py"),
     # Stateful queue, accumulator and reader ops: tested through their resources.
     **dict.fromkeys(_QUEUE_OPS, "ops/test_queues.py"),
     **dict.fromkeys(_ACCUMULATOR_OPS, "ops/test_accumulators.py"),

@@ -1,0 +1,110 @@
+"""Kernels of ops/legacy_math_ops.py, each its successor's kernel with the old attrs mapped.
+
+TopK runs TopKV2's with k, BiasAddV1 BiasAdd's in NHWC, SelfAdjointEig V2's with eigenvectors,
+Bincount DenseBincount's on the flattened input, NonMaxSuppression(V2) V3's without a score
+threshold; Inv and InvGrad are Reciprocal's and ReciprocalGrad's registrations; ApproximateEqual
+is its own.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tensorweave.framework import dtypes as _dtypes
+from tensorweave.framework.errors import invalid_argument
+from tensorweave.framework.shape_text import dims_text
+from tensorweave.kernels.counting import DenseBincountKernel
+from tensorweave.kernels.image_nms import nms_v3
+from tensorweave.kernels.legacy_reuse import newer_kernel, reuse_kernels
+from tensorweave.kernels.linalg_decomp import SelfAdjointEigKernel
+from tensorweave.kernels.nn import BiasAddKernel, in_top_k_rows
+from tensorweave.kernels.reduction import TopKKernel
+from tensorweave.kernels.registry import kernel
+
+reuse_kernels("Inv", "Reciprocal", "math_unary")
+reuse_kernels("InvGrad", "ReciprocalGrad", "math_unary")
+
+
+@kernel("TopK")
+class TopKV1Kernel:
+    """TopKV2's kernel with k from the attr and int32 indices."""
+
+    def __init__(self, ctx):
+        self.k = ctx.attrs["k"]
+        self.top_k = newer_kernel(TopKKernel, ctx, "TopKV2", index_type=_dtypes.int32)
+
+    def compute(self, ctx, x):
+        return self.top_k.compute(ctx, x, self.k)
+
+
+@kernel("InTopK")
+def _in_top_k_v1(ctx, predictions, targets):
+    """InTopKV2's rule with k from the attr."""
+    return in_top_k_rows(predictions, targets, ctx.attrs["k"])
+
+
+@kernel("BiasAddV1")
+class BiasAddV1Kernel:
+    """BiasAdd's kernel in NHWC, the only layout V1 knows."""
+
+    def __init__(self, ctx):
+        self.bias_add = newer_kernel(BiasAddKernel, ctx, "BiasAdd", data_format="NHWC")
+
+    def compute(self, ctx, value, bias):
+        return self.bias_add.compute(ctx, value, bias)
+
+
+@kernel("ApproximateEqual")
+class ApproximateEqualKernel:
+    """|x - y| < tolerance, computed in T (as TF's functor does)."""
+
+    def __init__(self, ctx):
+        self.tolerance = ctx.attrs["tolerance"]
+
+    def compute(self, ctx, x, y):
+        if np.shape(x) != np.shape(y):
+            raise invalid_argument(f"x and y must be of the same shape. x shape: "
+                                   f"{dims_text(np.shape(x))}. y shape: {dims_text(np.shape(y))}")
+        return ctx.xp.abs(x - y) < self.tolerance
+
+
+@kernel("SelfAdjointEig", expensive=True)
+class SelfAdjointEigV1Kernel:
+    """SelfAdjointEigV2's eigenvalues stacked as the first row over its eigenvector matrix."""
+
+    def __init__(self, ctx):
+        self.eig = newer_kernel(SelfAdjointEigKernel, ctx, "SelfAdjointEigV2", compute_v=True)
+
+    def compute(self, ctx, x):
+        e, v = self.eig.compute(ctx, x)
+        return np.concatenate([e[..., None, :], v], axis=-2)
+
+
+@kernel("NonMaxSuppression")
+def _nms_v1(ctx, boxes, scores, max_output_size):
+    """NonMaxSuppressionV3 with the attr's IoU threshold and no score threshold."""
+    return nms_v3(ctx, boxes, scores, max_output_size,
+                   np.float32(ctx.attrs["iou_threshold"]), np.float32(-np.inf))
+
+
+@kernel("NonMaxSuppressionV2", dtypes=(np.float16, np.float32))
+def _nms_v2(ctx, boxes, scores, max_output_size, iou_threshold):
+    """NonMaxSuppressionV3 without a score threshold."""
+    return nms_v3(ctx, boxes, scores, max_output_size, iou_threshold, np.float32(-np.inf))
+
+
+@kernel("Bincount")
+class BincountKernel:
+    """DenseBincount's count over the flattened input (V1 takes any rank; weights, when not
+    empty, of the input's shape)."""
+
+    def __init__(self, ctx):
+        self.count = newer_kernel(DenseBincountKernel, ctx, "DenseBincount",
+                                  binary_output=False)
+
+    def compute(self, ctx, arr, size, weights):
+        arr, weights = np.asarray(arr), np.asarray(weights)
+        if weights.size and weights.shape != arr.shape:
+            raise invalid_argument("`weights` must be the same shape as `arr` or a length-0 "
+                                   "`Tensor`, in which case it acts as all weights equal to 1. "
+                                   f"Received {dims_text(weights.shape)}")
+        return self.count.compute(ctx, arr.ravel(), size, weights.ravel())

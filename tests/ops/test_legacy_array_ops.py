@@ -1,0 +1,83 @@
+"""TF 1.x's replaced array and state ops (ops/legacy_array_ops.py): Reverse, TileGrad, Copy,
+DeepCopy and Empty against NumPy; Variable and PlaceholderV2 in graphs as an imported GraphDef
+brings them (their values were checked against TF 2.21 running a version-1 GraphDef)."""
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.framework.apply_op import apply_op
+from tensorweave.ops import legacy_array_ops as ops
+from tensorweave.testing.op_case import OpCase, case_tests
+
+
+def _randn(*shape):
+    return lambda rng, dt: rng.standard_normal(shape).astype(dt)
+
+
+def _tile_grad_ref(x):
+    return x.reshape(2, 2, 3, 1, 3, 2).sum(axis=(0, 2, 4))
+
+
+CASES = [
+    OpCase("reverse_v1", lambda x: apply_op(ops.Reverse, [x, [True, False, True]]),
+           lambda x: x[::-1, :, ::-1], [_randn(2, 3, 4)], dtypes=(tf.float32, tf.int64)),
+    OpCase("tile_grad", lambda x: apply_op(ops.TileGrad, [x, [2, 3, 3]]), _tile_grad_ref,
+           [_randn(4, 3, 6)], dtypes=(tf.float32, tf.float64), grad=False),
+    OpCase("copy", lambda x: apply_op(ops.Copy, [x], {"tensor_name": "x:0"}), lambda x: x,
+           [_randn(2, 3)], dtypes=(tf.float32, tf.int32), grad=False),
+    OpCase("deep_copy", lambda x: apply_op(ops.DeepCopy, [x]), lambda x: x, [_randn(2, 3)],
+           grad=False),
+    OpCase("empty", lambda s: apply_op(ops.Empty, [s], {"dtype": tf.float32, "init": True}),
+           lambda s: np.zeros(s, np.float32), [np.int32([2, 3])], fixed_dtypes=(tf.int32,),
+           grad=False),
+]
+
+test_forward, test_shapes, test_gradient = case_tests(CASES, gradients=True)
+
+
+def test_copies_own_their_buffer_and_no_gradient_is_registered():
+    with tf.Graph().as_default():
+        x = tf.constant([1.0, 2.0])
+        for op_def in (ops.Copy, ops.DeepCopy):
+            with pytest.raises(LookupError, match=op_def.name):
+                tf.gradients(apply_op(op_def, [x]), x)
+        with pytest.raises(ValueError, match="Invalid value in tensor used for shape: -2"):
+            apply_op(ops.Empty, [[2, -2]], {"dtype": tf.float32})
+        shape = tf.placeholder(tf.int32, [2])
+        empty = apply_op(ops.Empty, [shape], {"dtype": tf.string})
+        with tf.Session() as sess:
+            assert sess.run(empty, {shape: [1, 2]}).tolist() == [[b"", b""]]
+            with pytest.raises(tf.errors.InvalidArgumentError, match="Dimension -2 must be >= 0"):
+                sess.run(empty, {shape: [2, -2]})
+
+
+def test_reverse_checks_dims_length():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32)
+        y = apply_op(ops.Reverse, [x, [True]])
+        with tf.Session() as sess:
+            with pytest.raises(tf.errors.InvalidArgumentError, match="'dims' must have the same"):
+                sess.run(y, {x: np.zeros((2, 2))})
+
+
+def test_variable_and_placeholder_v2_in_an_imported_graph():
+    """A TF 1.0-era GraphDef: a Variable initialized by Assign, and a PlaceholderV2 to feed."""
+    with tf.Graph().as_default() as g:
+        var = apply_op(ops.Variable, [], {"shape": tf.TensorShape([2]), "dtype": tf.float32},
+                       name="old_var")
+        tf.assign(var, [1.0, 2.0], name="init")
+        fed = apply_op(ops.PlaceholderV2, [], {"dtype": tf.float32,
+                                               "shape": tf.TensorShape([2])}, name="input")
+        tf.add(var, fed * 2.0, name="out")
+        graph_def = g.as_graph_def()
+    assert {n.op for n in graph_def.node} >= {"Variable", "PlaceholderV2"}
+    with tf.Graph().as_default() as g:
+        tf.import_graph_def(graph_def, name="")
+        out = g.get_tensor_by_name("out:0")
+        assert out.shape.as_list() == [2]
+        with tf.Session() as sess:
+            sess.run("init")
+            np.testing.assert_array_equal(sess.run(out, {"input:0": [1.5, -2.0]}), [4.0, -2.0])
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match="You must feed a value for placeholder tensor 'input'"):
+                sess.run(out)

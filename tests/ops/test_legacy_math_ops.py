@@ -1,0 +1,137 @@
+"""TF 1.x's replaced math, nn and image ops (ops/legacy_math_ops.py) against NumPy, with shapes
+and gradients. The NMS and Bincount cases are the ones whose values were checked against TF
+2.21 running a version-1 GraphDef of these ops; so were the TopK, BiasAddV1, Inv, InvGrad and
+SelfAdjointEig values and gradients."""
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.framework.apply_op import apply_op
+from tensorweave.ops import legacy_math_ops as ops
+from tensorweave.testing.op_case import OpCase, case_tests
+
+
+def _randn(*shape):
+    return lambda rng, dt: rng.standard_normal(shape).astype(dt)
+
+
+def _away_from_zero(*shape):
+    return lambda rng, dt: (rng.uniform(0.5, 2.0, shape) * rng.choice([-1, 1], shape)).astype(dt)
+
+
+def _symmetric(n):
+    def make(rng, dt):
+        a = rng.standard_normal((2, n, n))
+        return (a + np.swapaxes(a, -1, -2)).astype(dt)
+    return make
+
+
+def _top_k_ref(x, k=2):
+    order = np.argsort(-x, axis=-1, kind="stable")[..., :k]
+    return [np.take_along_axis(x, order, -1), order.astype(np.int32)]
+
+
+def _in_top_k_ref(predictions, targets, k=2):
+    target = predictions[np.arange(len(targets)), targets]
+    return (predictions > target[:, None]).sum(axis=1) < k
+
+
+def _eig_ref(x):
+    e, v = np.linalg.eigh(x)
+    return np.concatenate([e[..., None, :], v], axis=-2)
+
+
+# Two clusters of overlapping boxes and a lone one: greedy NMS keeps the best of each cluster.
+BOXES = np.float32([[0, 0, 1, 1], [0, 0.1, 1, 1.1], [0, -0.1, 1, 0.9], [0, 10, 1, 11],
+                    [0, 10.1, 1, 11.1], [0, 100, 1, 101]])
+SCORES = np.float32([0.9, 0.75, 0.6, 0.95, 0.5, 0.3])
+
+
+def _iou(a, b):
+    inter = np.prod(np.clip(np.minimum(a[2:], b[2:]) - np.maximum(a[:2], b[:2]), 0, None))
+    return inter / (np.prod(a[2:] - a[:2]) + np.prod(b[2:] - b[:2]) - inter)
+
+
+def _nms_ref(boxes, scores, max_out, iou_threshold):
+    kept = []
+    for i in np.argsort(-scores, kind="stable"):
+        if len(kept) < max_out and all(_iou(boxes[i], boxes[j]) <= iou_threshold for j in kept):
+            kept.append(i)
+    return np.int32(kept)
+
+
+def _bincount_ref(arr, weights, size=5):
+    return np.bincount(arr.ravel(), weights.ravel(), minlength=size)[:size].astype(weights.dtype)
+
+
+ARR = np.int32([[1, 1, 4], [3, 0, 7]])
+
+CASES = [
+    OpCase("top_k_v1", lambda x: list(apply_op(ops.TopK, [x], {"k": 2})), _top_k_ref,
+           [_randn(3, 5)], dtypes=(tf.float32, tf.float64)),
+    OpCase("in_top_k_v1", lambda p, t: apply_op(ops.InTopK, [p, t], {"k": 2}), _in_top_k_ref,
+           [_randn(4, 5), np.int32([0, 4, 2, 1])], fixed_dtypes=(None, tf.int32), grad=False),
+    OpCase("bias_add_v1", lambda v, b: apply_op(ops.BiasAddV1, [v, b]), lambda v, b: v + b,
+           [_randn(2, 3, 4), _randn(4)], dtypes=(tf.float32, tf.float64, tf.int32)),
+    OpCase("inv", lambda x: apply_op(ops.Inv, [x]), np.reciprocal, [_away_from_zero(2, 3)],
+           dtypes=(tf.float32, tf.float64, tf.complex64)),
+    OpCase("inv_grad", lambda y, dy: apply_op(ops.InvGrad, [y, dy]), lambda y, dy: -dy * y * y,
+           [_randn(2, 3), _randn(2, 3)]),
+    OpCase("approximate_equal",
+           lambda x, y: apply_op(ops.ApproximateEqual, [x, y], {"tolerance": 0.5}),
+           lambda x, y: np.abs(x - y) < 0.5, [_randn(3, 4), _randn(3, 4)],
+           dtypes=(tf.float32, tf.int32), grad=False),
+    OpCase("self_adjoint_eig_v1", lambda x: apply_op(ops.SelfAdjointEig, [x]), _eig_ref,
+           [_symmetric(3)], dtypes=(tf.float64,), grad=False),
+    OpCase("non_max_suppression_v1",
+           lambda b, s: apply_op(ops.NonMaxSuppression, [b, s, 2], {"iou_threshold": 0.5}),
+           lambda b, s: _nms_ref(b, s, 2, 0.5), [BOXES, SCORES], grad=False),
+    OpCase("non_max_suppression_v2",
+           lambda b, s, iou: apply_op(ops.NonMaxSuppressionV2, [b, s, 5, iou]),
+           lambda b, s, iou: _nms_ref(b, s, 5, iou), [BOXES, SCORES, np.float32(0.4)],
+           grad=False),
+    OpCase("bincount_weighted", lambda a, w: apply_op(ops.Bincount, [a, 5, w]), _bincount_ref,
+           [ARR, _randn(2, 3)], dtypes=(tf.float32, tf.float64),
+           fixed_dtypes=(tf.int32, None), grad=False),
+    OpCase("bincount_counts",
+           lambda a: apply_op(ops.Bincount, [a, 5, tf.constant([], tf.int64)]),
+           lambda a: _bincount_ref(a, np.ones(a.shape, np.int64)), [ARR],
+           fixed_dtypes=(tf.int32,), grad=False),
+]
+
+test_forward, test_shapes, test_gradient = case_tests(CASES, gradients=True)
+
+
+def test_nms_values_are_tensorflows():
+    """TF 2.21 ran these nodes (a version-1 GraphDef) and selected [3, 0, 5] for both."""
+    with tf.Graph().as_default():
+        v1 = apply_op(ops.NonMaxSuppression, [BOXES, SCORES, 3], {"iou_threshold": 0.5})
+        v2 = apply_op(ops.NonMaxSuppressionV2, [BOXES, SCORES, 4, np.float32(0.4)])
+        with tf.Session() as sess:
+            np.testing.assert_array_equal(sess.run([v1, v2]), [[3, 0, 5], [3, 0, 5]])
+            with pytest.raises(tf.errors.InvalidArgumentError, match="iou_threshold must be"):
+                sess.run(apply_op(ops.NonMaxSuppression, [BOXES, SCORES, 3],
+                                  {"iou_threshold": 1.5}))
+
+
+def test_ops_tensorflow_leaves_without_a_gradient():
+    """SelfAdjointEig has no registered gradient (an error, as in TF); ApproximateEqual and NMS
+    are not differentiable (None)."""
+    with tf.Graph().as_default():
+        x = tf.constant([[2.0, 1.0], [1.0, 3.0]], tf.float64)
+        with pytest.raises(LookupError, match="SelfAdjointEig"):
+            tf.gradients(apply_op(ops.SelfAdjointEig, [x]), x)
+        equal = tf.cast(apply_op(ops.ApproximateEqual, [x, x * 2.0]), tf.float64)
+        assert tf.gradients(equal, x) == [None]
+
+
+def test_shape_functions_reject_what_tensorflow_rejects():
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match="last dimension >= k"):
+            apply_op(ops.TopK, [tf.zeros([2, 3])], {"k": 4})
+        with pytest.raises(ValueError):
+            apply_op(ops.BiasAddV1, [tf.zeros([2, 3]), tf.zeros([4])])
+        with pytest.raises(ValueError):
+            apply_op(ops.ApproximateEqual, [tf.zeros([2, 3]), tf.zeros([3, 2])])
+        assert apply_op(ops.SelfAdjointEig, [tf.placeholder(tf.float32, [None, 3, None])]) \
+            .shape.as_list() == [None, 4, 3]
