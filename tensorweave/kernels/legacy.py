@@ -1,14 +1,16 @@
 """Kernels of the TF 1.x ops kept for imported graphs (ops/legacy_ops.py): the parsers run
-ParseExampleV2's kernel with the keys where V2 takes them; the others are NumPy (AccumulateNV2
-adds left to right, as AddN does)."""
+ParseExampleV2's or ParseSequenceExampleV2's kernel with the keys where V2 takes them; the
+others are NumPy (AccumulateNV2 adds left to right, as AddN does)."""
 from __future__ import annotations
 
 import numpy as np
 
 from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
+from tensorweave.kernels.legacy_reuse import newer_kernel
 from tensorweave.kernels.parsing import ParseExampleKernel
 from tensorweave.kernels.registry import kernel, register_pure
+from tensorweave.kernels.sequence_parsing import ParseSequenceExampleKernel
 
 _NO_KEYS = np.zeros(0, dtype=object)
 
@@ -100,3 +102,35 @@ def _accumulate(*inputs):
 
 register_pure("AccumulateNV2", _accumulate)
 register_pure("PreventGradient", lambda x: x, returns_view=True)
+
+
+@kernel("ParseSingleSequenceExample", expensive=True)
+class ParseSingleSequenceExampleKernel:
+    """ParseSequenceExampleV2's kernel on one record: keys as Nx scalar inputs become V2's key
+    vectors, the missing-allowed key list a flag per dense feature list, and V2's lengths
+    (which V1 does not output) are dropped."""
+
+    def __init__(self, ctx):
+        attrs = ctx.attrs
+        self.counts = [attrs[n] for n in ("Ncontext_sparse", "Ncontext_dense",
+                                          "Nfeature_list_sparse", "Nfeature_list_dense")]
+        self.parse = newer_kernel(ParseSequenceExampleKernel, ctx, "ParseSequenceExampleV2")
+
+    def compute(self, ctx, serialized, missing_assumed_empty, *rest):
+        if np.ndim(serialized) != 0:
+            raise invalid_argument(f"Expected serialized to be a scalar, got shape: "
+                                   f"{dims_text(np.shape(serialized))}")
+        keys, start = [], 0
+        for n in self.counts:
+            keys.append(_key_array(rest[start:start + n]))
+            start += n
+        c_sparse, c_dense, l_sparse, l_dense = keys
+        defaults, debug_name = rest[start:-1], rest[-1]
+        allowed = set(np.ravel(missing_assumed_empty).tolist())
+        missing_ok = np.array([k in allowed for k in l_dense], dtype=bool)
+        outputs = self.parse.compute(ctx, serialized, np.ravel(debug_name), c_sparse, c_dense,
+                                     _NO_KEYS, l_sparse, l_dense, _NO_KEYS, missing_ok,
+                                     *defaults)
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        outputs = outputs[:len(outputs) - self.counts[3]]   # V2's lengths come last
+        return outputs[0] if len(outputs) == 1 else outputs

@@ -1,6 +1,7 @@
 """Kernels of ops/legacy_array_ops.py, the replaced TF 1.x array and state ops.
 
-Reverse runs ReverseV2's with the True dims as axes; Variable and PlaceholderV2 are VariableV2's
+Reverse runs ReverseV2's with the True dims as axes, UniqueV2 and UniqueWithCountsV2 Unique's for a
+vector (and their own slice comparison along an axis); Variable and PlaceholderV2 are VariableV2's
 and Placeholder's registrations; TileGrad, Copy, DeepCopy and Empty are their own (no newer op
 computes them).
 """
@@ -12,6 +13,7 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.array import reverse_axes
+from tensorweave.kernels.array_index import UniqueKernel
 from tensorweave.kernels.legacy_reuse import reuse_kernels
 from tensorweave.kernels.registry import kernel, register_pure
 
@@ -72,3 +74,50 @@ class EmptyKernel:
         if self.dtype == _dtypes.string:
             return np.full(dims, b"", dtype=object)
         return np.zeros(dims, self.dtype.as_numpy_dtype)
+
+
+def _unique_axis(x, axis: np.ndarray) -> int | None:
+    """The axis whose slices UniqueV2 compares (None: x is a vector, compared by value), with
+    TF's checks and messages."""
+    if axis.ndim != 1:
+        raise invalid_argument("axis expects a 1D vector.")
+    if axis.size > 1:
+        raise invalid_argument("axis does not support input tensors larger than 1 elements")
+    if axis.size == 0:
+        if np.ndim(x) != 1:
+            raise invalid_argument("unique expects a 1D vector.")
+        return None
+    a = int(axis[0])
+    a = a + np.ndim(x) if a < 0 else a
+    if not 0 <= a < np.ndim(x):
+        raise invalid_argument(f"axis has to be between [0, {np.ndim(x)})")
+    return None if np.ndim(x) == 1 else a
+
+
+@kernel(("UniqueV2", "UniqueWithCountsV2"))
+class UniqueV2Kernel:
+    """Unique's kernel for a vector; otherwise the distinct slices along `axis` in order of
+    first occurrence, compared by value (NaN equals nothing, as TF's hash map compares), with
+    each slice's position among them, and for UniqueWithCountsV2 their counts."""
+
+    def __init__(self, ctx):
+        self.flat = UniqueKernel(ctx)
+        self.idx_dtype = ctx.output_dtypes[1].as_numpy_dtype
+        self.counts = ctx.op_type == "UniqueWithCountsV2"
+
+    def compute(self, ctx, x, axis):
+        a = _unique_axis(x, np.asarray(axis))
+        if a is None:
+            y, idx = self.flat.compute(ctx, x)
+        else:
+            slices = np.moveaxis(x, a, 0)
+            rows = slices.reshape(x.shape[a], int(np.prod(slices.shape[1:]))).tolist()
+            seen: dict = {}
+            idx = np.array([seen.setdefault(tuple(r), len(seen)) for r in rows],
+                           dtype=self.idx_dtype)
+            # ids count up in order of first occurrence: each id's first position, in id order
+            y = np.take(x, np.unique(idx, return_index=True)[1], axis=a)
+        if not self.counts:
+            return y, idx
+        size = y.shape[0 if a is None else a]
+        return y, idx, np.bincount(idx, minlength=size).astype(self.idx_dtype)

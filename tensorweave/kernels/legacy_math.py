@@ -2,8 +2,9 @@
 
 TopK runs TopKV2's with k, BiasAddV1 BiasAdd's in NHWC, SelfAdjointEig V2's with eigenvectors,
 Bincount DenseBincount's on the flattened input, NonMaxSuppression(V2) V3's without a score
-threshold; Inv and InvGrad are Reciprocal's and ReciprocalGrad's registrations; ApproximateEqual
-is its own.
+threshold, MaxPoolV2 / MaxPoolGradV2 / MaxPoolGradGradV2 MaxPool's, MaxPoolGrad's and
+MaxPoolGradGrad's with the window read from their inputs; Inv and InvGrad are Reciprocal's and
+ReciprocalGrad's registrations; ApproximateEqual is its own.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from tensorweave.kernels.image_nms import nms_v3
 from tensorweave.kernels.legacy_reuse import newer_kernel, reuse_kernels
 from tensorweave.kernels.linalg_decomp import SelfAdjointEigKernel
 from tensorweave.kernels.nn import BiasAddKernel, in_top_k_rows
+from tensorweave.kernels.pool import MaxPoolGradGradKernel, MaxPoolGradKernel, MaxPoolKernel
 from tensorweave.kernels.reduction import TopKKernel
 from tensorweave.kernels.registry import kernel
 
@@ -108,3 +110,60 @@ class BincountKernel:
                                    "`Tensor`, in which case it acts as all weights equal to 1. "
                                    f"Received {dims_text(weights.shape)}")
         return self.count.compute(ctx, arr.ravel(), size, weights.ravel())
+
+
+class _WindowInputs:
+    """A pooling kernel (`kernel_class`, a newer op's) per distinct ksize / strides input
+    value, built as an `op_type` node with those attrs; most graphs feed one constant pair."""
+
+    def __init__(self, ctx, kernel_class: type, op_type: str):
+        self.ctx, self.kernel_class, self.op_type = ctx, kernel_class, op_type
+        self.kernels: dict = {}
+
+    def kernel(self, ksize, strides):
+        ksize, strides = np.ravel(ksize).tolist(), np.ravel(strides).tolist()
+        if len(ksize) != 4:
+            raise invalid_argument("Sliding window ksize field must specify 4 dimensions")
+        if len(strides) != 4:
+            raise invalid_argument("Sliding window stride field must specify 4 dimensions")
+        key = (tuple(ksize), tuple(strides))
+        found = self.kernels.get(key)
+        if found is None:
+            found = newer_kernel(self.kernel_class, self.ctx, self.op_type, ksize=ksize,
+                                 strides=strides, explicit_paddings=[])
+            if len(self.kernels) < 16:
+                self.kernels[key] = found
+        return found
+
+
+@kernel("MaxPoolV2", expensive=True)
+class MaxPoolV2Kernel:
+    """MaxPool's kernel with the window from the ksize and strides inputs."""
+
+    def __init__(self, ctx):
+        self.windows = _WindowInputs(ctx, MaxPoolKernel, "MaxPool")
+
+    def compute(self, ctx, x, ksize, strides):
+        return self.windows.kernel(ksize, strides).compute(ctx, x)
+
+
+@kernel("MaxPoolGradV2", expensive=True)
+class MaxPoolGradV2Kernel:
+    """MaxPoolGrad's kernel with the window from the ksize and strides inputs."""
+
+    def __init__(self, ctx):
+        self.windows = _WindowInputs(ctx, MaxPoolGradKernel, "MaxPoolGrad")
+
+    def compute(self, ctx, x, y, dy, ksize, strides):
+        return self.windows.kernel(ksize, strides).compute(ctx, x, y, dy)
+
+
+@kernel("MaxPoolGradGradV2", expensive=True)
+class MaxPoolGradGradV2Kernel:
+    """MaxPoolGradGrad's kernel with the window from the ksize and strides inputs."""
+
+    def __init__(self, ctx):
+        self.windows = _WindowInputs(ctx, MaxPoolGradGradKernel, "MaxPoolGradGrad")
+
+    def compute(self, ctx, x, y, g, ksize, strides):
+        return self.windows.kernel(ksize, strides).compute(ctx, x, y, g)

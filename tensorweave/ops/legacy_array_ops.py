@@ -1,13 +1,16 @@
 """TF 1.x's array and state ops that newer ops replaced, kept so their GraphDefs import.
 
-TF 1.x graphs carry Reverse (a bool per dimension, before ReverseV2's axis list), TileGrad
-(Tile's gradient before GraphDef version 3), Variable and PlaceholderV2 (old names of VariableV2
-and Placeholder), and the debugger's and in-place helpers Copy, DeepCopy and Empty. Each has
-TensorFlow 2.21's raw-op signature and its registered gradient; ops TF leaves without one stay
-without one. Kernels: kernels/legacy_array.py.
+TF 1.x graphs carry Reverse (a bool per dimension, before ReverseV2's axis list), TileGrad (Tile's
+gradient before GraphDef version 3), Variable and PlaceholderV2 (old names of VariableV2 and
+Placeholder), UniqueV2 and UniqueWithCountsV2 (tf.unique with an axis input), and the debugger's and
+in-place helpers Copy, DeepCopy and Empty. Each has TensorFlow 2.21's raw-op signature and its
+registered gradient; ops TF leaves without one stay without one. Kernels: kernels/legacy_array.py.
 """
 from __future__ import annotations
 
+import numpy as np
+
+from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
@@ -82,3 +85,43 @@ Empty = define_op(
     shape_fn=lambda ctx: ctx.static_shape(0), is_stateful=True,
     doc="A new tensor of the given shape (inplace_ops' empty); zero-filled here.")
 
+
+
+def _unique_v2_shape(ctx):
+    """y: x's rank, sizes unknown; idx: [x's size along the static axis], or x's shape for a
+    vector and an empty axis; count: [?]. TF's checks of a static axis."""
+    x = ctx.input_shape(0)
+    y = _ts.unknown_shape(x.ndims)
+    axis = ctx.static_value(1)
+    idx = _ts.TensorShape([None])
+    if axis is not None:
+        axis = np.asarray(axis)
+        if axis.ndim != 1:
+            raise ValueError("axis expects a 1D vector.")
+        if axis.size > 1:
+            raise ValueError("axis does not support input tensors larger than 1 elements.")
+        if axis.size == 0:
+            if x.ndims not in (None, 1):
+                raise ValueError("x expects a 1D vector.")
+            if x.ndims == 1:
+                idx = x
+        elif x.ndims is not None:
+            a = int(axis[0])
+            if not -x.ndims <= a < x.ndims:
+                raise ValueError(f"axis expects to be in the range [{-x.ndims}, {x.ndims})")
+            idx = _ts.TensorShape([x.as_list()[a]])
+    outputs = [y, idx]
+    return outputs + [_ts.TensorShape([None])] if ctx.op_type == "UniqueWithCountsV2" else outputs
+
+
+_UNIQUE_ATTRS = [TypeAttr("T"), TypeAttr("Taxis", _dtypes.INDEX, _dtypes.int64),
+                 TypeAttr("out_idx", _dtypes.INDEX, _dtypes.int32)]
+UniqueV2 = define_op(
+    "UniqueV2", inputs=["x: T", "axis: Taxis"], outputs=["y: T", "idx: out_idx"],
+    attrs=_UNIQUE_ATTRS, shape_fn=_unique_v2_shape,
+    doc="Unique with an axis input: the distinct slices along axis ([] for a vector).")
+UniqueWithCountsV2 = define_op(
+    "UniqueWithCountsV2", inputs=["x: T", "axis: Taxis"],
+    outputs=["y: T", "idx: out_idx", "count: out_idx"], attrs=_UNIQUE_ATTRS,
+    shape_fn=_unique_v2_shape,
+    doc="UniqueV2 with each distinct slice's number of occurrences.")

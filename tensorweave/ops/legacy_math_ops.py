@@ -1,12 +1,13 @@
 """TF 1.x's math, nn and image ops that newer ops replaced, kept so their GraphDefs import.
 
 TF 1.x graphs carry TopK and InTopK (k an attr, before TopKV2 / InTopKV2 took it as an input),
-BiasAddV1 (BiasAdd without data_format), Inv and InvGrad (Reciprocal's old names),
-NonMaxSuppression (iou_threshold an attr) and NonMaxSuppressionV2, SelfAdjointEig (eigenvalues
-and eigenvectors in one [..., N+1, N] output, removed at GraphDef version 11), Bincount (what
-tf.math.bincount built before DenseBincount) and ApproximateEqual. Each has TensorFlow 2.21's
-raw-op signature and its registered gradient; ops TF leaves without one stay without one.
-Kernels: kernels/legacy_math.py, which run the newer ops' kernels.
+BiasAddV1 (BiasAdd without data_format), Inv and InvGrad (Reciprocal's old names), NonMaxSuppression
+(iou_threshold an attr) and NonMaxSuppressionV2, SelfAdjointEig (eigenvalues and eigenvectors in one
+[..., N+1, N] output, removed at GraphDef version 11), Bincount (what tf.math.bincount built before
+DenseBincount), ApproximateEqual, and MaxPoolV2 / MaxPoolGradV2 / MaxPoolGradGradV2 (what
+tf.nn.max_pool built when ksize or strides were tensors). Each has TensorFlow 2.21's raw-op
+signature and its registered gradient; ops TF leaves without one stay without one. Kernels:
+kernels/legacy_math.py, which run the newer ops' kernels.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.shape_fns import ShapeContext
+from tensorweave.ops.array_creation_ops import zeros_like
 from tensorweave.ops.image_nms_ops import nms_shape as _nms_v3_shape
 from tensorweave.ops.linalg_decomp_ops import LINALG_TYPES
 from tensorweave.ops.math_unary_ops import (
@@ -26,6 +28,7 @@ from tensorweave.ops.math_unary_ops import (
     unary_op,
 )
 from tensorweave.ops.nn_ops import BiasAddGrad, bias_add_shape
+from tensorweave.ops.nn_pool_ops import MaxPool
 from tensorweave.ops.nn_top_k_ops import top_k_grad
 
 __all__: list[str] = []
@@ -157,3 +160,68 @@ Bincount = define_op(
     attrs=[TypeAttr("T", {_dtypes.int32, _dtypes.int64, _dtypes.float32, _dtypes.float64})],
     shape_fn=_bincount_shape,
     doc="TF 1.x's tf.math.bincount op: counts (or summed weights) of each value below size.")
+
+
+def _window_input(ctx, i: int):
+    """The static value of ksize or strides (input i, a 4-vector), or None when unknown."""
+    ctx.input_shape(i).with_rank(1).merge_with(_ts.TensorShape([4]))
+    value = ctx.static_value(i)
+    return None if value is None else [int(v) for v in value]
+
+
+def _max_pool_v2_shape(ctx):
+    """MaxPool's rule with ksize and strides read from the last two inputs' static values;
+    unknown (TF's rule) while either is unknown. Also MaxPoolGradGradV2's (shaped like the
+    pooled orig_input)."""
+    ctx.input_shape(0).with_rank(4)
+    n = len(ctx.inputs)
+    ksize, strides = _window_input(ctx, n - 2), _window_input(ctx, n - 1)
+    if ksize is None or strides is None:
+        return _ts.unknown_shape()
+    attrs = {**ctx.attrs, "ksize": ksize, "strides": strides}
+    return MaxPool.shape_fn(ShapeContext(ctx.inputs[:1], attrs, "MaxPool", ctx.blind))
+
+
+def _max_pool_grad_v2_shape(ctx):
+    """orig_input's shape, rank 4; ksize and strides 4-vectors."""
+    _window_input(ctx, 3)
+    _window_input(ctx, 4)
+    return ctx.input_shape(0).with_rank(4)
+
+
+_POOL_ATTRS = [Attr("padding", "string"), Attr("data_format", "string", "NHWC")]
+_POOL_INPUTS = ["orig_input: T", "orig_output: T", "grad: T", "ksize: int32", "strides: int32"]
+MaxPoolV2 = define_op(
+    "MaxPoolV2", inputs=["input: T", "ksize: int32", "strides: int32"], outputs=["output: T"],
+    attrs=[TypeAttr("T", _dtypes.REAL_NUMERIC - {_dtypes.uint32, _dtypes.uint64},
+                    _dtypes.float32), *_POOL_ATTRS],
+    shape_fn=_max_pool_v2_shape, doc="MaxPool with ksize and strides as int32 inputs.")
+MaxPoolGradV2 = define_op(
+    "MaxPoolGradV2", inputs=_POOL_INPUTS, outputs=["output: T"],
+    attrs=[*_POOL_ATTRS, TypeAttr("T", _dtypes.REAL_NUMERIC, _dtypes.float32)],
+    shape_fn=_max_pool_grad_v2_shape, doc="MaxPoolGrad with ksize and strides as inputs.")
+MaxPoolGradGradV2 = define_op(
+    "MaxPoolGradGradV2", inputs=_POOL_INPUTS, outputs=["output: T"],
+    attrs=[*_POOL_ATTRS, TypeAttr("T", _dtypes.REAL_NUMERIC)],
+    shape_fn=_max_pool_v2_shape, doc="MaxPoolGradGrad with ksize and strides as inputs.")
+
+
+def _pool_attrs(op) -> dict:
+    return {"padding": op.get_attr("padding"), "data_format": op.get_attr("data_format")}
+
+
+@MaxPoolV2.gradient
+def _max_pool_v2_grad(op, grad):
+    """TF's _MaxPoolGradV2: MaxPoolGradV2 routes grad to each window's first maximum."""
+    x, ksize, strides = op.inputs
+    return [apply_op(MaxPoolGradV2, [x, op.outputs[0], grad, ksize, strides], _pool_attrs(op)),
+            None, None]
+
+
+@MaxPoolGradV2.gradient
+def _max_pool_grad_v2_grad(op, grad):
+    """TF's _MaxPoolGradGradV2: linear in grad, so its gradient gathers at the maxima."""
+    x, y, _, ksize, strides = op.inputs
+    return [zeros_like(x), zeros_like(y),
+            apply_op(MaxPoolGradGradV2, [x, y, grad, ksize, strides], _pool_attrs(op)),
+            None, None]

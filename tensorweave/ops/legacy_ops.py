@@ -1,11 +1,12 @@
 """Ops TensorFlow 1.x graphs still carry, registered so their GraphDefs and SavedModels import.
 
 TF 1.15's `tf.parse_example` and `tf.parse_single_example` built ParseExample and
-ParseSingleExample (an Estimator's serving graph parses tf.Examples with them), its
+ParseSingleExample (an Estimator's serving graph parses tf.Examples with them),
+`tf.io.parse_single_sequence_example` built ParseSingleSequenceExample, its
 `tf.matrix_diag` / `matrix_diag_part` / `matrix_set_diag` built MatrixDiag, MatrixDiagPart and
 MatrixSetDiag, `tf.accumulate_n` built AccumulateNV2, and the gradient of
 sparse_softmax_cross_entropy_with_logits a PreventGradient (so its training graphs hold one).
-The wrappers here build the newer ops (ParseExampleV2, MatrixDiagV3, AddN, ...); these
+The wrappers build the newer ops (ParseExampleV2, ParseSequenceExampleV2, MatrixDiagV3, ...); these
 definitions, with TensorFlow's signatures, shape functions and gradients, exist for graphs
 made elsewhere. Kernels: kernels/legacy.py.
 """
@@ -17,6 +18,7 @@ from tensorweave.framework.dtypes import NUMERIC
 from tensorweave.framework.op_def import Arg, Attr, TypeAttr, define_op
 from tensorweave.ops.array_matrix_ops import matrix_diag_part, matrix_set_diag
 from tensorweave.ops.parsing_ops import PARSE_TYPES, example_output_shapes
+from tensorweave.ops.sequence_parsing_ops import sparse_shapes
 
 __all__: list[str] = []
 
@@ -52,6 +54,52 @@ ParseSingleExample = define_op(
                                        ctx.input_shape(0).with_rank(0),
                                        ctx.attrs["dense_shapes"]),
     not_differentiable=True, doc="TF 1.x's tf.parse_single_example op (keys as attrs).")
+
+
+def _single_sequence_shapes(ctx):
+    """ParseSequenceExampleV2's outputs for one record (no batch dimension), without lengths:
+    context sparse [n, 1], dense their shapes; feature-list sparse [n, 2], dense [steps] +
+    shape."""
+    ctx.input_shape(0).with_rank(0)
+    ctx.input_shape(1).with_rank(1)
+    attrs, scalar = ctx.attrs, _ts.TensorShape([])
+    return (sparse_shapes(scalar, attrs["Ncontext_sparse"], 1) +
+            list(attrs["context_dense_shapes"]) +
+            sparse_shapes(scalar, attrs["Nfeature_list_sparse"], 2) +
+            [_ts.TensorShape([None]).concatenate(s) for s in attrs["feature_list_dense_shapes"]])
+
+
+def _parse_types(name: str) -> Attr:
+    return Attr(name, "list(type)", [], allowed=PARSE_TYPES, minimum=0)
+
+
+ParseSingleSequenceExample = define_op(
+    "ParseSingleSequenceExample",
+    inputs=["serialized: string", "feature_list_dense_missing_assumed_empty: string",
+            "context_sparse_keys: Ncontext_sparse * string",
+            "context_dense_keys: Ncontext_dense * string",
+            "feature_list_sparse_keys: Nfeature_list_sparse * string",
+            "feature_list_dense_keys: Nfeature_list_dense * string",
+            Arg("context_dense_defaults", type_list_attr="Tcontext_dense"), "debug_name: string"],
+    outputs=["context_sparse_indices: Ncontext_sparse * int64",
+             Arg("context_sparse_values", type_list_attr="context_sparse_types"),
+             "context_sparse_shapes: Ncontext_sparse * int64",
+             Arg("context_dense_values", type_list_attr="Tcontext_dense"),
+             "feature_list_sparse_indices: Nfeature_list_sparse * int64",
+             Arg("feature_list_sparse_values", type_list_attr="feature_list_sparse_types"),
+             "feature_list_sparse_shapes: Nfeature_list_sparse * int64",
+             Arg("feature_list_dense_values", type_list_attr="feature_list_dense_types")],
+    attrs=[*(Attr(n, "int", 0, minimum=0) for n in ("Ncontext_sparse", "Ncontext_dense",
+                                                     "Nfeature_list_sparse",
+                                                     "Nfeature_list_dense")),
+           _parse_types("context_sparse_types"),
+           _parse_types("Tcontext_dense"), _parse_types("feature_list_dense_types"),
+           Attr("context_dense_shapes", "list(shape)", [], minimum=0),
+           _parse_types("feature_list_sparse_types"),
+           Attr("feature_list_dense_shapes", "list(shape)", [], minimum=0)],
+    shape_fn=_single_sequence_shapes, not_differentiable=True,
+    doc="TF 1.x's tf.io.parse_single_sequence_example op (keys as inputs, missing-allowed "
+        "dense feature lists named by key, no lengths).")
 
 
 def _diag_shape(ctx):

@@ -34,7 +34,7 @@ __all__ = ["parse_single_sequence_example", "parse_sequence_example"]
 _SPLIT_TYPES = frozenset({_dtypes.int32, _dtypes.int64})
 
 
-def _sparse_shapes(batch: _ts.TensorShape, n: int, extra: int) -> list:
+def sparse_shapes(batch: _ts.TensorShape, n: int, extra: int) -> list:
     """indices, values and dense_shape shapes of n SparseTensors of rank batch + extra."""
     rank = None if batch.ndims is None else batch.ndims + extra
     return [_ts.TensorShape([None, rank])] * n + [_ts.TensorShape([None])] * n + \
@@ -55,8 +55,8 @@ def _parse_sequence_example_shapes(ctx):
                      for s in attrs["context_dense_shapes"]]
     list_dense = [batch.concatenate([None]).concatenate(s) if known else _ts.unknown_shape()
                   for s in attrs["feature_list_dense_shapes"]]
-    return (_sparse_shapes(batch, attrs["Ncontext_sparse"], 1) + context_dense +
-            _sparse_shapes(batch, attrs["Nfeature_list_sparse"], 2) + list_dense +
+    return (sparse_shapes(batch, attrs["Ncontext_sparse"], 1) + context_dense +
+            sparse_shapes(batch, attrs["Nfeature_list_sparse"], 2) + list_dense +
             [batch] * attrs["Nfeature_list_dense"])
 
 

@@ -1,6 +1,7 @@
 """TF 1.x's replaced array and state ops (ops/legacy_array_ops.py): Reverse, TileGrad, Copy,
-DeepCopy and Empty against NumPy; Variable and PlaceholderV2 in graphs as an imported GraphDef
-brings them (their values were checked against TF 2.21 running a version-1 GraphDef)."""
+DeepCopy, Empty, UniqueV2 and UniqueWithCountsV2 against NumPy (the Unique values, shapes and errors
+as TF 2.21 gave them for the same nodes); Variable and PlaceholderV2 in graphs as an imported
+GraphDef brings them (their values were checked against TF 2.21 running a version-1 GraphDef)."""
 import numpy as np
 import pytest
 
@@ -18,6 +19,19 @@ def _tile_grad_ref(x):
     return x.reshape(2, 2, 3, 1, 3, 2).sum(axis=(0, 2, 4))
 
 
+def _unique_rows_ref(x, axis=0):
+    """Distinct slices along axis in order of first occurrence, positions, counts."""
+    slices = [tuple(np.take(x, i, axis=axis).ravel()) for i in range(x.shape[axis])]
+    distinct = list(dict.fromkeys(slices))
+    idx = np.int32([distinct.index(s) for s in slices])
+    first = [slices.index(s) for s in distinct]
+    return [np.take(x, first, axis=axis), idx, np.bincount(idx).astype(np.int32)]
+
+
+def _repeated_rows(rng, dt):
+    return rng.randint(0, 3, (3, 2))[rng.randint(0, 3, 6)].astype(dt)
+
+
 CASES = [
     OpCase("reverse_v1", lambda x: apply_op(ops.Reverse, [x, [True, False, True]]),
            lambda x: x[::-1, :, ::-1], [_randn(2, 3, 4)], dtypes=(tf.float32, tf.int64)),
@@ -30,6 +44,16 @@ CASES = [
     OpCase("empty", lambda s: apply_op(ops.Empty, [s], {"dtype": tf.float32, "init": True}),
            lambda s: np.zeros(s, np.float32), [np.int32([2, 3])], fixed_dtypes=(tf.int32,),
            grad=False),
+    OpCase("unique_v2_rows", lambda x: apply_op(ops.UniqueV2, [x, np.int64([0])]),
+           lambda x: _unique_rows_ref(x)[:2], [_repeated_rows], dtypes=(tf.float32, tf.int64),
+           grad=False),
+    OpCase("unique_with_counts_v2_columns",
+           lambda x: apply_op(ops.UniqueWithCountsV2, [x, np.int32([-1])]),
+           lambda x: _unique_rows_ref(x, 1), [lambda rng, dt: _repeated_rows(rng, dt).T],
+           dtypes=(tf.float32, tf.int32), grad=False),
+    OpCase("unique_with_counts_v2_vector",
+           lambda x: apply_op(ops.UniqueWithCountsV2, [x, np.int64([])]),
+           lambda x: _unique_rows_ref(x), [np.float32([3, 1, 3, 2, 1])], grad=False),
 ]
 
 test_forward, test_shapes, test_gradient = case_tests(CASES, gradients=True)
@@ -81,3 +105,41 @@ def test_variable_and_placeholder_v2_in_an_imported_graph():
             with pytest.raises(tf.errors.InvalidArgumentError,
                                match="You must feed a value for placeholder tensor 'input'"):
                 sess.run(out)
+
+
+def test_unique_v2_values_shapes_and_errors_match_tf():
+    """TF 2.21's results for these nodes: values along each axis, static idx shapes, and the
+    errors of a static and a fed bad axis."""
+    x = np.float32([[1, 0, 1], [1, 0, 1], [2, 0, 2], [1, 0, 1]])
+    with tf.Graph().as_default():
+        assert [t.shape.as_list() for t in apply_op(ops.UniqueV2, [x, [1]])] == [[None, None], [3]]
+        fed = tf.placeholder(tf.float32, [None, 3])
+        assert apply_op(ops.UniqueWithCountsV2, [fed, [0]])[1].shape.as_list() == [None]
+        assert apply_op(ops.UniqueV2, [tf.placeholder(tf.float32, [5]), np.int64([])])[1] \
+            .shape.as_list() == [5]
+        for axis, message in (([2], r"axis expects to be in the range \[-2, 2\)"),
+                              ([[0]], "axis expects a 1D vector."),
+                              ([0, 1], "axis does not support input tensors larger than 1"),
+                              (np.int32([]), "x expects a 1D vector.")):
+            with pytest.raises(ValueError, match=message):
+                apply_op(ops.UniqueV2, [tf.placeholder(tf.float32, [4, 5]), axis])
+        value, axis = tf.placeholder(tf.float32), tf.placeholder(tf.int64)
+        counted = apply_op(ops.UniqueWithCountsV2, [value, axis])
+        with tf.Session() as sess:
+            y, idx, count = sess.run(counted, {value: x, axis: [0]})
+            np.testing.assert_array_equal(y, [[1, 0, 1], [2, 0, 2]])
+            assert idx.tolist() == [0, 0, 1, 0] and count.tolist() == [3, 1]
+            y, idx, count = sess.run(counted, {value: x, axis: [-1]})
+            np.testing.assert_array_equal(y, x[:, :2])
+            assert idx.tolist() == [0, 1, 0] and count.tolist() == [2, 1]
+            y, idx, count = sess.run(counted, {value: np.zeros((2, 0)), axis: [0]})
+            assert y.shape == (1, 0) and idx.tolist() == [0, 0] and count.tolist() == [2]
+            for bad, feed, message in (
+                    (x, [2], r"axis has to be between \[0, 2\)"),
+                    (x, [-3], r"axis has to be between \[0, 2\)"),
+                    (x, [], "unique expects a 1D vector."),
+                    (x, [[0]], "axis expects a 1D vector."),
+                    (x, [0, 1], "axis does not support input tensors larger than 1 elements"),
+                    (np.float32(3), [0], r"axis has to be between \[0, 0\)")):
+                with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+                    sess.run(counted, {value: bad, axis: feed})

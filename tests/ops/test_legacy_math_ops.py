@@ -1,7 +1,8 @@
 """TF 1.x's replaced math, nn and image ops (ops/legacy_math_ops.py) against NumPy, with shapes
 and gradients. The NMS and Bincount cases are the ones whose values were checked against TF
 2.21 running a version-1 GraphDef of these ops; so were the TopK, BiasAddV1, Inv, InvGrad and
-SelfAdjointEig values and gradients."""
+SelfAdjointEig values and gradients, and MaxPoolV2's, MaxPoolGradV2's and MaxPoolGradGradV2's
+values and static shapes."""
 import numpy as np
 import pytest
 
@@ -66,6 +67,45 @@ def _bincount_ref(arr, weights, size=5):
 
 ARR = np.int32([[1, 1, 4], [3, 0, 7]])
 
+# 2x2 windows, stride 2, VALID, NHWC on [1, 4, 6, 2]: windows split H and W into (3 and 2) x 2.
+_WINDOW = [np.int32([1, 2, 2, 1]), np.int32([1, 2, 2, 1])]
+_POOL = {"padding": "VALID"}
+
+
+def _windows(x):
+    """[1, 4, 6, 2] -> [1, 2, 2, 3, 2, 2]: window row, row in window, window col, col, channel."""
+    return x.reshape(1, 2, 2, 3, 2, 2)
+
+
+def _pool_ref(x):
+    return _windows(x).max(axis=(2, 4))
+
+
+def _at_max(x):
+    """1 at each window's maximum (random inputs have no ties)."""
+    w = _windows(x)
+    return (w == w.max(axis=(2, 4), keepdims=True)).astype(x.dtype)
+
+
+def _pool_grad_ref(x, dy):
+    return (_at_max(x) * dy[:, :, None, :, None, :]).reshape(x.shape)
+
+
+def _pool_grad_grad_ref(x, g):
+    return (_at_max(x) * _windows(g)).sum(axis=(2, 4))
+
+
+def _max_pool_v2(x):
+    return apply_op(ops.MaxPoolV2, [x, *_WINDOW], _POOL)
+
+
+def _max_pool_grad_v2(op_def):
+    """MaxPool(Grad)GradV2 at x (pooled by MaxPoolV2) for the incoming gradient g."""
+    def build(x, g):
+        return apply_op(op_def, [x, _max_pool_v2(x), g, *_WINDOW], _POOL)
+    return build
+
+
 CASES = [
     OpCase("top_k_v1", lambda x: list(apply_op(ops.TopK, [x], {"k": 2})), _top_k_ref,
            [_randn(3, 5)], dtypes=(tf.float32, tf.float64)),
@@ -97,6 +137,12 @@ CASES = [
            lambda a: apply_op(ops.Bincount, [a, 5, tf.constant([], tf.int64)]),
            lambda a: _bincount_ref(a, np.ones(a.shape, np.int64)), [ARR],
            fixed_dtypes=(tf.int32,), grad=False),
+    OpCase("max_pool_v2", _max_pool_v2, _pool_ref, [_randn(1, 4, 6, 2)],
+           dtypes=(tf.float32, tf.float64)),
+    OpCase("max_pool_grad_v2", _max_pool_grad_v2(ops.MaxPoolGradV2), _pool_grad_ref,
+           [_randn(1, 4, 6, 2), _randn(1, 2, 3, 2)], dtypes=(tf.float32, tf.float64)),
+    OpCase("max_pool_grad_grad_v2", _max_pool_grad_v2(ops.MaxPoolGradGradV2),
+           _pool_grad_grad_ref, [_randn(1, 4, 6, 2), _randn(1, 4, 6, 2)], grad=False),
 ]
 
 test_forward, test_shapes, test_gradient = case_tests(CASES, gradients=True)
@@ -135,3 +181,51 @@ def test_shape_functions_reject_what_tensorflow_rejects():
             apply_op(ops.ApproximateEqual, [tf.zeros([2, 3]), tf.zeros([3, 2])])
         assert apply_op(ops.SelfAdjointEig, [tf.placeholder(tf.float32, [None, 3, None])]) \
             .shape.as_list() == [None, 4, 3]
+
+
+def test_max_pool_v2_shapes_read_the_window_inputs():
+    """TF 2.21's static shapes: known from constant windows, unknown while one is fed."""
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [2, 5, 6, 3])
+        ksize = tf.placeholder(tf.int32, [4])
+        same = {"padding": "SAME"}
+        assert apply_op(ops.MaxPoolV2, [x, [1, 2, 2, 1], [1, 2, 2, 1]], same).shape \
+            .as_list() == [2, 3, 3, 3]
+        assert apply_op(ops.MaxPoolV2, [x, [1, 1, 2, 2], [1, 1, 2, 2]],
+                        {"padding": "VALID", "data_format": "NCHW"}).shape.as_list() == \
+            [2, 5, 3, 1]
+        fed = apply_op(ops.MaxPoolV2, [x, ksize, [1, 2, 2, 1]], same)
+        assert fed.shape.ndims is None
+        y = apply_op(ops.MaxPoolV2, [x, [1, 3, 3, 1], [1, 2, 2, 1]], {"padding": "VALID"})
+        grad = apply_op(ops.MaxPoolGradV2, [x, y, y, ksize, ksize], {"padding": "VALID"})
+        assert y.shape.as_list() == [2, 2, 2, 3] and grad.shape.as_list() == [2, 5, 6, 3]
+        with pytest.raises(ValueError, match="rank 4"):
+            apply_op(ops.MaxPoolV2, [tf.placeholder(tf.float32, [2, 3]), ksize, ksize], same)
+        with pytest.raises(ValueError):
+            apply_op(ops.MaxPoolV2, [x, [1, 2, 2], [1, 2, 2, 1]], same)
+        with tf.Session() as sess:
+            np.testing.assert_array_equal(
+                sess.run(fed, {x: np.ones((2, 5, 6, 3)), ksize: [1, 3, 3, 1]}).shape,
+                [2, 3, 3, 3])
+            with pytest.raises(tf.errors.UnimplementedError, match="batch dimension"):
+                sess.run(fed, {x: np.ones((2, 5, 6, 3)), ksize: [2, 2, 2, 1]})
+            with pytest.raises(tf.errors.InvalidArgumentError, match="ksize"):
+                sess.run(fed, {x: np.ones((2, 5, 6, 3)), ksize: [1, 0, 2, 1]})
+
+
+def test_max_pool_v2_gradients_are_tfs_ops():
+    """TF's graph: MaxPoolV2's gradient is MaxPoolGradV2 on the same window inputs, and
+    MaxPoolGradV2's a MaxPoolGradGradV2 for grad; MaxPoolGradGradV2 has none (as in TF)."""
+    with tf.Graph().as_default():
+        x = tf.constant(np.random.RandomState(0).randn(1, 4, 6, 2).astype(np.float32))
+        y = _max_pool_v2(x)
+        dx = tf.gradients(y, x)[0]
+        assert dx.op.type == "MaxPoolGradV2" and dx.op.inputs[3] is y.op.inputs[1]
+        g = tf.gradients(dx, [x, y], grad_ys=tf.ones_like(x))
+        second = _max_pool_grad_v2(ops.MaxPoolGradGradV2)(x, x)
+        with pytest.raises(LookupError, match="MaxPoolGradGradV2"):
+            tf.gradients(second, x)
+        with tf.Session() as sess:
+            got_dx, got_dy, x_value = sess.run([dx, g[1], x])
+    np.testing.assert_array_equal(got_dx, _at_max(x_value).reshape(x_value.shape))
+    np.testing.assert_array_equal(got_dy, np.zeros((1, 2, 3, 2)))

@@ -1,5 +1,6 @@
 """The TF 1.x ops kept so imported graphs run: ParseExample / ParseSingleExample (what TF 1.15's
-parsers and Estimator serving graphs contain) give tf.parse_example's values; MatrixDiag,
+parsers and Estimator serving graphs contain) give tf.parse_example's values,
+ParseSingleSequenceExample TF 2.21's values and static shapes for the same node; MatrixDiag,
 MatrixDiagPart and MatrixSetDiag against NumPy, with gradients and shapes."""
 import numpy as np
 import pytest
@@ -67,6 +68,59 @@ def test_parse_single_example_v1_and_an_imported_graph():
     np.testing.assert_array_equal(got[1], [1, 2])
     np.testing.assert_array_equal(got[2], [2])
     assert got[3] == 3.0
+
+
+def _sequence_example():
+    example = tf.train.SequenceExample()
+    example.context.feature["tags"].int64_list.value.extend([4, 9])
+    example.context.feature["age"].float_list.value.append(3.5)
+    lists = example.feature_lists.feature_list
+    for words in ([b"a", b"b"], [], [b"c"]):
+        lists["words"].feature.add().bytes_list.value.extend(words)
+    for frame in ([1.0, 2.0], [3.0, 4.0]):
+        lists["frames"].feature.add().float_list.value.extend(frame)
+    return example.SerializeToString()
+
+
+def _single_sequence_parse(serialized, dense_lists=("frames", "missing"), debug_name="rec0",
+                           assumed_empty=("missing",)):
+    """The ParseSingleSequenceExample node TF 1.15's parse_single_sequence_example made: keys
+    as scalar inputs; the dense feature lists in `assumed_empty` may be absent."""
+    c = tf.constant
+    types = {"frames": tf.float32, "missing": tf.int64}
+    shapes = {"frames": tf.TensorShape([2]), "missing": tf.TensorShape([])}
+    return apply_op(legacy_ops.ParseSingleSequenceExample,
+                    [serialized, c(list(assumed_empty), tf.string), [c("tags")],
+                     [c("age"), c("height")], [c("words")], [c(k) for k in dense_lists],
+                     [c([], tf.float32), c([7], tf.int64)], debug_name],
+                    {"context_sparse_types": [tf.int64],
+                     "context_dense_shapes": [tf.TensorShape([]), tf.TensorShape([1])],
+                     "feature_list_sparse_types": [tf.string],
+                     "feature_list_dense_types": [types[k] for k in dense_lists],
+                     "feature_list_dense_shapes": [shapes[k] for k in dense_lists]})
+
+
+def test_parse_single_sequence_example_gives_tfs_values_and_shapes():
+    with tf.Graph().as_default():
+        serialized = tf.placeholder(tf.string, [])
+        outputs = _single_sequence_parse(serialized)
+        assert [t.shape.as_list() for t in outputs] == [
+            [None, 1], [None], [1], [], [1], [None, 2], [None], [2], [None, 2], [None]]
+        required = _single_sequence_parse(serialized, ["missing"], "", assumed_empty=())
+        with tf.Session() as sess:
+            got = sess.run(outputs, {serialized: _sequence_example()})
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match="Name: , Feature list 'missing' is required"):
+                sess.run(required, {serialized: _sequence_example()})
+            with pytest.raises(tf.errors.InvalidArgumentError):
+                sess.run(outputs, {serialized: b"garbage"})
+        with pytest.raises(ValueError, match="rank 0"):
+            _single_sequence_parse(tf.placeholder(tf.string, [2]))
+    want = [[[0], [1]], [4, 9], [2], 3.5, [7], [[0, 0], [0, 1], [2, 0]], [b"a", b"b", b"c"],
+            [3, 2], [[1.0, 2.0], [3.0, 4.0]], []]
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    assert got[-1].dtype == np.int64
 
 
 def _randn(*shape):

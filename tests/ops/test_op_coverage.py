@@ -66,7 +66,8 @@ TESTED_ELSEWHERE = {
                     "ops/test_slice_assign.py"),
     **dict.fromkeys(["GetSessionHandle", "GetSessionTensor", "DeleteSessionTensor"],
                     "runtime/test_session_handles.py"),
-    **dict.fromkeys(["ParseExample", "ParseSingleExample"], "ops/test_legacy_ops.py"),
+    **dict.fromkeys(["ParseExample", "ParseSingleExample", "ParseSingleSequenceExample"],
+                    "ops/test_legacy_ops.py"),
     **dict.fromkeys(["Variable", "PlaceholderV2"], "ops/test_legacy_array_ops.py"),
     # Stateful queue, accumulator and reader ops: tested through their resources.
     **dict.fromkeys(_QUEUE_OPS, "ops/test_queues.py"),
