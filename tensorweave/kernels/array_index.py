@@ -80,7 +80,7 @@ def index_rows(indices, shape, what: str):
     return flat
 
 
-def _gather_nd(params, indices):
+def gather_nd(params, indices):
     """params[indices[..., 0], ..., indices[..., K-1]] for each leading position of indices."""
     depth = np.shape(indices)[-1]
     params = np.asarray(params)
@@ -95,7 +95,7 @@ def _gather_nd(params, indices):
     return params[tuple(flat.T)].reshape(lead + params.shape[depth:])
 
 
-register_pure("GatherNd", _gather_nd)
+register_pure("GatherNd", gather_nd)
 
 
 def _scatter_nd(indices, updates, shape):

@@ -21,7 +21,7 @@ from tensorweave.kernels.registry import kernel
 from tensorweave.ops.array_matrix_ops import in_bounds, matrix_size, max_diag_len
 
 # TensorFlow registers these kernels for every plain-old-data type: numbers and bool.
-_POD = _dtypes.NUMERIC | {_dtypes.bool}
+DIAG_TYPES = _dtypes.NUMERIC | {_dtypes.bool}
 
 _SIZE_ERRORS = {
     "rows": "The number of rows is too small.",
@@ -130,7 +130,7 @@ def _packed_shape(batch: tuple, num_diags: int, length: int) -> tuple:
 
 
 # --- MatrixDiagV3 ------------------------------------------------------------------------------
-@kernel("MatrixDiagV3", dtypes=_POD)
+@kernel("MatrixDiagV3", dtypes=DIAG_TYPES)
 class MatrixDiagKernel(_BandKernel):
     """Batched matrices of `padding_value` with the packed diagonals written on the band."""
 
@@ -158,7 +158,7 @@ class MatrixDiagKernel(_BandKernel):
 
 
 # --- MatrixDiagPartV3 --------------------------------------------------------------------------
-@kernel("MatrixDiagPartV3", dtypes=_POD)
+@kernel("MatrixDiagPartV3", dtypes=DIAG_TYPES)
 class MatrixDiagPartKernel(_BandKernel):
     """The band's diagonals packed into rows, shorter ones padded with `padding_value`."""
 
@@ -180,7 +180,7 @@ class MatrixDiagPartKernel(_BandKernel):
 
 
 # --- MatrixSetDiagV3 ---------------------------------------------------------------------------
-@kernel("MatrixSetDiagV3", dtypes=_POD)
+@kernel("MatrixSetDiagV3", dtypes=DIAG_TYPES)
 class MatrixSetDiagKernel(_BandKernel):
     """A copy of the input with the packed diagonals written on the band."""
 
@@ -230,7 +230,7 @@ def _band_limit(value, name: str, size: int, what: str) -> int:
     return limit
 
 
-@kernel("MatrixBandPart", dtypes=_POD)
+@kernel("MatrixBandPart", dtypes=DIAG_TYPES)
 def _matrix_band_part(ctx, x, num_lower, num_upper):
     """Entries with m - n <= num_lower and n - m <= num_upper kept, the rest zero."""
     _check_rank(x, 2, "input")

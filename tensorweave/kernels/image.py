@@ -86,7 +86,7 @@ def _folded_sum(planes):
 
 
 @kernel("AdjustContrastv2", dtypes=(np.float32,))
-def _adjust_contrast(ctx, images, factor):
+def adjust_contrast(ctx, images, factor):
     """mean + factor * (x - mean) per image and channel, the mean as TF folds it."""
     _check_adjusted(images, factor, "contrast_factor", rgb=False)
     if not images.size:

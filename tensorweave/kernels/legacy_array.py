@@ -2,7 +2,8 @@
 
 Reverse runs ReverseV2's with the True dims as axes, UniqueV2 and UniqueWithCountsV2 Unique's for a
 vector (and their own slice comparison along an axis); Variable and PlaceholderV2 are VariableV2's
-and Placeholder's registrations; TileGrad, Copy, DeepCopy and Empty are their own (no newer op
+and Placeholder's registrations; MatrixDiagV2, MatrixDiagPartV2 and MatrixSetDiagV2 run the V3
+kernels with align LEFT_LEFT; TileGrad, Copy, DeepCopy and Empty are their own (no newer op
 computes them).
 """
 from __future__ import annotations
@@ -13,9 +14,16 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.array import reverse_axes
+from tensorweave.kernels.array_matrix import (
+    DIAG_TYPES,
+    MatrixDiagKernel,
+    MatrixDiagPartKernel,
+    MatrixSetDiagKernel,
+)
 from tensorweave.kernels.array_index import UniqueKernel
-from tensorweave.kernels.legacy_reuse import reuse_kernels
+from tensorweave.kernels.legacy_reuse import newer_kernel, reuse_kernels
 from tensorweave.kernels.registry import kernel, register_pure
+from tensorweave.ops.legacy_array_ops import V2_ALIGN
 
 reuse_kernels("Variable", "VariableV2", "state")
 reuse_kernels("PlaceholderV2", "Placeholder", "constant")
@@ -121,3 +129,21 @@ class UniqueV2Kernel:
             return y, idx
         size = y.shape[0 if a is None else a]
         return y, idx, np.bincount(idx, minlength=size).astype(self.idx_dtype)
+
+
+def _diag_v2_kernel(op_type: str, v3_kernel: type) -> None:
+    """Registers for `op_type` a kernel that runs `v3_kernel` with V2's fixed alignment."""
+    class DiagV2Kernel:
+        def __init__(self, ctx):
+            self.v3 = newer_kernel(v3_kernel, ctx, op_type.replace("V2", "V3"), align=V2_ALIGN)
+
+        def compute(self, ctx, *inputs):
+            return self.v3.compute(ctx, *inputs)
+
+    DiagV2Kernel.__doc__ = f"{v3_kernel.__name__} with align {V2_ALIGN}, as {op_type} runs."
+    kernel(op_type, dtypes=DIAG_TYPES)(DiagV2Kernel)
+
+
+_diag_v2_kernel("MatrixDiagV2", MatrixDiagKernel)
+_diag_v2_kernel("MatrixDiagPartV2", MatrixDiagPartKernel)
+_diag_v2_kernel("MatrixSetDiagV2", MatrixSetDiagKernel)

@@ -12,7 +12,7 @@ import numpy as np
 from tensorweave.framework import errors
 from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
-from tensorweave.kernels.array_index import gather
+from tensorweave.kernels.array_index import gather, gather_nd
 from tensorweave.kernels.registry import kernel
 from tensorweave.runtime.executor.values import ResourceVariableRef, VariableRef, deref
 
@@ -151,6 +151,12 @@ class ResourceGatherKernel:
                                    f"+ 1) dimensions but it has shape "
                                    f"{dims_text(np.shape(value))}")
         return gather(self.xp, value, indices, self.batch_dims, self.batch_dims)
+
+
+@kernel("ResourceGatherNd")
+def _resource_gather_nd(ctx, ref, indices):
+    """GatherNd of the variable's value: a new array of the named elements or slices."""
+    return gather_nd(_assigned_value(ref), indices)
 
 
 @kernel("VariableShape")

@@ -149,7 +149,7 @@ def gather(params, indices, validate_indices=None, name=None, axis=None, batch_d
 
 
 # --- GatherNd / ScatterNd --------------------------------------------------------------------
-def _gather_nd_shape(ctx):
+def gather_nd_shape(ctx):
     params, indices = _dims(ctx, 0), _dims(ctx, 1)
     if indices is not None and not indices:
         raise ValueError("Shape must be at least rank 1 but is rank 0")
@@ -165,7 +165,7 @@ def _gather_nd_shape(ctx):
 GatherNd = define_op(
     "GatherNd", inputs=["params: Tparams", "indices: Tindices"], outputs=["output: Tparams"],
     attrs=[TypeAttr("Tparams"), TypeAttr("Tindices", _GATHER_INDEX), BAD_INDICES_POLICY],
-    shape_fn=_gather_nd_shape)
+    shape_fn=gather_nd_shape)
 
 
 def gather_nd(params, indices, name=None, batch_dims=0):

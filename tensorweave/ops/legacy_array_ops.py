@@ -3,8 +3,10 @@
 TF 1.x graphs carry Reverse (a bool per dimension, before ReverseV2's axis list), TileGrad (Tile's
 gradient before GraphDef version 3), Variable and PlaceholderV2 (old names of VariableV2 and
 Placeholder), UniqueV2 and UniqueWithCountsV2 (tf.unique with an axis input), and the debugger's and
-in-place helpers Copy, DeepCopy and Empty. Each has TensorFlow 2.21's raw-op signature and its
-registered gradient; ops TF leaves without one stay without one. Kernels: kernels/legacy_array.py.
+in-place helpers Copy, DeepCopy and Empty, and TF 2.0-2.1's MatrixDiagV2, MatrixDiagPartV2 and
+MatrixSetDiagV2 (V3 without the align attr: a band's shorter diagonals always aligned left). Each
+has TensorFlow 2.21's raw-op signature and its registered gradient; ops TF leaves without one stay
+without one. Kernels: kernels/legacy_array.py.
 """
 from __future__ import annotations
 
@@ -14,6 +16,16 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
+from tensorweave.framework.shape_fns import ShapeContext
+from tensorweave.ops.array_creation_ops import zeros_like
+from tensorweave.ops.array_matrix_ops import (
+    MatrixDiagPartV3,
+    MatrixDiagV3,
+    MatrixSetDiagV3,
+    matrix_diag,
+    matrix_diag_part,
+    matrix_set_diag,
+)
 from tensorweave.ops.constant_op import Placeholder
 from tensorweave.ops.state_ops import VariableV2
 
@@ -125,3 +137,61 @@ UniqueWithCountsV2 = define_op(
     outputs=["y: T", "idx: out_idx", "count: out_idx"], attrs=_UNIQUE_ATTRS,
     shape_fn=_unique_v2_shape,
     doc="UniqueV2 with each distinct slice's number of occurrences.")
+
+
+# The alignment TF's V2 diagonal kernels use: they read no attr and keep their LEFT_LEFT default.
+V2_ALIGN = "LEFT_LEFT"
+
+
+def _v3_shape(v3):
+    """V3's shape function run on a V2 node as if it carried align = LEFT_LEFT."""
+    def shape_fn(ctx):
+        return v3.shape_fn(ShapeContext(ctx.inputs, {**ctx.attrs, "align": V2_ALIGN}, v3.name,
+                                        ctx.blind))
+    return shape_fn
+
+
+MatrixDiagV2 = define_op(
+    "MatrixDiagV2",
+    inputs=["diagonal: T", "k: int32", "num_rows: int32", "num_cols: int32",
+            "padding_value: T"],
+    outputs=["output: T"], attrs=[TypeAttr("T")], shape_fn=_v3_shape(MatrixDiagV3),
+    doc="MatrixDiagV3 with a band's shorter diagonals aligned left (TF 2.0-2.1 graphs).")
+MatrixDiagPartV2 = define_op(
+    "MatrixDiagPartV2", inputs=["input: T", "k: int32", "padding_value: T"],
+    outputs=["diagonal: T"], attrs=[TypeAttr("T")], shape_fn=_v3_shape(MatrixDiagPartV3),
+    doc="MatrixDiagPartV3 with a band's shorter diagonals aligned left (TF 2.0-2.1 graphs).")
+MatrixSetDiagV2 = define_op(
+    "MatrixSetDiagV2", inputs=["input: T", "diagonal: T", "k: int32"], outputs=["output: T"],
+    attrs=[TypeAttr("T")], shape_fn=_v3_shape(MatrixSetDiagV3),
+    doc="MatrixSetDiagV3 with a band's shorter diagonals aligned left (TF 2.0-2.1 graphs).")
+
+# TF's V2 gradients below build the V3 ops through the wrappers' default align, RIGHT_LEFT, not
+# the forward op's LEFT_LEFT: they agree on single diagonals and subdiagonals but, like TF's,
+# misplace a band's shorter superdiagonals. They follow TF so imported graphs train as there.
+
+
+@MatrixDiagV2.gradient
+def _matrix_diag_v2_grad(op, grad):
+    """TF's _MatrixDiagV2Grad: the diagonals read back out of the gradient."""
+    return [matrix_diag_part(grad, k=op.inputs[1]), None, None, None, None]
+
+
+@MatrixDiagPartV2.gradient
+def _matrix_diag_part_v2_grad(op, grad):
+    """TF's _MatrixDiagPartV2Grad: MatrixDiag of the gradient when the matrix size is static,
+    else the gradient written into zeros shaped like the input."""
+    x, k = op.inputs[:2]
+    matrix = x.shape[-2:]
+    if matrix.is_fully_defined():
+        rows, cols = matrix.as_list()
+        return [matrix_diag(grad, k=k, num_rows=rows, num_cols=cols), None, None]
+    return [matrix_set_diag(zeros_like(x), grad, k=k), None, None]
+
+
+@MatrixSetDiagV2.gradient
+def _matrix_set_diag_v2_grad(op, grad):
+    """TF's _MatrixSetDiagGradV2: the input gets the gradient with the diagonals zeroed, the
+    diagonals the gradient's diagonals."""
+    diagonal, k = op.inputs[1:]
+    return [matrix_set_diag(grad, zeros_like(diagonal), k=k), matrix_diag_part(grad, k=k), None]

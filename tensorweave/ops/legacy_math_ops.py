@@ -1,11 +1,14 @@
-"""TF 1.x's math, nn and image ops that newer ops replaced, kept so their GraphDefs import.
+"""TF 1.x's math, nn, image and random ops that newer ops replaced, kept so their GraphDefs import.
 
 TF 1.x graphs carry TopK and InTopK (k an attr, before TopKV2 / InTopKV2 took it as an input),
 BiasAddV1 (BiasAdd without data_format), Inv and InvGrad (Reciprocal's old names), NonMaxSuppression
 (iou_threshold an attr) and NonMaxSuppressionV2, SelfAdjointEig (eigenvalues and eigenvectors in one
 [..., N+1, N] output, removed at GraphDef version 11), Bincount (what tf.math.bincount built before
 DenseBincount), ApproximateEqual, and MaxPoolV2 / MaxPoolGradV2 / MaxPoolGradGradV2 (what
-tf.nn.max_pool built when ksize or strides were tensors). Each has TensorFlow 2.21's raw-op
+tf.nn.max_pool built when ksize or strides were tensors), Conv3DBackpropInput and
+Conv3DBackpropFilter (before the V2s took the input's or filter's shape instead of the tensor, and
+with no data_format), RandomPoisson (RandomPoissonV2 with the output typed like the rate) and
+AdjustContrast (float output clipped to [min_value, max_value]). Each has TensorFlow 2.21's raw-op
 signature and its registered gradient; ops TF leaves without one stay without one. Kernels:
 kernels/legacy_math.py, which run the newer ops' kernels.
 """
@@ -30,6 +33,7 @@ from tensorweave.ops.math_unary_ops import (
 from tensorweave.ops.nn_ops import BiasAddGrad, bias_add_shape
 from tensorweave.ops.nn_pool_ops import MaxPool
 from tensorweave.ops.nn_top_k_ops import top_k_grad
+from tensorweave.ops.random_gamma_ops import RandomPoissonV2
 
 __all__: list[str] = []
 
@@ -225,3 +229,43 @@ def _max_pool_grad_v2_grad(op, grad):
     return [zeros_like(x), zeros_like(y),
             apply_op(MaxPoolGradGradV2, [x, y, grad, ksize, strides], _pool_attrs(op)),
             None, None]
+
+
+_CONV3D_V1_ATTRS = [TypeAttr("T", {_dtypes.float16, _dtypes.float32, _dtypes.float64}),
+                    Attr("strides", "list(int)", minimum=5), Attr("padding", "string"),
+                    Attr("dilations", "list(int)", [1, 1, 1, 1, 1])]
+Conv3DBackpropInput = define_op(
+    "Conv3DBackpropInput", inputs=["input: T", "filter: T", "out_backprop: T"],
+    outputs=["output: T"], attrs=_CONV3D_V1_ATTRS,
+    shape_fn=lambda ctx: ctx.input_shape(0).with_rank(5),
+    doc="Conv3D's input gradient, shaped like the given input tensor (NDHWC only).")
+Conv3DBackpropFilter = define_op(
+    "Conv3DBackpropFilter", inputs=["input: T", "filter: T", "out_backprop: T"],
+    outputs=["output: T"], attrs=_CONV3D_V1_ATTRS,
+    shape_fn=lambda ctx: ctx.input_shape(1).with_rank(5),
+    doc="Conv3D's filter gradient, shaped like the given filter tensor (NDHWC only).")
+
+RandomPoisson = define_op(
+    "RandomPoisson", inputs=["shape: S", "rate: dtype"], outputs=["output: dtype"],
+    attrs=[Attr("seed", "int", 0), Attr("seed2", "int", 0), TypeAttr("S", _dtypes.INDEX),
+           TypeAttr("dtype", {_dtypes.float16, _dtypes.float32, _dtypes.float64})],
+    shape_fn=RandomPoissonV2.shape_fn, is_stateful=True,
+    doc="Poisson(rate) samples typed like rate, `shape` of them for each entry of rate.")
+
+
+def _adjust_contrast_shape(ctx):
+    """The images' shape (rank >= 3); factor, min and max scalars."""
+    for i in (1, 2, 3):
+        ctx.input_shape(i).with_rank(0)
+    return ctx.input_shape(0).with_rank_at_least(3)
+
+
+AdjustContrast = define_op(
+    "AdjustContrast",
+    inputs=["images: T", "contrast_factor: float32", "min_value: float32",
+            "max_value: float32"],
+    outputs=["output: float32"],
+    attrs=[TypeAttr("T", {_dtypes.uint8, _dtypes.int8, _dtypes.int16, _dtypes.int32,
+                          _dtypes.int64, _dtypes.float32, _dtypes.float64})],
+    shape_fn=_adjust_contrast_shape,
+    doc="AdjustContrastv2 on the images as float32, clipped to [min_value, max_value].")

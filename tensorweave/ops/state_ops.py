@@ -226,6 +226,33 @@ def _resource_gather_grad(op, grad):
     return [IndexedSlices(values, tw.reshape(indices, count), params_shape), None]
 
 
+def _resource_gather_nd_shape(ctx):
+    """GatherNd's shape function with the variable's static shape as `params`."""
+    from tensorweave.ops.array_index_ops import gather_nd_shape
+    return on_variable_shapes(gather_nd_shape)(ctx)
+
+
+ResourceGatherNd = define_op(
+    "ResourceGatherNd", inputs=["resource: resource", "indices: Tindices"],
+    outputs=["output: dtype"],
+    attrs=[TypeAttr("dtype"), TypeAttr("Tindices", (_dtypes.int32, _dtypes.int64))],
+    shape_fn=_resource_gather_nd_shape, is_stateful=True)
+
+
+@ResourceGatherNd.gradient
+def _resource_gather_nd_grad(op, grad):
+    """TensorFlow's: IndexedSlices of the variable when each index names one row ([N, 1]
+    indices), else the gradient scattered into the variable's shape (ScatterNd)."""
+    import tensorweave as tw
+    from tensorweave.framework.indexed_slices import IndexedSlices
+    handle, indices = op.inputs
+    params_shape = variable_shape_tensor(handle, indices.dtype.base_dtype)
+    dims = indices.shape
+    if dims.ndims == 2 and dims[-1].value == 1:
+        return [IndexedSlices(grad, tw.squeeze(indices, axis=-1), params_shape), None]
+    return [tw.scatter_nd(indices, grad, params_shape), None]
+
+
 VariableShape = define_op(
     "VariableShape", inputs=["input: resource"], outputs=["output: out_type"],
     attrs=[TypeAttr("out_type", (_dtypes.int32, _dtypes.int64), default=_dtypes.int32)],
@@ -255,6 +282,11 @@ def resource_gather(handle, indices, dtype, batch_dims=0, validate_indices=True,
     return apply_op(ResourceGather, [handle, indices],
                     {"dtype": dtype, "batch_dims": batch_dims,
                      "validate_indices": validate_indices}, name=name)
+
+
+def resource_gather_nd(handle, indices, dtype, name=None):
+    """tf.gather_nd of the variable behind `handle`, reading only the named elements."""
+    return apply_op(ResourceGatherNd, [handle, indices], {"dtype": dtype}, name=name)
 
 
 def var_handle_op(shape, dtype, shared_name, name, container=""):

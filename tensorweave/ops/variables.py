@@ -614,6 +614,14 @@ class ResourceVariable(Variable):
         """A scalar bool: whether the variable has been assigned in this session."""
         return state_ops.var_is_initialized_op(self._variable, name=name)
 
+    def gather_nd(self, indices, name=None) -> Tensor:
+        """tf.gather_nd of the variable read sparsely (ResourceGatherNd, in a "GatherNd" name
+        scope by default, then an Identity, as TensorFlow builds it): only the named elements
+        are read; the gradient is IndexedSlices of the variable for [N, 1] indices."""
+        with name_scope("GatherNd" if name is None else name) as scope:
+            value = state_ops.resource_gather_nd(self._variable, indices, self._dtype, scope)
+        return _identity(value, name=None)
+
     def sparse_read(self, indices, name=None) -> Tensor:
         """Rows `indices` of the variable (ResourceGather, named `Gather` by default): what
         tf.gather and tf.nn.embedding_lookup read from a resource variable, without copying

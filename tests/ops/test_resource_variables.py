@@ -288,3 +288,32 @@ def test_a_caching_device_gets_an_identity_of_the_read():
         assert (v.value().name, v._as_graph_element().name) == ("cached/Read/Identity:0",
                                                                 "cached/Read/ReadVariableOp:0")
         assert _run(v).tolist() == [1.0]
+
+
+def test_gather_nd_reads_elements_and_slices_as_tensorflow_does():
+    with tf.Graph().as_default():
+        r = tf.Variable(np.arange(12, dtype=np.float32).reshape(3, 4), name="r",
+                        use_resource=True)
+        a = r.gather_nd([[1, 0]])
+        rows = r.gather_nd([[2], [0]], name="rows")
+        pairs = r.gather_nd(tf.constant([[0, 1], [2, 3]], tf.int64))
+        # TensorFlow 2.21 builds the same names and shapes.
+        assert (a.op.type, a.op.name, a.op.inputs[0].name) == ("Identity", "Identity",
+                                                                "GatherNd:0")
+        assert a.op.inputs[0].op.type == "ResourceGatherNd"
+        assert (rows.shape.as_list(), pairs.shape.as_list()) == ([2, 4], [2])
+        row_grad = tf.gradients(tf.reduce_sum(rows * 2.0), r)[0]
+        pair_grad = tf.gradients(tf.reduce_sum(pairs * 3.0), r)[0]
+        assert isinstance(row_grad, tf.IndexedSlices) and isinstance(pair_grad, tf.Tensor)
+        with tf.Session() as sess:
+            sess.run(r.initializer)
+            got = sess.run([a, rows, pairs])
+            assert got[0].tolist() == [4.0] and got[2].tolist() == [1.0, 11.0]
+            assert got[1].tolist() == [[8, 9, 10, 11], [0, 1, 2, 3]]
+            assert sess.run(tf.convert_to_tensor(row_grad)).tolist() == \
+                [[2.0] * 4, [0.0] * 4, [2.0] * 4]
+            assert sess.run(pair_grad).tolist() == [[0, 3, 0, 0], [0] * 4, [0, 0, 0, 3]]
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match=r"indices\[0\] = \[5, 0\] does not index into param "
+                                     r"shape \[3,4\]"):
+                sess.run(r.gather_nd([[5, 0]]))
