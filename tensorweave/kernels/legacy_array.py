@@ -14,13 +14,13 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.array import reverse_axes
+from tensorweave.kernels.array_index import UniqueKernel
 from tensorweave.kernels.array_matrix import (
     DIAG_TYPES,
     MatrixDiagKernel,
     MatrixDiagPartKernel,
     MatrixSetDiagKernel,
 )
-from tensorweave.kernels.array_index import UniqueKernel
 from tensorweave.kernels.legacy_reuse import newer_kernel, reuse_kernels
 from tensorweave.kernels.registry import kernel, register_pure
 from tensorweave.ops.legacy_array_ops import V2_ALIGN

@@ -3,8 +3,10 @@
 TopK runs TopKV2's with k, BiasAddV1 BiasAdd's in NHWC, SelfAdjointEig V2's with eigenvectors,
 Bincount DenseBincount's on the flattened input, NonMaxSuppression(V2) V3's without a score
 threshold, MaxPoolV2 / MaxPoolGradV2 / MaxPoolGradGradV2 MaxPool's, MaxPoolGrad's and
-MaxPoolGradGrad's with the window read from their inputs; Inv and InvGrad are Reciprocal's and
-ReciprocalGrad's registrations; ApproximateEqual is its own.
+MaxPoolGradGrad's with the window read from their inputs, Conv3DBackpropInput / Filter the V2s'
+with the given tensor's shape in NDHWC, AdjustContrast AdjustContrastv2's then the clip; Inv,
+InvGrad and RandomPoisson are Reciprocal's, ReciprocalGrad's and RandomPoissonV2's registrations;
+ApproximateEqual is its own.
 """
 from __future__ import annotations
 
@@ -13,7 +15,9 @@ import numpy as np
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
+from tensorweave.kernels.conv3d import Conv3DBackpropFilterKernel, Conv3DBackpropInputKernel
 from tensorweave.kernels.counting import DenseBincountKernel
+from tensorweave.kernels.image import adjust_contrast
 from tensorweave.kernels.image_nms import nms_v3
 from tensorweave.kernels.legacy_reuse import newer_kernel, reuse_kernels
 from tensorweave.kernels.linalg_decomp import SelfAdjointEigKernel
@@ -24,6 +28,7 @@ from tensorweave.kernels.registry import kernel
 
 reuse_kernels("Inv", "Reciprocal", "math_unary")
 reuse_kernels("InvGrad", "ReciprocalGrad", "math_unary")
+reuse_kernels("RandomPoisson", "RandomPoissonV2", "random_gamma")
 
 
 @kernel("TopK")
@@ -167,3 +172,42 @@ class MaxPoolGradGradV2Kernel:
 
     def compute(self, ctx, x, y, g, ksize, strides):
         return self.windows.kernel(ksize, strides).compute(ctx, x, y, g)
+
+
+@kernel("Conv3DBackpropInput", expensive=True)
+class Conv3DBackpropInputV1Kernel:
+    """Conv3DBackpropInputV2's kernel in NDHWC with input_sizes the given input's shape."""
+
+    def __init__(self, ctx):
+        self.v2 = newer_kernel(Conv3DBackpropInputKernel, ctx, "Conv3DBackpropInputV2",
+                               data_format="NDHWC")
+
+    def compute(self, ctx, x, w, dy):
+        return self.v2.compute(ctx, np.asarray(np.shape(x), np.int64), w, dy)
+
+
+@kernel("Conv3DBackpropFilter", expensive=True)
+class Conv3DBackpropFilterV1Kernel:
+    """Conv3DBackpropFilterV2's kernel in NDHWC with filter_sizes the given filter's shape."""
+
+    def __init__(self, ctx):
+        self.v2 = newer_kernel(Conv3DBackpropFilterKernel, ctx, "Conv3DBackpropFilterV2",
+                               data_format="NDHWC")
+
+    def compute(self, ctx, x, w, dy):
+        return self.v2.compute(ctx, x, np.asarray(np.shape(w), np.int32), dy)
+
+
+@kernel("AdjustContrast", dtypes=(np.uint8, np.int8, np.int16, np.int32, np.float32,
+                                  np.float64))
+def _adjust_contrast_v1(ctx, images, factor, min_value, max_value):
+    """AdjustContrastv2 on the images cast to float32, then min(., max_value) and
+    max(., min_value) in that order (TF's functor), with TF's checks."""
+    if images.ndim < 3:
+        raise invalid_argument(f"input must be at least 3-D, got shape{dims_text(images.shape)}")
+    for name, value in (("contrast_factor", factor), ("min_value", min_value),
+                        ("max_value", max_value)):
+        if np.ndim(value) != 0:
+            raise invalid_argument(f"{name} must be scalar: {dims_text(np.shape(value))}")
+    adjusted = adjust_contrast(ctx, images.astype(np.float32), factor)
+    return np.maximum(np.minimum(adjusted, max_value), min_value)

@@ -2,13 +2,16 @@
 and gradients. The NMS and Bincount cases are the ones whose values were checked against TF
 2.21 running a version-1 GraphDef of these ops; so were the TopK, BiasAddV1, Inv, InvGrad and
 SelfAdjointEig values and gradients, and MaxPoolV2's, MaxPoolGradV2's and MaxPoolGradGradV2's
-values and static shapes."""
+values and static shapes. Conv3DBackpropInput / Filter, RandomPoisson and AdjustContrast are
+checked against NumPy references of TF's kernels (the V2 convolutions' sums, zero-rate Poisson
+draws, and the v1 contrast functor's mean, scale and min-then-max clip)."""
 import numpy as np
 import pytest
 
 import tensorweave as tf
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.ops import legacy_math_ops as ops
+from tensorweave.ops.random_gamma_ops import RandomPoissonV2
 from tensorweave.testing.op_case import OpCase, case_tests
 
 
@@ -106,6 +109,44 @@ def _max_pool_grad_v2(op_def):
     return build
 
 
+_STRIDES = (1, 2, 1)
+
+
+def _conv3d_v1(op_def):
+    return lambda x, w, dy: apply_op(op_def, [x, w, dy], {"strides": [1, *_STRIDES, 1],
+                                                         "padding": "VALID"})
+
+
+def _taps(x, w, dy):
+    """For each filter tap, the input window it reads (VALID, NDHWC) and the tap's index."""
+    out = dy.shape[1:4]
+    for tap in np.ndindex(*w.shape[:3]):
+        yield tap, tuple(slice(t, t + s * o, s) for t, s, o in zip(tap, _STRIDES, out))
+
+
+def _conv3d_input_ref(x, w, dy):
+    dx = np.zeros_like(x)
+    for tap, window in _taps(x, w, dy):
+        dx[(slice(None), *window)] += np.einsum("ndhwo,io->ndhwi", dy, w[tap])
+    return dx
+
+
+def _conv3d_filter_ref(x, w, dy):
+    dw = np.zeros_like(w)
+    for tap, window in _taps(x, w, dy):
+        dw[tap] = np.einsum("ndhwi,ndhwo->io", x[(slice(None), *window)], dy)
+    return dw
+
+
+_CONV3D_V1_INPUTS = [_randn(2, 4, 5, 3, 2), _randn(2, 2, 2, 2, 3), _randn(2, 3, 2, 2, 3)]
+
+
+def _adjust_contrast_ref(images):
+    x = images.astype(np.float32)
+    mean = x.mean(axis=(-3, -2), keepdims=True, dtype=np.float32)
+    return np.maximum(np.minimum((x - mean) * np.float32(1.5) + mean, 60), 5)
+
+
 CASES = [
     OpCase("top_k_v1", lambda x: list(apply_op(ops.TopK, [x], {"k": 2})), _top_k_ref,
            [_randn(3, 5)], dtypes=(tf.float32, tf.float64)),
@@ -143,6 +184,20 @@ CASES = [
            [_randn(1, 4, 6, 2), _randn(1, 2, 3, 2)], dtypes=(tf.float32, tf.float64)),
     OpCase("max_pool_grad_grad_v2", _max_pool_grad_v2(ops.MaxPoolGradGradV2),
            _pool_grad_grad_ref, [_randn(1, 4, 6, 2), _randn(1, 4, 6, 2)], grad=False),
+    OpCase("conv3d_backprop_input_v1", _conv3d_v1(ops.Conv3DBackpropInput), _conv3d_input_ref,
+           _CONV3D_V1_INPUTS, dtypes=(tf.float32, tf.float64), rtol=1e-4, atol=1e-5,
+           grad=False),
+    OpCase("conv3d_backprop_filter_v1", _conv3d_v1(ops.Conv3DBackpropFilter),
+           _conv3d_filter_ref, _CONV3D_V1_INPUTS, dtypes=(tf.float32, tf.float64), rtol=1e-4,
+           atol=1e-5, grad=False),
+    OpCase("random_poisson_v1_zero_rate",
+           lambda rate: apply_op(ops.RandomPoisson, [np.int64([3]), rate], {"seed": 4}),
+           lambda rate: np.zeros((3, 2), rate.dtype), [np.float32([0.0, -2.0])],
+           dtypes=(tf.float32, tf.float64), grad=False),
+    OpCase("adjust_contrast_v1",
+           lambda x: apply_op(ops.AdjustContrast, [x, 1.5, 5.0, 60.0]), _adjust_contrast_ref,
+           [lambda rng, dt: rng.randint(0, 80, (2, 3, 4, 2)).astype(dt)],
+           dtypes=(tf.uint8, tf.int32, tf.float32, tf.float64), rtol=1e-6, grad=False),
 ]
 
 test_forward, test_shapes, test_gradient = case_tests(CASES, gradients=True)
@@ -229,3 +284,80 @@ def test_max_pool_v2_gradients_are_tfs_ops():
             got_dx, got_dy, x_value = sess.run([dx, g[1], x])
     np.testing.assert_array_equal(got_dx, _at_max(x_value).reshape(x_value.shape))
     np.testing.assert_array_equal(got_dy, np.zeros((1, 2, 3, 2)))
+
+
+def test_newer_versions_ops_without_a_tensorflow_gradient():
+    """TF 2.21 registers gradients for the V2 convolutions only, and none for RandomPoisson or
+    AdjustContrast: tf.gradients fails on each, as there."""
+    with tf.Graph().as_default():
+        x, w = tf.ones([1, 2, 2, 2, 1]), tf.ones([1, 1, 1, 1, 1])
+        attrs = {"strides": [1] * 5, "padding": "VALID"}
+        for op_def in (ops.Conv3DBackpropInput, ops.Conv3DBackpropFilter):
+            with pytest.raises(LookupError, match=op_def.name):
+                tf.gradients(apply_op(op_def, [x, w, x], attrs), x)
+        rate = tf.constant([2.0])
+        with pytest.raises(LookupError, match="RandomPoisson"):
+            tf.gradients(apply_op(ops.RandomPoisson, [[2], rate]), rate)
+        images = tf.ones([2, 2, 1])
+        with pytest.raises(LookupError, match="AdjustContrast"):
+            tf.gradients(apply_op(ops.AdjustContrast, [images, 2.0, 0.0, 1.0]), images)
+
+
+def test_conv3d_backprop_v1_matches_v2_and_checks_shapes():
+    """The v1 ops are the V2 ops given the tensor's shape; their shapes are the tensor's,
+    rank 5; a mismatched out_backprop fails with the V2 kernel's message."""
+    rng = np.random.RandomState(1)
+    x, w = rng.randn(1, 3, 4, 5, 2), rng.randn(2, 2, 2, 2, 3)
+    attrs = {"strides": [1, 1, 1, 2, 1], "padding": "SAME"}
+    with tf.Graph().as_default():
+        y = tf.nn.conv3d(x, w, attrs["strides"], "SAME")
+        dy = tf.constant(rng.randn(*y.shape.as_list()))
+        v1 = [apply_op(ops.Conv3DBackpropInput, [x, w, dy], attrs),
+              apply_op(ops.Conv3DBackpropFilter, [x, w, dy], attrs)]
+        x_tensor, w_tensor = tf.constant(x), tf.constant(w)
+        v2 = tf.gradients(tf.nn.conv3d(x_tensor, w_tensor, attrs["strides"], "SAME"),
+                          [x_tensor, w_tensor], dy)
+        assert [t.shape.as_list() for t in v1] == [list(x.shape), list(w.shape)]
+        assert apply_op(ops.Conv3DBackpropFilter, [x, tf.placeholder(tf.float64), dy], attrs) \
+            .shape.as_list() == [None] * 5
+        with pytest.raises(ValueError, match="rank 5"):
+            apply_op(ops.Conv3DBackpropInput, [tf.zeros([2, 3], tf.float64), w, dy], attrs)
+        bad = apply_op(ops.Conv3DBackpropInput, [x, w, tf.zeros([1, 3, 4, 2, 3], tf.float64)],
+                       attrs)
+        with tf.Session() as sess:
+            for got, want in zip(*sess.run([v1, v2])):
+                np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+            with pytest.raises(tf.errors.InvalidArgumentError, match="Size of out_backprop"):
+                sess.run(bad)
+
+
+def test_random_poisson_v1_is_v2_typed_like_the_rate():
+    """Same seeds, same draws as RandomPoissonV2 with dtype = R; sample mean near the rate."""
+    rate = np.float64([3.0, 40.0])
+    with tf.Graph().as_default():
+        v1 = apply_op(ops.RandomPoisson, [[4000], rate], {"seed": 7, "seed2": 2})
+        v2 = apply_op(RandomPoissonV2, [[4000], rate], {"seed": 7, "seed2": 2,
+                                                          "dtype": tf.float64})
+        assert v1.dtype == tf.float64 and v1.shape.as_list() == [4000, 2]
+        with tf.Session() as sess:
+            a, b = sess.run([v1, v2])
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(a.mean(axis=0), rate, rtol=0.05)
+
+
+def test_adjust_contrast_v1_checks_scalars():
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match="rank 0"):
+            apply_op(ops.AdjustContrast, [tf.zeros([2, 2, 1]), [2.0], 0.0, 1.0])
+        with pytest.raises(ValueError, match="rank"):
+            apply_op(ops.AdjustContrast, [tf.zeros([2, 1]), 2.0, 0.0, 1.0])
+        images, low = tf.placeholder(tf.uint8), tf.placeholder(tf.float32)
+        y = apply_op(ops.AdjustContrast, [images, 2.0, low, 255.0])
+        assert y.dtype == tf.float32
+        with tf.Session() as sess:
+            np.testing.assert_array_equal(
+                sess.run(y, {images: np.uint8([[[10], [30]]]), low: 0.0}), [[[0.0], [40.0]]])
+            with pytest.raises(tf.errors.InvalidArgumentError, match="min_value must be scalar"):
+                sess.run(y, {images: np.zeros((1, 1, 1)), low: [0.0]})
+            with pytest.raises(tf.errors.InvalidArgumentError, match="at least 3-D"):
+                sess.run(y, {images: np.zeros((1, 1)), low: 0.0})
