@@ -44,7 +44,7 @@ def _supertype(a: TensorSpec, b: TensorSpec, i: int) -> TensorSpec:
     if a.dtype != b.dtype:
         raise TypeError(f"Invalid `elements`. Element {i} has a component of type "
                         f"{b.dtype!r} where the elements before it have {a.dtype!r}.")
-    return TensorSpec(a.shape.most_specific_compatible_shape(b.shape), a.dtype)
+    return a.most_specific_compatible_type(b)
 
 
 def from_list(elements, name=None):

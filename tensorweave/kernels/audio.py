@@ -11,16 +11,13 @@ import struct
 import numpy as np
 
 from tensorweave.framework.errors import invalid_argument
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 
 _SCALE = 1 << 15           # int16 full scale: a float sample s is stored as s * 2^15
 _MAX_DATA = (1 << 31) - 1  # the largest data chunk TensorFlow reads
 _TOO_SHORT = "Data too short when trying to read string"
 
-
-def _shape_string(shape) -> str:
-    """A shape as TensorFlow prints it in kernel messages: [3,1,1]."""
-    return "[" + ",".join(str(d) for d in shape) + "]"
 
 
 class _Reader:
@@ -115,7 +112,7 @@ class DecodeWavKernel:
     def compute(self, ctx, contents):
         if np.ndim(contents) != 0:
             raise invalid_argument(f"contents must be scalar, got shape "
-                                   f"{_shape_string(np.shape(contents))}")
+                                   f"{dims_text(np.shape(contents))}")
         reader = _Reader(bytes(np.asarray(contents, dtype=object).item()))
         file_channels, sample_rate = _read_format(reader)
         pcm = _read_samples(reader, file_channels)
@@ -133,10 +130,10 @@ class DecodeWavKernel:
 def _encode_wav(ctx, audio, sample_rate):
     """float32 audio [samples, channels] to a 16-bit PCM WAV file's bytes."""
     if np.ndim(audio) != 2:
-        raise invalid_argument(f"audio must be 2-dimensional{_shape_string(np.shape(audio))}")
+        raise invalid_argument(f"audio must be 2-dimensional{dims_text(np.shape(audio))}")
     if np.ndim(sample_rate) != 0:
         raise invalid_argument(f"Input sample_rate should be a scalar tensor, got "
-                               f"{_shape_string(np.shape(sample_rate))} instead.")
+                               f"{dims_text(np.shape(sample_rate))} instead.")
     rate = int(sample_rate) % (1 << 64)   # TensorFlow reads the int32 as an unsigned 64-bit
     if not 0 < rate < 1 << 32:
         raise invalid_argument(f"sample_rate must be in (0, 2^32), got: {rate}")

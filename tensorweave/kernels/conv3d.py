@@ -34,7 +34,7 @@ from tensorweave.kernels.registry import kernel
 from tensorweave.ops.nn_conv3d_ops import FORMATS, PADDINGS
 
 
-def _patches(xp: np.ndarray, out_sp, k_sp, strides, dilations) -> np.ndarray:
+def patches_nd(xp: np.ndarray, out_sp, k_sp, strides, dilations) -> np.ndarray:
     """Read-only [N, *out, *k, C] view of the patches of padded channels-last `xp`."""
     sn, *ss, sc = xp.strides
     shape = (xp.shape[0], *out_sp, *k_sp, xp.shape[-1])
@@ -53,7 +53,7 @@ def conv3d_ndhwc(x, w, strides, dilations, out_sp, pads) -> np.ndarray:
     """Forward convolution of channels-last `x` with `w` [*k, C, OC] (im2col + GEMM)."""
     n, c, oc = x.shape[0], w.shape[-2], w.shape[-1]
     k = int(np.prod(w.shape[:-1]))
-    view = _patches(pad_spatial(x, pads), out_sp, w.shape[:-2], strides, dilations)
+    view = patches_nd(pad_spatial(x, pads), out_sp, w.shape[:-2], strides, dilations)
     out = np.empty((n, *out_sp, oc), x.dtype)
     if out.size == 0:
         return out
@@ -73,7 +73,7 @@ def conv3d_backprop_filter_ndhwc(x, dy, k_sp, strides, dilations, pads) -> np.nd
     k = int(np.prod(k_sp)) * c
     dw = np.zeros((k, oc), x.dtype)
     if dy.size and k:
-        view = _patches(pad_spatial(x, pads), out_sp, k_sp, strides, dilations)
+        view = patches_nd(pad_spatial(x, pads), out_sp, k_sp, strides, dilations)
         for b in _image_blocks(n, int(np.prod(out_sp)), k, x.dtype.itemsize):
             dw += linalg.matmul(view[b].reshape(-1, k).T, dy[b].reshape(-1, oc))
     return dw.reshape(*k_sp, c, oc)

@@ -25,7 +25,7 @@ INFINITE = -1
 _DRAW_BLOCK = 1024
 
 
-class _Bound:
+class Bound:
     """A compiled function of a spec record ({"fn", "captures"}) bound to its captures."""
 
     def __init__(self, record: dict, args, functions):
@@ -156,7 +156,7 @@ class _GroupByWindow(Node):
         self.child = build(spec["input"], args, functions)
         self.inner, self.functions = spec["reduce"]["inner"], functions
         self.key, self.size, self.reduce = (
-            _Bound(spec[k], args, functions) for k in ("key", "size", "reduce"))
+            Bound(spec[k], args, functions) for k in ("key", "size", "reduce"))
 
     def __iter__(self):
         groups: dict[int, list] = {}

@@ -11,14 +11,14 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.kernels import dataset_runtime
-from tensorweave.kernels.dataset_experimental import _Bound
+from tensorweave.kernels.dataset_experimental import Bound
 
 
 class _GroupByReducer(dataset_runtime.Node):
     def __init__(self, spec, args, functions):
         self.child = dataset_runtime.build(spec["input"], args, functions)
         self.key, self.init, self.reduce, self.finalize = (
-            _Bound(spec[k], args, functions) for k in ("key", "init", "reduce", "finalize"))
+            Bound(spec[k], args, functions) for k in ("key", "init", "reduce", "finalize"))
 
     def __iter__(self):
         states: dict[int, list] = {}

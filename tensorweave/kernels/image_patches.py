@@ -11,11 +11,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.conv import pad_spatial
+from tensorweave.kernels.conv3d import patches_nd
 from tensorweave.kernels.registry import kernel
 from tensorweave.ops.image_patches_ops import (
     SPATIAL_RANK,
@@ -23,17 +24,6 @@ from tensorweave.ops.image_patches_ops import (
     window_attrs,
     window_size,
 )
-
-
-def _windows(padded: np.ndarray, out, ksize, strides, rates) -> np.ndarray:
-    """Read-only [batch, *out, *ksize, depth] view of the windows of padded `padded`."""
-    rank = len(out)
-    spans = [(k - 1) * r + 1 for k, r in zip(ksize, rates)]
-    view = sliding_window_view(padded, spans, axis=tuple(range(1, rank + 1)))
-    # view: [batch, *starts, depth, *spans]; keep every stride-th start and rate-th tap.
-    view = view[(slice(None), *(slice(None, o * s, s) for o, s in zip(out, strides)),
-                 slice(None), *(slice(None, None, r) for r in rates))]
-    return np.moveaxis(view, rank + 1, -1)
 
 
 class _PatchesKernel:
@@ -57,8 +47,7 @@ class _PatchesKernel:
     def compute(self, ctx, x):
         if np.ndim(x) != self.rank + 2:
             raise errors.InvalidArgumentError(
-                None, None, f"input must be {self.rank + 2}-dimensional[" +
-                ",".join(str(d) for d in np.shape(x)) + "]")
+                None, None, f"input must be {self.rank + 2}-dimensional{dims_text(np.shape(x))}")
         try:
             windows = [window_size(size, k, s, r, self.padding) for size, k, s, r in
                        zip(x.shape[1:-1], self.ksize, self.strides, self.rates)]
@@ -69,7 +58,7 @@ class _PatchesKernel:
         if 0 in shape:
             return np.zeros(shape, x.dtype)
         padded = pad_spatial(x, [w[1:] for w in windows])
-        return _windows(padded, out, self.ksize, self.strides, self.rates).reshape(shape)
+        return patches_nd(padded, out, self.ksize, self.strides, self.rates).reshape(shape)
 
 
 @kernel("ExtractImagePatches", dtypes=_dtypes.REAL_NUMERIC | _dtypes.COMPLEX)

@@ -117,15 +117,23 @@ class BincountKernel:
         return self.count.compute(ctx, arr.ravel(), size, weights.ravel())
 
 
-class _WindowInputs:
-    """A pooling kernel (`kernel_class`, a newer op's) per distinct ksize / strides input
-    value, built as an `op_type` node with those attrs; most graphs feed one constant pair."""
+class _WindowFromInputs:
+    """A V2 pooling op: the newer op's kernel (`newer`, of op type `newer_type`) built per
+    distinct ksize / strides input value, as that op with those attrs; most graphs feed one
+    constant pair. The window inputs are the last two; the others go to the newer kernel."""
 
-    def __init__(self, ctx, kernel_class: type, op_type: str):
-        self.ctx, self.kernel_class, self.op_type = ctx, kernel_class, op_type
+    newer: type
+    newer_type: str
+
+    def __init__(self, ctx):
+        self.ctx = ctx
         self.kernels: dict = {}
 
-    def kernel(self, ksize, strides):
+    def compute(self, ctx, *inputs):
+        *data, ksize, strides = inputs
+        return self._kernel(ksize, strides).compute(ctx, *data)
+
+    def _kernel(self, ksize, strides):
         ksize, strides = np.ravel(ksize).tolist(), np.ravel(strides).tolist()
         if len(ksize) != 4:
             raise invalid_argument("Sliding window ksize field must specify 4 dimensions")
@@ -134,44 +142,19 @@ class _WindowInputs:
         key = (tuple(ksize), tuple(strides))
         found = self.kernels.get(key)
         if found is None:
-            found = newer_kernel(self.kernel_class, self.ctx, self.op_type, ksize=ksize,
+            found = newer_kernel(self.newer, self.ctx, self.newer_type, ksize=ksize,
                                  strides=strides, explicit_paddings=[])
             if len(self.kernels) < 16:
                 self.kernels[key] = found
         return found
 
 
-@kernel("MaxPoolV2", expensive=True)
-class MaxPoolV2Kernel:
-    """MaxPool's kernel with the window from the ksize and strides inputs."""
-
-    def __init__(self, ctx):
-        self.windows = _WindowInputs(ctx, MaxPoolKernel, "MaxPool")
-
-    def compute(self, ctx, x, ksize, strides):
-        return self.windows.kernel(ksize, strides).compute(ctx, x)
-
-
-@kernel("MaxPoolGradV2", expensive=True)
-class MaxPoolGradV2Kernel:
-    """MaxPoolGrad's kernel with the window from the ksize and strides inputs."""
-
-    def __init__(self, ctx):
-        self.windows = _WindowInputs(ctx, MaxPoolGradKernel, "MaxPoolGrad")
-
-    def compute(self, ctx, x, y, dy, ksize, strides):
-        return self.windows.kernel(ksize, strides).compute(ctx, x, y, dy)
-
-
-@kernel("MaxPoolGradGradV2", expensive=True)
-class MaxPoolGradGradV2Kernel:
-    """MaxPoolGradGrad's kernel with the window from the ksize and strides inputs."""
-
-    def __init__(self, ctx):
-        self.windows = _WindowInputs(ctx, MaxPoolGradGradKernel, "MaxPoolGradGrad")
-
-    def compute(self, ctx, x, y, g, ksize, strides):
-        return self.windows.kernel(ksize, strides).compute(ctx, x, y, g)
+for _op_type, _newer in (("MaxPoolV2", MaxPoolKernel), ("MaxPoolGradV2", MaxPoolGradKernel),
+                         ("MaxPoolGradGradV2", MaxPoolGradGradKernel)):
+    kernel(_op_type, expensive=True)(type(f"{_op_type}Kernel", (_WindowFromInputs,), {
+        "newer": _newer, "newer_type": _op_type[:-2],
+        "__doc__": f"{_op_type[:-2]}'s kernel with the window from the ksize and strides "
+                   "inputs."}))
 
 
 @kernel("Conv3DBackpropInput", expensive=True)

@@ -18,15 +18,12 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from tensorweave.framework.errors import invalid_argument
+from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
 from tensorweave.ops.spectrogram_ops import fft_length, frame_count
 
 _LOG_FLOOR = 1e-12
 
-
-def _shape_string(shape) -> str:
-    """A shape as TensorFlow prints it in kernel messages: [3,1,1]."""
-    return "[" + ",".join(str(d) for d in shape) + "]"
 
 
 @kernel("AudioSpectrogram")
@@ -43,7 +40,7 @@ class AudioSpectrogramKernel:
 
     def compute(self, ctx, audio):
         if np.ndim(audio) != 2:
-            raise invalid_argument(f"input must be 2-dimensional{_shape_string(np.shape(audio))}")
+            raise invalid_argument(f"input must be 2-dimensional{dims_text(np.shape(audio))}")
         samples, channels = audio.shape
         frames = frame_count(samples, self.window_size, self.stride)
         if frames == 0 or channels == 0:
@@ -100,15 +97,24 @@ class MfccKernel:
 
     def __init__(self, ctx):
         self.attrs = dict(ctx.attrs)
+        self.designs: dict = {}   # (bins, sample rate) -> _MfccDesign
+
+    def _design(self, bins: int, rate: int):
+        design = self.designs.get((bins, rate))
+        if design is None:
+            design = _MfccDesign(bins, rate, self.attrs)
+            if len(self.designs) < 16:
+                self.designs[(bins, rate)] = design
+        return design
 
     def compute(self, ctx, spectrogram, sample_rate):
         if np.ndim(spectrogram) != 3:
             raise invalid_argument(f"spectrogram must be 3-dimensional"
-                                   f"{_shape_string(np.shape(spectrogram))}")
+                                   f"{dims_text(np.shape(spectrogram))}")
         if np.ndim(sample_rate) != 0:
             raise invalid_argument(f"Input sample_rate should be a scalar tensor, got "
-                                   f"{_shape_string(np.shape(sample_rate))} instead.")
-        design = _MfccDesign(spectrogram.shape[2], int(sample_rate), self.attrs)
+                                   f"{dims_text(np.shape(sample_rate))} instead.")
+        design = self._design(spectrogram.shape[2], int(sample_rate))
         out_shape = [*spectrogram.shape[:2], design.dct.shape[0]]
         if not design.usable:
             return np.zeros(out_shape, np.float32)

@@ -270,7 +270,7 @@ StridedSliceGrad = define_op(
     shape_fn=_strided_slice_grad_shape)
 
 
-def _masks_of(op) -> dict:
+def masks_of(op) -> dict:
     return {k: op.get_attr(k) for k in MASKS}
 
 
@@ -283,7 +283,7 @@ def _strided_slice_grad(op, grad):
     shape = tw.shape(x, out_type=index if index in INDEX_TYPES else _dtypes.int32)
     if shape.dtype.base_dtype != index:
         shape = tw.cast(shape, index)
-    return [apply_op(StridedSliceGrad, [shape, begin, end, strides, grad], _masks_of(op)),
+    return [apply_op(StridedSliceGrad, [shape, begin, end, strides, grad], masks_of(op)),
             None, None, None]
 
 
@@ -291,7 +291,7 @@ def _strided_slice_grad(op, grad):
 def _strided_slice_grad_grad(op, grad):
     """StridedSliceGrad is linear in dy; its adjoint is the slice itself."""
     _, begin, end, strides, _ = op.inputs
-    return [None] * 4 + [apply_op(StridedSlice, [grad, begin, end, strides], _masks_of(op))]
+    return [None] * 4 + [apply_op(StridedSlice, [grad, begin, end, strides], masks_of(op))]
 
 
 def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, ellipsis_mask=0,

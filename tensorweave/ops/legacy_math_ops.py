@@ -25,9 +25,9 @@ from tensorweave.ops.image_nms_ops import nms_shape as _nms_v3_shape
 from tensorweave.ops.linalg_decomp_ops import LINALG_TYPES
 from tensorweave.ops.math_unary_ops import (
     FLOAT_COMPLEX,
-    _reciprocal_grad_grad,
     define_elementwise,
     reciprocal_grad,
+    reciprocal_grad_grad,
     unary_op,
 )
 from tensorweave.ops.nn_ops import BiasAddGrad, bias_add_shape
@@ -101,7 +101,7 @@ Inv = unary_op("Inv", FLOAT_COMPLEX)
 Inv.gradient(lambda op, grad: [reciprocal_grad(op.outputs[0], grad)])
 InvGrad = define_elementwise("InvGrad", ["y: T", "dy: T"], FLOAT_COMPLEX,
                              shape_fn=shape_fns.merged)
-InvGrad.gradient(_reciprocal_grad_grad)
+InvGrad.gradient(reciprocal_grad_grad)
 
 
 ApproximateEqual = define_op(

@@ -18,7 +18,7 @@ from tensorweave.framework.dtypes import NUMERIC
 from tensorweave.framework.op_def import Arg, Attr, TypeAttr, define_op
 from tensorweave.ops.array_matrix_ops import matrix_diag_part, matrix_set_diag
 from tensorweave.ops.parsing_ops import PARSE_TYPES, example_output_shapes
-from tensorweave.ops.sequence_parsing_ops import sparse_shapes
+from tensorweave.ops.sequence_parsing_ops import parse_types_attr, sparse_shapes
 
 __all__: list[str] = []
 
@@ -69,10 +69,6 @@ def _single_sequence_shapes(ctx):
             [_ts.TensorShape([None]).concatenate(s) for s in attrs["feature_list_dense_shapes"]])
 
 
-def _parse_types(name: str) -> Attr:
-    return Attr(name, "list(type)", [], allowed=PARSE_TYPES, minimum=0)
-
-
 ParseSingleSequenceExample = define_op(
     "ParseSingleSequenceExample",
     inputs=["serialized: string", "feature_list_dense_missing_assumed_empty: string",
@@ -92,10 +88,10 @@ ParseSingleSequenceExample = define_op(
     attrs=[*(Attr(n, "int", 0, minimum=0) for n in ("Ncontext_sparse", "Ncontext_dense",
                                                      "Nfeature_list_sparse",
                                                      "Nfeature_list_dense")),
-           _parse_types("context_sparse_types"),
-           _parse_types("Tcontext_dense"), _parse_types("feature_list_dense_types"),
+           parse_types_attr("context_sparse_types"),
+           parse_types_attr("Tcontext_dense"), parse_types_attr("feature_list_dense_types"),
            Attr("context_dense_shapes", "list(shape)", [], minimum=0),
-           _parse_types("feature_list_sparse_types"),
+           parse_types_attr("feature_list_sparse_types"),
            Attr("feature_list_dense_shapes", "list(shape)", [], minimum=0)],
     shape_fn=_single_sequence_shapes, not_differentiable=True,
     doc="TF 1.x's tf.io.parse_single_sequence_example op (keys as inputs, missing-allowed "

@@ -486,7 +486,7 @@ def _rsqrt_grad_grad(op, grad):
 
 
 @ReciprocalGrad.gradient
-def _reciprocal_grad_grad(op, grad):
+def reciprocal_grad_grad(op, grad):
     """z = -dy y^2: dz/dy = -2 dy y, dz/d(dy) = -y^2."""
     y, dy = op.inputs
     return [grad * _conj(dy * y) * -2, reciprocal_grad(y, grad)]

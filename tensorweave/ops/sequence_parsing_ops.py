@@ -60,7 +60,8 @@ def _parse_sequence_example_shapes(ctx):
             [batch] * attrs["Nfeature_list_dense"])
 
 
-def _types(name: str, allowed=PARSE_TYPES) -> Attr:
+def parse_types_attr(name: str, allowed=PARSE_TYPES) -> Attr:
+    """A `list(type)` attr of parsed-feature dtypes, empty by default."""
     return Attr(name, "list(type)", [], allowed=allowed, minimum=0)
 
 
@@ -87,15 +88,16 @@ ParseSequenceExampleV2 = define_op(
                  type_list_attr="feature_list_ragged_split_types"),
              Arg("feature_list_ragged_inner_splits",
                  type_list_attr="feature_list_ragged_split_types")],
-    attrs=[Attr("Ncontext_sparse", "int", 0, minimum=0), _types("Tcontext_dense"),
-           _types("context_sparse_types"), _types("context_ragged_value_types"),
-           _types("context_ragged_split_types", _SPLIT_TYPES),
+    attrs=[Attr("Ncontext_sparse", "int", 0, minimum=0), parse_types_attr("Tcontext_dense"),
+           parse_types_attr("context_sparse_types"), parse_types_attr("context_ragged_value_types"),
+           parse_types_attr("context_ragged_split_types", _SPLIT_TYPES),
            Attr("context_dense_shapes", "list(shape)", [], minimum=0),
            Attr("Nfeature_list_sparse", "int", 0, minimum=0),
            Attr("Nfeature_list_dense", "int", 0, minimum=0),
-           _types("feature_list_dense_types"), _types("feature_list_sparse_types"),
-           _types("feature_list_ragged_value_types"),
-           _types("feature_list_ragged_split_types", _SPLIT_TYPES),
+           parse_types_attr("feature_list_dense_types"),
+           parse_types_attr("feature_list_sparse_types"),
+           parse_types_attr("feature_list_ragged_value_types"),
+           parse_types_attr("feature_list_ragged_split_types", _SPLIT_TYPES),
            Attr("feature_list_dense_shapes", "list(shape)", [], minimum=0)],
     shape_fn=_parse_sequence_example_shapes, not_differentiable=True)
 

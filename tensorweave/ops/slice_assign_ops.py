@@ -16,7 +16,7 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops.array_slicing_ops import INDEX_TYPES, MASKS
+from tensorweave.ops.array_slicing_ops import INDEX_TYPES, MASKS, masks_of
 from tensorweave.ops.state_ops import on_variable_shapes
 
 __all__: list[str] = []
@@ -56,7 +56,7 @@ class VariableSlice(Tensor):
         """
         variable, scope = _SOURCES[self]
         op = self.op
-        masks = {k: op.get_attr(k) for k in MASKS}
+        masks = masks_of(op)
         begin, end, strides = op.inputs[1:]
         name = name or scope.rstrip("/") + "/_assign"
         from tensorweave.ops.variables import is_resource_variable

@@ -25,6 +25,7 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.shape_fns import ShapeContext, scalar
+from tensorweave.ops.array_index_ops import gather_nd_shape
 
 __all__ = ["assign", "assign_add", "assign_sub", "count_up_to", "is_variable_initialized"]
 
@@ -226,17 +227,11 @@ def _resource_gather_grad(op, grad):
     return [IndexedSlices(values, tw.reshape(indices, count), params_shape), None]
 
 
-def _resource_gather_nd_shape(ctx):
-    """GatherNd's shape function with the variable's static shape as `params`."""
-    from tensorweave.ops.array_index_ops import gather_nd_shape
-    return on_variable_shapes(gather_nd_shape)(ctx)
-
-
 ResourceGatherNd = define_op(
     "ResourceGatherNd", inputs=["resource: resource", "indices: Tindices"],
     outputs=["output: dtype"],
     attrs=[TypeAttr("dtype"), TypeAttr("Tindices", (_dtypes.int32, _dtypes.int64))],
-    shape_fn=_resource_gather_nd_shape, is_stateful=True)
+    shape_fn=on_variable_shapes(gather_nd_shape), is_stateful=True)
 
 
 @ResourceGatherNd.gradient

@@ -73,5 +73,5 @@ def test_variant_round_trip():
 
 
 def test_from_variant_needs_a_variant():
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="`variant` must be a scalar tf.variant tensor"):
         E.from_variant(tf.constant(1), tf.TensorSpec([], tf.int32))

@@ -100,5 +100,8 @@ def test_a_key_with_two_values_fails_initialization():
     dataset = D.zip((D.from_tensor_slices(["a", "a"]),
                      D.from_tensor_slices(tf.constant([1, 2], tf.int64))))
     table = E.table_from_dataset(dataset)
-    with tf.Session() as sess, pytest.raises(tf.errors.FailedPreconditionError):
+    with tf.Session() as sess, pytest.raises(
+            tf.errors.FailedPreconditionError,
+            match="HashTable has different value for same key. Key a has 1 and trying to add "
+                  "value 2"):
         sess.run(table.initializer)

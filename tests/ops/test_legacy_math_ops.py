@@ -230,9 +230,9 @@ def test_shape_functions_reject_what_tensorflow_rejects():
     with tf.Graph().as_default():
         with pytest.raises(ValueError, match="last dimension >= k"):
             apply_op(ops.TopK, [tf.zeros([2, 3])], {"k": 4})
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="Dimensions must be equal, but are 3 and 4"):
             apply_op(ops.BiasAddV1, [tf.zeros([2, 3]), tf.zeros([4])])
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="Shapes must be equal rank, and compatible"):
             apply_op(ops.ApproximateEqual, [tf.zeros([2, 3]), tf.zeros([3, 2])])
         assert apply_op(ops.SelfAdjointEig, [tf.placeholder(tf.float32, [None, 3, None])]) \
             .shape.as_list() == [None, 4, 3]
@@ -256,7 +256,7 @@ def test_max_pool_v2_shapes_read_the_window_inputs():
         assert y.shape.as_list() == [2, 2, 2, 3] and grad.shape.as_list() == [2, 5, 6, 3]
         with pytest.raises(ValueError, match="rank 4"):
             apply_op(ops.MaxPoolV2, [tf.placeholder(tf.float32, [2, 3]), ksize, ksize], same)
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match=r"Shapes \(3,\) and \(4,\) are not compatible"):
             apply_op(ops.MaxPoolV2, [x, [1, 2, 2], [1, 2, 2, 1]], same)
         with tf.Session() as sess:
             np.testing.assert_array_equal(

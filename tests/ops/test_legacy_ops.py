@@ -112,7 +112,8 @@ def test_parse_single_sequence_example_gives_tfs_values_and_shapes():
             with pytest.raises(tf.errors.InvalidArgumentError,
                                match="Name: , Feature list 'missing' is required"):
                 sess.run(required, {serialized: _sequence_example()})
-            with pytest.raises(tf.errors.InvalidArgumentError):
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match="Invalid protocol message input"):
                 sess.run(outputs, {serialized: b"garbage"})
         with pytest.raises(ValueError, match="rank 0"):
             _single_sequence_parse(tf.placeholder(tf.string, [2]))
