@@ -11,6 +11,7 @@ copy's cardinality is unknown (-2).
 from __future__ import annotations
 
 from tensorweave.data.dataset_ops import UnaryDataset
+from tensorweave.data.options import AUTOTUNE
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.scopes import device as _device
 from tensorweave.framework.tensor_conversion import convert_to_tensor
@@ -18,8 +19,6 @@ from tensorweave.kernels import dataset_device  # noqa: F401 - registers the nod
 
 __all__ = ["copy_to_device", "prefetch_to_device"]
 
-# tf.data.AUTOTUNE: the prefetch buffer size prefetch_to_device uses when given none.
-_AUTOTUNE = -1
 
 
 class _CopyToDevice(UnaryDataset):
@@ -61,5 +60,5 @@ def prefetch_to_device(device, buffer_size=None):
     Returns:
       A function for `Dataset.apply`: `copy_to_device(device)` then `prefetch(buffer_size)`.
     """
-    size = _AUTOTUNE if buffer_size is None else buffer_size
+    size = AUTOTUNE if buffer_size is None else buffer_size
     return lambda dataset: dataset.apply(copy_to_device(device)).prefetch(size)

@@ -29,6 +29,7 @@ from tensorweave.data.lookup_from_dataset import (
 from tensorweave.data.optional import Optional, get_next_as_optional
 from tensorweave.data.optional import OptionalSpec as OptionalStructure
 from tensorweave.data.options import (
+    AUTOTUNE,
     AutoShardPolicy,
     AutotuneAlgorithm,
     AutotuneOptions,
@@ -78,7 +79,6 @@ __all__ = [
     "get_structure", "enable_debug_mode", "from_variant", "to_variant",
 ]
 
-AUTOTUNE = -1
 # The `num_shards` placeholder of tf.distribute's auto-sharding (TensorFlow's value).
 SHARD_HINT = -1
 

@@ -17,14 +17,13 @@ from tensorweave.data.dataset_ops import (
     spec_of,
     tensor_structure,
 )
-from tensorweave.data.reduce import relaxed_state
+from tensorweave.data.reduce import settle_state
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.operation import Tensor
 from tensorweave.kernels import dataset_reducers  # noqa: F401 - registers the node
 
 _WHAT = "tf.data.experimental.group_by_reducer()"
-_MAX_RETRACES = 8
 
 
 class Reducer:
@@ -75,16 +74,13 @@ class GroupByReducer(UnaryDataset):
                              f"and shapes={shapes}.")
         self._init = _trace(reducer.init_func, TensorSpec([], _dtypes.int64))
         initial = nest.map_structure(spec_of, self._init.result)
-        state = initial
-        for _ in range(_MAX_RETRACES):
-            self._reduce = _trace(reducer.reduce_func, (state, element))
-            _check_state_types(initial, self._reduce.result)
-            relaxed = relaxed_state(state, self._reduce.result, "reducer.reduce_func")
-            if relaxed == state:
-                break
-            state = relaxed
-        else:
-            raise ValueError(f"{_WHAT}: the shapes of the state did not settle.")
+
+        def new_state(result):
+            _check_state_types(initial, result)
+            return result
+        self._reduce, state = settle_state(
+            lambda s: _trace(reducer.reduce_func, (s, element)), initial, new_state,
+            "reducer.reduce_func", _WHAT)
         self._finalize = _trace(reducer.finalize_func, state)
         super().__init__(input_dataset, nest.map_structure(spec_of, self._finalize.result))
 

@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["Options", "ThreadingOptions", "AutotuneOptions", "DistributeOptions",
+__all__ = ["AUTOTUNE", "Options", "ThreadingOptions", "AutotuneOptions", "DistributeOptions",
            "OptimizationOptions", "AutoShardPolicy", "AutotuneAlgorithm",
            "ExternalStatePolicy"]
 
+
+# tf.data.experimental.AUTOTUNE: a parallelism or buffer size left to the runtime.
+AUTOTUNE = -1
 
 class AutoShardPolicy(enum.IntEnum):
     """How a distributed input pipeline is split between workers (TensorFlow's values)."""

@@ -24,22 +24,31 @@ def reduce_dataset(dataset, initial_state, reduce_func, name=None):
     """The final state (same structure as `initial_state`) after folding every element."""
     element = tensor_structure(dataset, "Dataset.reduce()")
     initial = nest.map_structure(convert_to_tensor, initial_state)
-    state = nest.map_structure(spec_of, initial)
-    for _ in range(_MAX_RETRACES):
-        traced = _function.trace(reduce_func, (state, element),
-                                 get_default_graph(), "Dataset.reduce()")
-        relaxed = relaxed_state(state, traced.result)
-        if relaxed == state:
-            break
-        state = relaxed
-    else:
-        raise ValueError("Dataset.reduce(): the shapes of the state did not settle.")
+    traced, state = settle_state(
+        lambda s: _function.trace(reduce_func, (s, element), get_default_graph(),
+                                  "Dataset.reduce()"),
+        nest.map_structure(spec_of, initial), lambda result: result, "reduce_func",
+        "Dataset.reduce()")
     outputs = nest.flatten(traced.result)
     variant, _ = pipeline_tensor(dataset)
     record = json.dumps(traced.record(outputs))
     flat = data_ops.reduce_dataset(variant, nest.flatten(initial), traced.captured, record,
                                    [s.shape for s in nest.flatten(state)], name=name)
     return nest.pack(initial, flat)
+
+
+def settle_state(trace, state, new_state_of, fn_name: str, what: str):
+    """(traced, state): `trace(state)` retraced with the state's shapes relaxed towards the
+    new state it returns until they settle, TensorFlow's rule for a folded state.
+    `new_state_of(result)` is the new state in a traced result (and may check its form);
+    `fn_name` names the traced function and `what` the transformation in errors."""
+    for _ in range(_MAX_RETRACES):
+        traced = trace(state)
+        relaxed = relaxed_state(state, new_state_of(traced.result), fn_name)
+        if relaxed == state:
+            return traced, state
+        state = relaxed
+    raise ValueError(f"{what}: the shapes of the state did not settle.")
 
 
 def relaxed_state(state, result, what="reduce_func"):

@@ -27,7 +27,7 @@ from tensorweave.data.dataset_ops import (
     spec_of,
     tensor_structure,
 )
-from tensorweave.data.reduce import relaxed_state
+from tensorweave.data.reduce import settle_state
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import random_seed
 from tensorweave.framework.graph import get_default_graph
@@ -38,7 +38,6 @@ from tensorweave.ops import data_experimental_ops
 
 INFINITE_CARDINALITY = -1
 UNKNOWN_CARDINALITY = -2
-_MAX_RETRACES = 8
 _INT64_SCALAR = TensorSpec([], _dtypes.int64)
 
 
@@ -58,6 +57,15 @@ def _bool_predicate(predicate, structure, what: str):
     return traced
 
 
+def _scan_state(result):
+    """The new state in a scan_func result, which must be a (new state, output) pair."""
+    if not isinstance(result, tuple) or len(result) != 2:
+        got = nest.map_structure(spec_of, result) if not isinstance(result, Dataset) else result
+        raise TypeError("Invalid `scan_func`. `scan_func` should return a pair consisting of new "
+                        f"state and the output value but its return type is {got}.")
+    return result[0]
+
+
 class Scan(UnaryDataset):
     """scan_func(state, element) -> (new_state, output); the state's shapes are relaxed and
     the function traced again until they settle, as for Dataset.reduce."""
@@ -65,24 +73,11 @@ class Scan(UnaryDataset):
     def __init__(self, input_dataset, initial_state, scan_func):
         element = tensor_structure(input_dataset, "Dataset.scan()")
         self._initial = nest.map_structure(convert_to_tensor, initial_state)
-        state = nest.map_structure(spec_of, self._initial)
-        for _ in range(_MAX_RETRACES):
-            traced = _trace(scan_func, (state, element), "Dataset.scan()")
-            result = traced.result
-            if not isinstance(result, tuple) or len(result) != 2:
-                got = nest.map_structure(spec_of, result) if not isinstance(
-                    result, Dataset) else result
-                raise TypeError("Invalid `scan_func`. `scan_func` should return a pair "
-                                "consisting of new state and the output value but its return "
-                                f"type is {got}.")
-            relaxed = relaxed_state(state, result[0], "scan_func")
-            if relaxed == state:
-                break
-            state = relaxed
-        else:
-            raise ValueError("Dataset.scan(): the shapes of the state did not settle.")
-        self._traced = traced
-        super().__init__(input_dataset, nest.map_structure(spec_of, result[1]))
+        self._traced, _ = settle_state(
+            lambda s: _trace(scan_func, (s, element), "Dataset.scan()"),
+            nest.map_structure(spec_of, self._initial), _scan_state, "scan_func",
+            "Dataset.scan()")
+        super().__init__(input_dataset, nest.map_structure(spec_of, self._traced.result[1]))
 
     def _dataset_spec(self, builder):
         spec = self._spec(builder, "scan", args=builder.args(nest.flatten(self._initial)))

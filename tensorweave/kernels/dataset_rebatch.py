@@ -45,7 +45,7 @@ class _Rebatch(dataset_runtime.UnaryNode):
                     if e is _END:
                         ended = True
                         break
-                    parts, offset = _parts(e, self.starts), 0
+                    parts, offset = dataset_runtime.grouped_parts(e, self.starts), 0
                     rows = _rows(parts)
                 end = min(offset + desired - have, rows)
                 pieces.append([_slice(p, offset, end) for p in parts])
@@ -63,20 +63,6 @@ class _Rebatch(dataset_runtime.UnaryNode):
         columns = zip(*pieces)
         joined = [_concat(column, k) for k, column in enumerate(columns)]
         return tuple(c for part in joined for c in (part if isinstance(part, tuple) else (part,)))
-
-
-def _parts(element, starts) -> list:
-    """The components of `element`, each SparseTensor's three as one (indices, values,
-    dense_shape) tuple."""
-    parts, k = [], 0
-    while k < len(element):
-        if k in starts:
-            parts.append(tuple(np.asarray(c) for c in element[k:k + 3]))
-            k += 3
-        else:
-            parts.append(np.asarray(element[k]))
-            k += 1
-    return parts
 
 
 def _size(part) -> int | None:

@@ -459,7 +459,7 @@ def rows_of(element, starts, mismatch: str):
     components from each position of `starts`) gives row i the entries whose first index is i,
     with the dense shape after the first dimension, as TensorFlow does; InvalidArgumentError
     (`mismatch`) when the components' first dimensions differ."""
-    parts = _unbatch_parts(element, starts)
+    parts = grouped_parts(element, starts)
     sizes = {len(p) if not isinstance(p, tuple) else int(p[2][0]) for p in parts}
     if len(sizes) > 1:
         raise errors.InvalidArgumentError(None, None, mismatch)
@@ -469,15 +469,16 @@ def rows_of(element, starts, mismatch: str):
                                                      else p[i],)))
 
 
-def _unbatch_parts(element, starts) -> list:
-    """The components of `element`, each SparseTensor's three as one tuple."""
+def grouped_parts(element, starts) -> list:
+    """The components of `element` as arrays, each SparseTensor's three (from each position
+    of `starts`) as one (indices, values, dense_shape) tuple."""
     parts, k = [], 0
     while k < len(element):
         if k in starts:
-            parts.append(tuple(element[k:k + 3]))
+            parts.append(tuple(np.asarray(c) for c in element[k:k + 3]))
             k += 3
         else:
-            parts.append(element[k])
+            parts.append(np.asarray(element[k]))
             k += 1
     return parts
 

@@ -13,6 +13,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
+from tensorweave.kernels import constant, state  # noqa: F401 - registered first
 from tensorweave.kernels.array import reverse_axes
 from tensorweave.kernels.array_index import UniqueKernel
 from tensorweave.kernels.array_matrix import (
@@ -21,12 +22,12 @@ from tensorweave.kernels.array_matrix import (
     MatrixDiagPartKernel,
     MatrixSetDiagKernel,
 )
-from tensorweave.kernels.legacy_reuse import newer_kernel, reuse_kernels
-from tensorweave.kernels.registry import kernel, register_pure
+from tensorweave.kernels.legacy_reuse import newer_kernel
+from tensorweave.kernels.registry import kernel, register_as, register_pure
 from tensorweave.ops.legacy_array_ops import V2_ALIGN
 
-reuse_kernels("Variable", "VariableV2", "state")
-reuse_kernels("PlaceholderV2", "Placeholder", "constant")
+register_as("Variable", "VariableV2")
+register_as("PlaceholderV2", "Placeholder")
 
 
 def _reverse_v1(x, dims):

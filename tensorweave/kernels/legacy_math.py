@@ -15,20 +15,21 @@ import numpy as np
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
+from tensorweave.kernels import math_unary, random_gamma  # noqa: F401 - registered first
 from tensorweave.kernels.conv3d import Conv3DBackpropFilterKernel, Conv3DBackpropInputKernel
 from tensorweave.kernels.counting import DenseBincountKernel
 from tensorweave.kernels.image import adjust_contrast
 from tensorweave.kernels.image_nms import nms_v3
-from tensorweave.kernels.legacy_reuse import newer_kernel, reuse_kernels
+from tensorweave.kernels.legacy_reuse import newer_kernel
 from tensorweave.kernels.linalg_decomp import SelfAdjointEigKernel
 from tensorweave.kernels.nn import BiasAddKernel, in_top_k_rows
 from tensorweave.kernels.pool import MaxPoolGradGradKernel, MaxPoolGradKernel, MaxPoolKernel
 from tensorweave.kernels.reduction import TopKKernel
-from tensorweave.kernels.registry import kernel
+from tensorweave.kernels.registry import kernel, register_as
 
-reuse_kernels("Inv", "Reciprocal", "math_unary")
-reuse_kernels("InvGrad", "ReciprocalGrad", "math_unary")
-reuse_kernels("RandomPoisson", "RandomPoissonV2", "random_gamma")
+register_as("Inv", "Reciprocal")
+register_as("InvGrad", "ReciprocalGrad")
+register_as("RandomPoisson", "RandomPoissonV2")
 
 
 @kernel("TopK")
