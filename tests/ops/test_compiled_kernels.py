@@ -1,4 +1,6 @@
 """The compiled loops (kernels/jit.py) give bit for bit what the NumPy formulations give."""
+import math
+
 import numpy as np
 import pytest
 
@@ -68,6 +70,25 @@ def test_adam_loop_matches_formula(dtype, nesterov):
     training.compiled(training.adam_loop)(*training.adam_args(attrs, *got, *scalars, grad))
     for e, g in zip(expected, got):
         np.testing.assert_array_equal(e, g)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_adam_step_size_matches_formula(dtype):
+    """adam_args takes the root with math.sqrt and rounds it to the dtype: the same value as
+    the formula's np.sqrt, over beta powers from the first step to the ten-thousandth."""
+    one = dtype(1)
+    for step in (1, 2, 3, 10, 77, 1000, 9999):
+        b1p, b2p = dtype(0.9) ** dtype(step), dtype(0.999) ** dtype(step)
+        for lr in (dtype(1e-3), dtype(0.1), dtype(3.3e-5)):
+            expected = lr * np.sqrt(one - b2p) / (one - b1p)
+            alpha = training.adam_args({"use_nesterov": False}, np.zeros(1, dtype), None, None,
+                                       b1p, b2p, lr, 0.9, 0.999, 1e-8, None)[4]
+            assert alpha.dtype == dtype and alpha == expected
+    rng = np.random.RandomState(4)
+    x = np.concatenate([rng.uniform(0, 1, 100_000), rng.uniform(0, 1e-30, 1000), [0.0, 1.0]])
+    x = x.astype(dtype)
+    rounded = np.array([dtype(math.sqrt(value)) for value in x])
+    np.testing.assert_array_equal(rounded, np.sqrt(x))
 
 
 def test_gradient_descent_loop_matches_formula():
