@@ -6,10 +6,11 @@ key and a number unique to this resource in the process, so that the handle of a
 another session (or of an earlier one of this node) names no iterator here (NotFoundError, as in
 TensorFlow), while a string not of that form is not a handle at all (InvalidArgumentError).
 `MakeIterator` builds fresh runtime nodes (kernels/dataset_runtime.py) from the dataset value
-and starts iterating; `IteratorGetNext` takes the next element. The resource keeps what a
-checkpoint needs to rebuild its position (kernels/iterator_checkpoint.py): the dataset, the
-elements produced since the initialization, whether the end was reached, and the root of the
-seeds its nodes draw (kernels/dataset_seeds.py).
+and starts iterating; `IteratorGetNext` takes the next element, raising the error of a failed
+one (an `ElementError`), after which the next call goes on, as TensorFlow's does. The
+resource keeps what a checkpoint needs to rebuild its position (kernels/iterator_checkpoint.py):
+the dataset, the elements produced since the initialization, whether the end was reached, and
+the root of the seeds its nodes draw (kernels/dataset_seeds.py).
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.kernels.dataset_functions import FunctionRunner
-from tensorweave.kernels.dataset_runtime import DatasetValue
+from tensorweave.kernels.dataset_runtime import DatasetValue, ElementError
 from tensorweave.kernels.dataset_seeds import SeedSource
 from tensorweave.kernels.registry import kernel
 
@@ -64,7 +65,12 @@ class IteratorResource:
         `produced` elements (replayed: the nodes are Python generators, whose state cannot be
         set directly); an `exhausted` iterator is at its end without replaying."""
         with seeds:
-            it = iter(()) if exhausted else iter(dataset.make_node())
+            if exhausted:
+                it = iter(())
+            else:
+                root = dataset.make_node()
+                root.allow_errors()
+                it = iter(root)
             next(itertools.islice(it, produced, produced), None)
         with self._lock:
             self._it, self._dataset, self._seeds = it, dataset, seeds
@@ -96,6 +102,8 @@ class IteratorResource:
                 self._produced += 1
         if element is None:
             raise errors.OutOfRangeError(None, None, "End of sequence")
+        if type(element) is ElementError:
+            raise element.error
         return element
 
 

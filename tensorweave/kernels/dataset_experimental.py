@@ -81,18 +81,18 @@ class _Unique(dataset_runtime.UnaryNode):
 class _IgnoreErrors(dataset_runtime.UnaryNode):
     """Drops the elements whose computation fails.
 
-    A Python generator that raised cannot go on, so the maps and filters right below are run
-    here, per element, on the elements of the first node beneath them; an error raised by that
-    node itself ends the input (TensorFlow would ask it for the next element).
+    Its input yields failed elements as ElementErrors (dataset_runtime), whatever consumes
+    this node, and they are dropped here. An error raised below a node that cannot pass such
+    items on (window, scan, group_by_window, ...) ends the input: that Python generator cannot
+    go on (TensorFlow would ask it for the next element).
     """
 
+    def __init__(self, spec, args, functions):
+        super().__init__(spec, args, functions)
+        self.child.allow_errors()
+
     def __iter__(self):
-        stages, node = [], self.child
-        while isinstance(node, (dataset_runtime.MapNode, dataset_runtime.FilterNode)):
-            stages.append(node)
-            node = node.child
-        stages.reverse()
-        elements = iter(node)
+        elements = iter(self.child)
         while True:
             try:
                 e = next(elements, _END)
@@ -102,26 +102,8 @@ class _IgnoreErrors(dataset_runtime.UnaryNode):
                 return
             if e is _END:
                 return
-            try:
-                e = _through(stages, e)
-            except errors.OutOfRangeError:
-                raise
-            except errors.OpError:
-                continue
-            if e is not None:
+            if type(e) is not dataset_runtime.ElementError:
                 yield e
-
-
-def _through(stages, e):
-    """`e` after the maps and filters `stages`, or None if a filter drops it."""
-    for stage in stages:
-        out = stage.runner([*e, *stage.captured])
-        if isinstance(stage, dataset_runtime.FilterNode):
-            if not out[0]:
-                return None
-        else:
-            e = tuple(out)
-    return e
 
 
 def _elements(n: int) -> str:

@@ -10,10 +10,17 @@ sources slice their arrays, and a map whose function is elementwise runs it once
 
 Row positions: the sources whose elements are rows of arrays (from_tensor_slices, range) are a
 node's `source` with `gather(rows)`; shuffle, repeat, take, skip and prefetch only select and
-order elements (`_Reorder`), so over such a source they run the same algorithm on row
-positions (`positions()`, int64 blocks) instead of element tuples, and a batch is one `gather`
-of the positions per component: the same elements in the same order as iterating and
-stacking.
+order elements (`Reorder`, kernels/dataset_reorder.py), so over such a source they run the
+same algorithm on row positions (`positions()`, int64 blocks) instead of element tuples, and
+a batch is one `gather` of the positions per component: the same elements in the same order
+as iterating and stacking.
+
+Errors: TensorFlow's iterator goes on after an element whose computation failed (get_next
+raises, the next call continues after it), but a Python generator that raised is finished. So
+a failed element travels as an `ElementError` in its place, and the iterator raises it. Only
+nodes the iterator allowed (`allow_errors`, which passes down through the nodes that handle
+such items: `passes_errors`) produce them; under any other node, and for the other consumers of
+a pipeline (Dataset.reduce, tables), an error is raised where it happens and ends the input.
 
 Seeds the pipeline did not give come from `random_seeds()` (kernels/dataset_seeds.py), so that
 a restored iterator's nodes draw the same ones.
@@ -27,8 +34,6 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.kernels import dataset_files
-from tensorweave.kernels.dataset_seeds import random_seeds
-from tensorweave.kernels.jit import compiled
 
 _END = object()
 _GENERATORS: dict[int, object] = {}
@@ -40,6 +45,16 @@ def register_generator(make_flat_iterator) -> int:
     token = next(_next_token)
     _GENERATORS[token] = make_flat_iterator
     return token
+
+
+class ElementError:
+    """An element whose computation failed, in its place: the iterator raises `error` and the
+    next get_next continues after it."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error):
+        self.error = error
 
 
 class DatasetValue:
@@ -57,7 +72,8 @@ class DatasetValue:
 
 def register_nodes(nodes: dict) -> None:
     """Adds node classes by spec kind: transformations whose runtime lives in other modules
-    (kernels/dataset_experimental.py, dataset_readers.py) register themselves on import."""
+    (kernels/dataset_reorder.py, dataset_experimental.py, dataset_readers.py) register
+    themselves on import."""
     _NODES.update(nodes)
 
 
@@ -114,11 +130,32 @@ class Node:
     """A dataset node; subclasses define `__iter__` and may define a faster `batches`."""
 
     source = None   # the indexable source node whose rows this node's elements are, if any
+    passes_errors = False   # takes ElementErrors from its inputs (and handles them)
+    resumable = False       # may yield ElementErrors: its consumer takes them
+
+    def inputs(self) -> list:
+        return []
+
+    def allow_errors(self) -> None:
+        """Lets this node yield an ElementError for a failed element instead of raising, and
+        its inputs too if it takes such items from them."""
+        self.resumable = True
+        if self.passes_errors:
+            for child in self.inputs():
+                child.allow_errors()
+
+    def failure(self, error: errors.OpError):
+        """What a failed element becomes: an ElementError where the consumer takes one, else
+        the error is raised. OutOfRangeError from a function always ends the input, as in
+        TensorFlow 1.x."""
+        if self.resumable and not isinstance(error, errors.OutOfRangeError):
+            return ElementError(error)
+        raise error
 
     def batches(self, n, drop):
         source = self.source
         if source is None:
-            return map(stack, chunks(self, n, drop))
+            return stacked(chunks(self, n, drop), stack)
         gather = source.gather
         return (gather(rows) for rows in rebatched(self.positions(), n, drop))
 
@@ -149,13 +186,13 @@ def rebatched(blocks, n, drop):
         yield np.concatenate(pending)
 
 
-def _one_by_one(blocks):
+def one_by_one(blocks):
     """The positions of `blocks` as Python ints, for the algorithms that take one at a time."""
     for block in blocks:
         yield from block.tolist()
 
 
-def _in_blocks(positions):
+def in_blocks(positions):
     """Python int positions as int64 blocks of at most POSITION_BLOCK."""
     while True:
         block = np.fromiter(itertools.islice(positions, POSITION_BLOCK), np.int64)
@@ -165,13 +202,27 @@ def _in_blocks(positions):
 
 
 def chunks(elements, n, drop):
-    """Lists of `n` consecutive elements (the last one shorter unless `drop`)."""
-    it = iter(elements)
-    while True:
-        chunk = list(itertools.islice(it, n))
-        if not chunk or (drop and len(chunk) < n):
-            return
+    """Lists of `n` consecutive elements (the last one shorter unless `drop`). An ElementError
+    is passed on in place of its list, the elements gathered before it dropped, as TensorFlow's
+    batch returns its input's error and discards the partial batch."""
+    chunk = []
+    for e in elements:
+        if type(e) is ElementError:
+            chunk = []
+            yield e
+            continue
+        chunk.append(e)
+        if len(chunk) == n:
+            yield chunk
+            chunk = []
+    if chunk and not drop:
         yield chunk
+
+
+def stacked(groups, make):
+    """make(group) for each list of `groups`; ElementErrors passed on."""
+    for group in groups:
+        yield group if type(group) is ElementError else make(group)
 
 
 class _Tensors(Node):
@@ -271,18 +322,32 @@ class _Generator(Node):
 
 
 class _Zip(Node):
+    """Elements of every input side by side; a failed one fails the element after every input
+    has advanced (as TensorFlow's zip does)."""
+
+    passes_errors = True
+
     def __init__(self, spec, args, functions):
         self.children = [build(s, args, functions) for s in spec["inputs"]]
+
+    def inputs(self) -> list:
+        return self.children
 
     def __iter__(self):
         chain = itertools.chain.from_iterable
         for parts in zip(*self.children):
-            yield tuple(chain(parts))
+            failed = [p for p in parts if type(p) is ElementError]
+            yield failed[0] if failed else tuple(chain(parts))
 
 
 class _Concatenate(Node):
+    passes_errors = True
+
     def __init__(self, spec, args, functions):
         self.children = [build(s, args, functions) for s in spec["inputs"]]
+
+    def inputs(self) -> list:
+        return self.children
 
     def __iter__(self):
         for child in self.children:
@@ -302,6 +367,9 @@ class UnaryNode(Node):
             self.runner = functions[spec["fn"]]
             self.captured = [args[i] for i in spec["captures"]]
 
+    def inputs(self) -> list:
+        return [self.child]
+
 
 def _check_parallel_calls(value) -> None:
     """num_parallel_calls is a hint here (one thread runs the pipeline), but TensorFlow
@@ -313,34 +381,111 @@ def _check_parallel_calls(value) -> None:
 
 
 class MapNode(UnaryNode):
-    """Dataset.map: the function applied to each element, or to whole batches if vectorizable."""
+    """Dataset.map: the function applied to each element, or to whole batches if vectorizable.
+
+    A batch of a map is TensorFlow's fused map-and-batch: an element that fails fails its
+    whole batch, and a last partial batch is still computed under drop_remainder, so that its
+    error is reported before the end (as TensorFlow 2.21 does)."""
+
+    passes_errors = True
+
     def __iter__(self):
         run, captured = self.runner, self.captured
         for e in self.child:
-            yield tuple(run([*e, *captured]))
+            if type(e) is ElementError:
+                yield e
+                continue
+            try:
+                out = run([*e, *captured])
+            except errors.OpError as error:
+                yield self.failure(error)
+                continue
+            yield tuple(out)
 
     def batches(self, n, drop):
         if not self.runner.vectorizable:
-            return Node.batches(self, n, drop)
-        return (self.runner.run_batched([*b, *self.captured], len(b[0]))
-                for b in self.child.batches(n, drop))
+            return self._mapped_batches(n, drop)
+        return self._vectorized_batches(n, drop)
+
+    def _vectorized_batches(self, n, drop):
+        run, captured = self.runner, self.captured
+        for b in self.child.batches(n, False):
+            if type(b) is ElementError:
+                yield b
+                continue
+            size = len(b[0])
+            try:
+                out = run.run_batched([*b, *captured], size)
+            except errors.OpError as error:
+                yield self.failure(error)
+                continue
+            if size == n or not drop:
+                yield out
+
+    def _mapped_batches(self, n, drop):
+        run, captured = self.runner, self.captured
+        for chunk in _groups(self.child, n):
+            results, error = [], None
+            for e in chunk:
+                if type(e) is ElementError:
+                    error = error or e.error
+                    continue
+                try:
+                    results.append(tuple(run([*e, *captured])))
+                except errors.OpError as failed:
+                    error = error or failed
+            if error is not None:
+                yield self.failure(error)
+            elif len(chunk) == n or not drop:
+                yield stack(results)
+
+
+def _groups(elements, n):
+    """Lists of `n` consecutive items, ElementErrors included (the last list shorter)."""
+    it = iter(elements)
+    while True:
+        group = list(itertools.islice(it, n))
+        if not group:
+            return
+        yield group
 
 
 class FilterNode(UnaryNode):
     """Dataset.filter: the elements for which the predicate is true."""
+
+    passes_errors = True
+
     def __iter__(self):
         run, captured = self.runner, self.captured
         for e in self.child:
-            if run([*e, *captured])[0]:
+            if type(e) is ElementError:
+                yield e
+                continue
+            try:
+                keep = run([*e, *captured])[0]
+            except errors.OpError as error:
+                yield self.failure(error)
+                continue
+            if keep:
                 yield e
 
 
 class _Interleave(UnaryNode):
-    """TensorFlow's interleave order: a cycle of open inner iterators, blocks taken in turn."""
+    """TensorFlow's interleave order: a cycle of open inner iterators, blocks taken in turn.
+
+    Errors as TensorFlow's InterleaveDatasetOp returns them: a failed input element or inner
+    dataset (its function failed) is reported and the slot stays empty for the next input; a
+    failed element of an inner dataset is reported and its iterator goes on, the block count
+    unchanged."""
+
+    passes_errors = True
 
     def _inner(self, element):
         values = self.runner([*element, *self.captured])
-        return iter(build(self.spec["inner"], values, self.functions))
+        node = build(self.spec["inner"], values, self.functions)
+        if self.resumable:
+            node.allow_errors()
+        return iter(node)
 
     def __iter__(self):
         cycle, block_length = self.spec["cycle_length"], self.spec["block_length"]
@@ -351,6 +496,9 @@ class _Interleave(UnaryNode):
             current = slots[i]
             if current is not None:
                 e = next(current, _END)
+                if type(e) is ElementError:
+                    yield e
+                    continue
                 if e is not _END:
                     yield e
                     block += 1
@@ -363,8 +511,14 @@ class _Interleave(UnaryNode):
                 x = next(inputs, _END)
                 if x is _END:
                     end = True
+                elif type(x) is ElementError:
+                    yield x
                 else:
-                    slots[i] = self._inner(x)
+                    try:
+                        slots[i] = self._inner(x)
+                    except errors.OpError as error:
+                        yield self.failure(error)
+                        continue
                     n_open += 1
                 continue
             block, i = 0, (i + 1) % cycle
@@ -379,6 +533,8 @@ def checked_batch_size(value) -> int:
 
 
 class _Batch(UnaryNode):
+    passes_errors = True
+
     def __init__(self, spec, args, functions):
         super().__init__(spec, args, functions)
         self.size = checked_batch_size(self.params[0])
@@ -386,14 +542,16 @@ class _Batch(UnaryNode):
     def __iter__(self):
         drop, starts = self.spec["drop_remainder"], self.spec.get("sparse")
         if starts:   # elements with SparseTensors: no fast path stacks those
-            return (stack_with_sparse(chunk, starts)
-                    for chunk in chunks(self.child, self.size, drop))
+            return stacked(chunks(self.child, self.size, drop),
+                           lambda chunk: stack_with_sparse(chunk, starts))
         return self.child.batches(self.size, drop)
 
 
 class _PaddedBatch(UnaryNode):
     """Its params: the batch size, one padded shape (int64 vector, -1: the batch's largest)
     per component, then one padding value per component."""
+
+    passes_errors = True
 
     def __init__(self, spec, args, functions):
         super().__init__(spec, args, functions)
@@ -404,9 +562,9 @@ class _PaddedBatch(UnaryNode):
 
     def __iter__(self):
         shapes, pads = self.shapes, self.pads
-        for chunk in chunks(self.child, self.size, self.spec["drop_remainder"]):
-            yield tuple(_pad_column([e[k] for e in chunk], shape, pads[k], k)
-                        for k, shape in enumerate(shapes))
+        return stacked(chunks(self.child, self.size, self.spec["drop_remainder"]),
+                       lambda chunk: tuple(_pad_column([e[k] for e in chunk], shape, pads[k], k)
+                                           for k, shape in enumerate(shapes)))
 
 
 def _pad_column(column, padded_shape, pad_value, k):
@@ -433,9 +591,14 @@ def _pad_column(column, padded_shape, pad_value, k):
 class _Unbatch(UnaryNode):
     """The rows of each element (`rows_of`)."""
 
+    passes_errors = True
+
     def __iter__(self):
         starts = self.spec.get("sparse") or ()
         for e in self.child:
+            if type(e) is ElementError:
+                yield e
+                continue
             yield from rows_of(e, starts, "Input element must have the same batch size in "
                                           "each component.")
 
@@ -530,194 +693,12 @@ class _Window(UnaryNode):
                 exhausted = True
 
 
-class _Reorder(UnaryNode):
-    """A transformation that only selects and orders its input's elements.
-
-    `_order(epoch)` is its algorithm over the items of `epoch()`, a fresh pass over the input:
-    elements when iterated, row positions of an indexable source for `positions()`. Nodes whose
-    algorithm does not count items (`blockwise`) run it on the position blocks themselves;
-    `_order_blocks`, where defined, is the algorithm written for blocks; the others take the
-    positions one by one.
-    """
-
-    blockwise = False
-
-    def __init__(self, spec, args, functions):
-        super().__init__(spec, args, functions)
-        self.source = self.child.source
-
-    def __iter__(self):
-        return self._order(lambda: iter(self.child))
-
-    def positions(self):
-        blocks = self.child.positions
-        if self.blockwise:
-            return self._order(blocks)
-        order_blocks = getattr(self, "_order_blocks", None)
-        if order_blocks is not None:
-            return order_blocks(blocks)
-        return _in_blocks(self._order(lambda: _one_by_one(blocks())))
-
-
-class _Shuffle(_Reorder):
-    def __init__(self, spec, args, functions):
-        super().__init__(spec, args, functions)
-        seeds = spec["seeds"]
-        self.seeds = seeds if seeds is not None else random_seeds()
-        self.rng = np.random.default_rng(self.seeds)
-
-    def _buffer_and_rng(self):
-        size = int(self.params[0])
-        if size < 1:
-            raise errors.InvalidArgumentError(None, None, "buffer_size must be greater than "
-                                              "zero.")
-        return size, self.rng if self.spec["reshuffle"] else np.random.default_rng(self.seeds)
-
-    def _order(self, epoch):
-        """TF's shuffle buffer: fill it, then emit a uniform slot and refill it from the input."""
-        size, rng = self._buffer_and_rng()
-        return _shuffled(epoch(), size, rng)
-
-    def _order_blocks(self, epoch):
-        """`_order` over position blocks: the same draws, the same order."""
-        size, rng = self._buffer_and_rng()
-        return _shuffled_blocks(epoch(), size, rng)
-
-
-def _shuffled(items, size, rng):
-    """The items through a buffer of `size`: each new item replaces the one a slot emits."""
-    slots = _slots(rng, size)
-    buf = list(itertools.islice(items, size))
-    for e, j in zip(items, slots):
-        yield buf[j]
-        buf[j] = e
-    for j in rng.permutation(len(buf)).tolist():
-        yield buf[j]
-
-
-def _shuffled_blocks(blocks, size, rng):
-    """`_shuffled` over int64 position blocks, a compiled loop per block: the generator of
-    `_slots` draws its first 1024 slots at once and each further 1024 when the first of them
-    is needed, and so does this."""
-    slots = _SlotBlocks(rng, size)
-    pieces, have = [], 0
-    for block in blocks:
-        if have < size:
-            take = min(size - have, block.size)
-            pieces.append(block[:take])
-            have += take
-            block = block[take:]
-            if have < size or not block.size:
-                continue
-        if len(pieces) != 1 or pieces[0].base is not None:
-            pieces = [np.concatenate(pieces)]   # the buffer: an array of its own
-        out = np.empty_like(block)
-        compiled(_through_buffer)(pieces[0], block, slots.take(block.size), out)
-        yield out
-    buf = np.concatenate(pieces) if pieces else np.empty(0, np.int64)
-    order = rng.permutation(buf.size)   # drawn even when empty, as `_shuffled` does
-    if buf.size:
-        yield buf[order]
-
-
-def _through_buffer(buf, incoming, slots, out):
-    for k in range(incoming.size):
-        j = slots[k]
-        out[k] = buf[j]
-        buf[j] = incoming[k]
-
-
-class _SlotBlocks:
-    """`_slots` as arrays: `take(m)` gives the next m slots, drawing 1024 at a time."""
-
-    def __init__(self, rng, size):
-        self.rng, self.size = rng, size
-        self.block = (rng.random(1024) * size).astype(np.int64)
-        self.used = 0
-
-    def take(self, m: int) -> np.ndarray:
-        parts = []
-        while m:
-            if self.used == self.block.size:
-                self.block = (self.rng.random(1024) * self.size).astype(np.int64)
-                self.used = 0
-            k = min(m, self.block.size - self.used)
-            parts.append(self.block[self.used:self.used + k])
-            self.used += k
-            m -= k
-        return parts[0] if len(parts) == 1 else np.concatenate(parts)
-
-
-def _slots(rng, size):
-    """Uniform buffer slots one by one, drawn 1024 at a time (the first block at once)."""
-    blocks = _SlotBlocks(rng, size)
-
-    def draw():
-        while True:
-            yield from blocks.take(1024).tolist()
-    return draw()
-
-
-class _Repeat(_Reorder):
-    blockwise = True   # counts epochs, not elements
-
-    def _order(self, epoch):
-        count, done = int(self.params[0]), 0
-        while count < 0 or done < count:
-            items = epoch()
-            first = next(items, _END)
-            if first is _END:
-                return  # repeating an empty dataset would never end
-            yield first
-            yield from items
-            done += 1
-
-
-class _Take(_Reorder):
-    def _order(self, epoch):
-        count = int(self.params[0])
-        return epoch() if count < 0 else itertools.islice(epoch(), count)
-
-
-class _Skip(_Reorder):
-    def _order(self, epoch):
-        count = int(self.params[0])
-        if count < 0:
-            return iter(())
-        it = epoch()
-        next(itertools.islice(it, count, count), None)
-        return it
-
-
-class _Shard(_Reorder):
-    """Every num_shards-th element from `index` on (TensorFlow's ShardDataset)."""
-
-    def _order(self, epoch):
-        num_shards, index = (int(p) for p in self.params)
-        if num_shards <= 0:
-            raise errors.InvalidArgumentError(
-                None, None, "Number of shards must be greater than zero (currently num_shards "
-                f"= {num_shards}).")
-        if not 0 <= index < num_shards:
-            raise errors.InvalidArgumentError(
-                None, None, f"Index must be between 0 and {num_shards - 1} (currently index = "
-                f"{index}).")
-        return itertools.islice(epoch(), index, None, num_shards)
-
-
-class _Prefetch(_Reorder):
-    """Runs inline: elements are produced when asked for (see ARCHITECTURE.md, tf.data)."""
-
-    blockwise = True
-
-    def _order(self, epoch):
-        return epoch()
-
-    def batches(self, n, drop):
-        return self.child.batches(n, drop)
-
-
 class _Cache(UnaryNode):
+    """Elements recorded on the first complete pass (in memory or in a file) and replayed;
+    failed elements are passed on but not recorded, as TensorFlow's cache leaves them out."""
+
+    passes_errors = True
+
     def __init__(self, spec, args, functions):
         super().__init__(spec, args, functions)
         self.elements = None
@@ -731,7 +712,8 @@ class _Cache(UnaryNode):
             return
         recorded = []
         for e in self.child:
-            recorded.append(e)
+            if type(e) is not ElementError:
+                recorded.append(e)
             yield e
         self.elements = recorded
         if self.filename:
@@ -760,7 +742,6 @@ _NODES = {
     "generator": _Generator,
     "zip": _Zip, "concatenate": _Concatenate, "map": MapNode, "filter": FilterNode,
     "interleave": _Interleave, "batch": _Batch, "padded_batch": _PaddedBatch,
-    "unbatch": _Unbatch, "window": _Window, "shuffle": _Shuffle, "repeat": _Repeat,
-    "take": _Take, "skip": _Skip, "shard": _Shard,
-    "prefetch": _Prefetch, "cache": _Cache, "text_line": _TextLine, "tfrecord": _TFRecord,
+    "unbatch": _Unbatch, "window": _Window, "cache": _Cache, "text_line": _TextLine,
+    "tfrecord": _TFRecord,
 }

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.kernels import dataset_runtime
+from tensorweave.kernels import dataset_reorder, dataset_runtime
 
 D = tf.data.Dataset
 FEATS = np.arange(46, dtype=np.float32).reshape(23, 2)
@@ -134,9 +134,9 @@ def test_block_shuffle_draws_and_orders_as_the_one_by_one_shuffle(n, buffer, blo
     """`_shuffled_blocks` over any split of the positions into blocks gives `_shuffled`'s
     order and leaves the generator where `_shuffled` does (1024-slot draws included)."""
     one_rng, block_rng = np.random.default_rng(7), np.random.default_rng(7)
-    one = list(dataset_runtime._shuffled(iter(range(n)), buffer, one_rng))
+    one = list(dataset_reorder._shuffled(iter(range(n)), buffer, one_rng))
     blocks = (np.arange(i, min(i + block, n), dtype=np.int64) for i in range(0, n, block))
-    got = list(dataset_runtime._shuffled_blocks(blocks, buffer, block_rng))
+    got = list(dataset_reorder._shuffled_blocks(blocks, buffer, block_rng))
     assert all(b.dtype == np.int64 and b.size for b in got)
     assert (np.concatenate(got).tolist() if got else []) == one
     assert one_rng.random() == block_rng.random()

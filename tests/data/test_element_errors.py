@@ -1,0 +1,146 @@
+"""An element that fails is reported by get_next, and the iterator goes on after it.
+
+Each expected sequence is what TensorFlow 2.21 gave for the same pipeline (run through
+compat.v1 with a one-shot iterator): values, "ERR" for an InvalidArgumentError from get_next,
+"END" for OutOfRangeError. `bad` fails where x % 4 == 2 (integer division by zero).
+"""
+import numpy as np
+import pytest
+
+import tensorweave as tf
+
+D = tf.data.Dataset
+
+
+def bad(x):
+    return 10 // (x % 4 - 2)
+
+
+def fill_bad(x):
+    return tf.fill([2], bad(x))
+
+
+CASES = {
+    "map": (lambda: D.range(8).map(bad), [-5, -10, "ERR", 10, -5, -10, "ERR", 10]),
+    # map then batch is TensorFlow's fused map-and-batch: a failure fails its whole batch,
+    # and the last partial batch is still computed under drop_remainder.
+    "map_batch": (lambda: D.range(11).map(bad).batch(3),
+                  ["ERR", [10, -5, -10], "ERR", "ERR"]),
+    "map_batch_drop": (lambda: D.range(11).map(bad).batch(3, drop_remainder=True),
+                       ["ERR", [10, -5, -10], "ERR", "ERR"]),
+    "gather_batch": (lambda: D.range(11).map(lambda x: tf.gather([1, 2, 3, 4, 5, 6], x))
+                     .batch(3), [[1, 2, 3], [4, 5, 6], "ERR", "ERR"]),
+    # Not adjacent: the batch returns the error and drops what it had gathered.
+    "map_filter_batch": (lambda: D.range(11).map(bad).filter(lambda x: x >= -100).batch(3),
+                         ["ERR", [10, -5, -10], "ERR", [10, -5, -10], "ERR"]),
+    "map_prefetch_batch": (lambda: D.range(11).map(bad).prefetch(2).batch(3),
+                           ["ERR", [10, -5, -10], "ERR", [10, -5, -10], "ERR"]),
+    "filter_predicate": (lambda: D.range(8).filter(lambda x: tf.not_equal(bad(x), 0)),
+                         [0, 1, "ERR", 3, 4, 5, "ERR", 7]),
+    "take": (lambda: D.range(8).map(bad).take(3), [-5, -10, "ERR", 10]),
+    # TensorFlow's skip: an error ends a skipping attempt and what it skipped is not counted.
+    "skip": (lambda: D.range(8).map(bad).skip(3), ["ERR", "ERR", 10]),
+    "repeat": (lambda: D.range(4).map(bad).repeat(2), [-5, -10, "ERR", 10, -5, -10, "ERR", 10]),
+    "cache_repeat": (lambda: D.range(4).map(bad).cache().repeat(2),
+                     [-5, -10, "ERR", 10, -5, -10, 10]),
+    "zip": (lambda: D.zip((D.range(6).map(bad), D.range(6))),
+            [[-5, 0], [-10, 1], "ERR", [10, 3], [-5, 4], [-10, 5]]),
+    "concatenate": (lambda: D.range(4).map(bad).concatenate(D.range(3)),
+                    [-5, -10, "ERR", 10, 0, 1, 2]),
+    "unbatch": (lambda: D.range(6).map(fill_bad).unbatch(),
+                [-5, -5, -10, -10, "ERR", 10, 10, -5, -5, -10, -10]),
+    "padded_batch": (lambda: D.range(7).map(lambda x: tf.fill([x % 3], bad(x)))
+                     .padded_batch(2, padded_shapes=[None]),
+                     [[[0], [-10]], "ERR", [[0], [-5]], "ERR"]),
+    "map_map": (lambda: D.range(6).map(bad).map(lambda x: x * 2), [-10, -20, "ERR", 20, -10, -20]),
+    "flat_map": (lambda: D.range(6).flat_map(lambda x: D.from_tensors(bad(x)).repeat(2)),
+                 [-5, -5, -10, -10, "ERR", 10, 10, -5, -5, -10, -10]),
+    "interleave": (lambda: D.range(6).interleave(
+        lambda x: D.from_tensors(bad(x)).repeat(2), cycle_length=2),
+        [-5, -10, -5, -10, "ERR", 10, -5, 10, -5, -10, -10]),
+    "enumerate": (lambda: D.range(6).map(bad).enumerate(),
+                  [[0, -5], [1, -10], "ERR", [3, 10], [4, -5], [5, -10]]),
+}
+
+
+def _outcomes(dataset, limit=40):
+    with tf.Graph().as_default():
+        nxt = tf.data.make_one_shot_iterator(dataset()).get_next()
+        out = []
+        with tf.Session() as sess:
+            while len(out) < limit:
+                try:
+                    value = sess.run(nxt)
+                except tf.errors.OutOfRangeError:
+                    return out
+                except tf.errors.InvalidArgumentError:
+                    out.append("ERR")
+                    continue
+                out.append(np.asarray(value).tolist() if not isinstance(value, tuple)
+                           else [np.asarray(v).tolist() for v in value])
+    raise AssertionError(f"no end after {limit} results: {out}")
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_iterator_goes_on_after_a_failed_element(name):
+    dataset, expected = CASES[name]
+    assert _outcomes(dataset) == expected
+
+
+def test_shuffle_reports_each_failure_and_keeps_the_rest():
+    """TensorFlow's shuffle order is its own; the failures and the other elements are kept."""
+    out = _outcomes(lambda: D.range(8).map(bad).shuffle(3, seed=1))
+    assert out.count("ERR") == 2
+    assert sorted(v for v in out if v != "ERR") == [-10, -10, -5, -5, 10, 10]
+
+
+def test_the_error_names_the_failing_op():
+    with tf.Graph().as_default():
+        nxt = tf.data.make_one_shot_iterator(D.range(4).map(bad)).get_next()
+        with tf.Session() as sess:
+            sess.run(nxt)
+            sess.run(nxt)
+            with pytest.raises(tf.errors.InvalidArgumentError, match="Integer division by zero"):
+                sess.run(nxt)
+            assert sess.run(nxt) == 10
+
+
+def test_ignore_errors_drops_failures_below_any_passing_node():
+    """The failed elements come up as values through unbatch and interleave, so
+    ignore_errors drops them wherever they arose (it used to see only maps right below it)."""
+    ignore = tf.data.experimental.ignore_errors
+    unbatched = _outcomes(lambda: D.range(6).map(fill_bad).unbatch().apply(ignore()))
+    assert unbatched == [-5, -5, -10, -10, 10, 10, -5, -5, -10, -10]
+    interleaved = _outcomes(lambda: D.range(6).interleave(
+        lambda x: D.from_tensors(bad(x)).repeat(2), cycle_length=2).apply(ignore()))
+    assert interleaved == [-5, -10, -5, -10, 10, -5, 10, -5, -10, -10]
+
+
+def test_reduce_still_fails_on_the_first_error():
+    with tf.Graph().as_default():
+        total = D.range(6).map(bad).reduce(np.int64(0), lambda s, x: s + x)
+        with tf.Session() as sess:
+            with pytest.raises(tf.errors.InvalidArgumentError, match="Integer division by zero"):
+                sess.run(total)
+
+
+def test_a_restored_iterator_resumes_after_a_failure(tmp_path):
+    """The failed element counts as produced, so a checkpoint taken after it replays to the
+    same place."""
+    with tf.Graph().as_default():
+        it = tf.data.make_initializable_iterator(D.range(8).map(bad))
+        nxt = it.get_next()
+        saver = tf.train.Saver([tf.data.experimental.make_saveable_from_iterator(it)])
+        with tf.Session() as sess:
+            sess.run(it.initializer)
+            assert [sess.run(nxt), sess.run(nxt)] == [-5, -10]
+            with pytest.raises(tf.errors.InvalidArgumentError):
+                sess.run(nxt)
+            path = saver.save(sess, str(tmp_path / "it"))
+            assert sess.run(nxt) == 10
+        with tf.Session() as sess:
+            sess.run(it.initializer)
+            saver.restore(sess, path)
+            assert [sess.run(nxt), sess.run(nxt), sess.run(nxt)] == [10, -5, -10]
+            with pytest.raises(tf.errors.InvalidArgumentError):
+                sess.run(nxt)
