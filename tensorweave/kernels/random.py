@@ -4,7 +4,8 @@ The runtime builds one instance of a stateful op's kernel class per session and 
 generator lives as long as the session: each run continues the stream, a new session restarts
 it. A nonzero (seed, seed2) pair keys a Philox generator (two ops with equal seeds draw equal
 streams); (0, 0) means "unseeded" and draws fresh OS entropy. Values follow TensorFlow's
-distributions, not its bit patterns.
+distributions, not its bit patterns; the uniform, normal, truncated-normal and integer ops
+draw TensorFlow's own bits (kernels/random_philox.py).
 """
 from __future__ import annotations
 
@@ -49,61 +50,6 @@ class RandomKernel:
 
     def draw(self, *inputs):
         raise NotImplementedError
-
-
-@kernel("RandomUniform")
-class RandomUniformKernel(RandomKernel):
-    """Uniform in [0, 1): float32/float64 natively; float16 from 11 random bits (exact)."""
-
-    def draw(self, shape):
-        shape = output_shape(shape)
-        if self.dtype == np.float16:
-            bits = self.rng.integers(0, 1 << 11, size=shape, dtype=np.uint16)
-            return (bits * np.float32(2.0 ** -11)).astype(np.float16)
-        return self.rng.random(shape, dtype=self.dtype)
-
-
-def _standard_normal(rng, shape, dtype):
-    if dtype == np.float16:
-        return rng.standard_normal(shape, dtype=np.float32).astype(np.float16)
-    return rng.standard_normal(shape, dtype=dtype)
-
-
-@kernel("RandomStandardNormal")
-class RandomStandardNormalKernel(RandomKernel):
-    def draw(self, shape):
-        return _standard_normal(self.rng, output_shape(shape), self.dtype)
-
-
-@kernel("TruncatedNormal")
-class TruncatedNormalKernel(RandomKernel):
-    """Standard normal values; those with magnitude above 2 are re-drawn until none is."""
-
-    def draw(self, shape):
-        out = _standard_normal(self.rng, output_shape(shape), self.dtype)
-        flat = out.reshape(-1)
-        bad = np.flatnonzero(np.abs(flat) > 2)
-        while bad.size:
-            flat[bad] = _standard_normal(self.rng, bad.size, self.dtype)
-            bad = bad[np.abs(flat[bad]) > 2]
-        return out
-
-
-@kernel("RandomUniformInt")
-class RandomUniformIntKernel(RandomKernel):
-    def draw(self, shape, minval, maxval):
-        for what, v in (("minval", minval), ("maxval", maxval)):
-            if np.ndim(v) != 0:
-                raise errors.InvalidArgumentError(
-                    None, None, f"{what} must be 0-D, got shape {list(np.shape(v))}")
-        shape = output_shape(shape)
-        lo, hi = int(minval), int(maxval)
-        if lo >= hi:
-            if 0 in shape:
-                return np.zeros(shape, self.dtype)
-            raise errors.InvalidArgumentError(None, None,
-                                              f"Need minval < maxval, got {lo} >= {hi}")
-        return self.rng.integers(lo, hi, size=shape, dtype=self.dtype)
 
 
 @kernel("RandomShuffle")

@@ -1,6 +1,7 @@
 """Stateless random kernels: TensorFlow's exact numbers for a given `seed`, in every run.
 
-Each kernel turns the [2] seed into a Philox key and counter (`philox.stateless_key_counter`)
+Each kernel turns the [2] seed into a Philox key and counter (`philox.stateless_key_counter`),
+the stream the fills below take (the stateful random ops of kernels/random.py give them theirs),
 and maps the Philox words to values with TensorFlow's distributions
 (core/lib/random/random_distributions.h), in TensorFlow's order (the CPU `FillPhiloxRandom`):
 output group g (4 floats, or 2 doubles / int64s) comes from Philox block `counter + g`; a
@@ -96,9 +97,10 @@ def _cast_float32(x: np.ndarray, dtype: _dtypes.DType) -> np.ndarray:
 
 
 # --- the fills ------------------------------------------------------------------------------
-def _words(seed, n_blocks: int) -> np.ndarray:
-    """The first `n_blocks` Philox blocks of `seed`'s stream, flat: uint32 [4 * n_blocks]."""
-    key, counter = stateless_key_counter(seed)
+def _words(stream, n_blocks: int) -> np.ndarray:
+    """The first `n_blocks` Philox blocks of `stream` (a (key, counter) pair), flat: uint32
+    [4 * n_blocks]."""
+    key, counter = stream
     return philox_blocks(key, counter, np.arange(n_blocks, dtype=np.uint64)).reshape(-1)
 
 
@@ -106,12 +108,12 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def uniform(seed, n: int, dtype: _dtypes.DType) -> np.ndarray:
+def uniform(stream, n: int, dtype: _dtypes.DType) -> np.ndarray:
     """n values of TF's UniformDistribution for a float `dtype`, in [0, 1)."""
     if dtype == _dtypes.float64:
-        w = _words(seed, _ceil_div(n, 2)).reshape(-1, 2)
+        w = _words(stream, _ceil_div(n, 2)).reshape(-1, 2)
         return _uint64_to_double(w[:, 0], w[:, 1])[:n]
-    w = _words(seed, _ceil_div(n, 4))[:n]
+    w = _words(stream, _ceil_div(n, 4))[:n]
     if dtype == _dtypes.float16:
         bits = ((w & np.uint32(0x3FF)) | np.uint32(15 << 10)).astype(np.uint16)
         return bits.view(np.float16) - np.float16(1)
@@ -131,19 +133,19 @@ def _normal_pairs(w: np.ndarray, dtype: _dtypes.DType) -> np.ndarray:
     return _box_muller(_uint32_to_float(w[:, 0]), _uint32_to_float(w[:, 1]))
 
 
-def normal(seed, n: int, dtype: _dtypes.DType) -> np.ndarray:
+def normal(stream, n: int, dtype: _dtypes.DType) -> np.ndarray:
     """n values of TF's NormalDistribution: 4 per block (float64: 2)."""
     per_block = 2 if dtype == _dtypes.float64 else 4
-    values = _normal_pairs(_words(seed, _ceil_div(n, per_block)), dtype).reshape(-1)[:n]
+    values = _normal_pairs(_words(stream, _ceil_div(n, per_block)), dtype).reshape(-1)[:n]
     return values if dtype == _dtypes.float64 else _cast_float32(values, dtype)
 
 
-def truncated_normal(seed, n: int, dtype: _dtypes.DType) -> np.ndarray:
+def truncated_normal(stream, n: int, dtype: _dtypes.DType) -> np.ndarray:
     """n values of TF's TruncatedNormalDistribution: group g of 4 (float64: 2) values takes the
     first normals with |x| < 2 from the blocks starting at `counter + g * skip`."""
     group = 2 if dtype == _dtypes.float64 else 4
     skip = group * _TRUNCATED_RESERVED_SAMPLES // 4
-    key, counter = stateless_key_counter(seed)
+    key, counter = stream
     n_groups = _ceil_div(n, group)
     out = np.empty((n_groups, group), np.float64 if dtype == _dtypes.float64 else np.float32)
     todo = np.arange(n_groups, dtype=np.uint64)
@@ -152,36 +154,46 @@ def truncated_normal(seed, n: int, dtype: _dtypes.DType) -> np.ndarray:
         offsets = todo[:, None] * np.uint64(skip) + np.arange(n_blocks, dtype=np.uint64)
         words = philox_blocks(key, counter, offsets.reshape(-1))
         values = _normal_pairs(words, dtype).reshape(todo.size, -1)
-        keep = np.abs(values) < 2.0
-        done = keep.sum(axis=1) >= group
-        # Row r's accepted values in order; the first `group` of them are the output.
-        rows, cols = np.nonzero(keep[done])
-        rank = np.cumsum(keep[done], axis=1)[rows, cols] - 1
-        first = rank < group
-        out[todo[done].astype(np.intp)[rows[first]], rank[first]] = \
-            values[done][rows[first], cols[first]]
+        done = np.empty(todo.size, np.bool_)
+        compiled(_first_accepted)(values, todo.astype(np.intp), out, done)
         todo, n_blocks = todo[~done], n_blocks * 2
     values = out.reshape(-1)[:n]
     return values if dtype == _dtypes.float64 else _cast_float32(values, dtype)
 
 
-def uniform_int(seed, n: int, lo: int, hi: int, dtype: _dtypes.DType) -> np.ndarray:
+def _first_accepted(values, rows, out, done):
+    """out[rows[r]] = the first out.shape[1] values of row r with magnitude below 2, in order;
+    done[r]: whether row r had that many."""
+    group = out.shape[1]
+    for r in range(rows.size):
+        taken = 0
+        for j in range(values.shape[1]):
+            v = values[r, j]
+            if abs(v) < 2.0:
+                out[rows[r], taken] = v
+                taken += 1
+                if taken == group:
+                    break
+        done[r] = taken == group
+
+
+def uniform_int(stream, n: int, lo: int, hi: int, dtype: _dtypes.DType) -> np.ndarray:
     """n integers in [lo, hi): TF's modular method, lo + (bits % (hi - lo)) with 32-bit words
     (int32) or a 64-bit word from two (int64), wrapping like C's unsigned arithmetic."""
     if dtype == _dtypes.int64:
-        w = _words(seed, _ceil_div(n, 2)).reshape(-1, 2)[:n].astype(np.uint64)
+        w = _words(stream, _ceil_div(n, 2)).reshape(-1, 2)[:n].astype(np.uint64)
         bits, span = w[:, 0] | w[:, 1] << np.uint64(32), np.uint64((hi - lo) % (1 << 64))
         return (np.uint64(lo % (1 << 64)) + bits % span).view(np.int64)
-    bits, span = _words(seed, _ceil_div(n, 4))[:n], np.uint32((hi - lo) % (1 << 32))
+    bits, span = _words(stream, _ceil_div(n, 4))[:n], np.uint32((hi - lo) % (1 << 32))
     return (np.uint32(lo % (1 << 32)) + bits % span).view(np.int32)
 
 
-def uniform_full_int(seed, n: int, dtype: _dtypes.DType) -> np.ndarray:
+def uniform_full_int(stream, n: int, dtype: _dtypes.DType) -> np.ndarray:
     """n integers over dtype's whole range: one word each (int32), or two (int64)."""
     if dtype == _dtypes.int64:
-        w = _words(seed, _ceil_div(n, 2)).reshape(-1, 2)[:n].astype(np.uint64)
+        w = _words(stream, _ceil_div(n, 2)).reshape(-1, 2)[:n].astype(np.uint64)
         return (w[:, 0] | w[:, 1] << np.uint64(32)).view(np.int64)
-    return _words(seed, _ceil_div(n, 4))[:n].view(np.int32)
+    return _words(stream, _ceil_div(n, 4))[:n].view(np.int32)
 
 
 # --- kernels --------------------------------------------------------------------------------
@@ -200,7 +212,7 @@ def _fill(draw):
         n = int(np.prod(shape, dtype=np.int64))
         if n == 0:
             return np.zeros(shape, dtype.as_numpy_dtype)
-        return draw(seed, n, dtype).reshape(shape)
+        return draw(stateless_key_counter(seed), n, dtype).reshape(shape)
     return compute
 
 
@@ -223,11 +235,11 @@ def _stateless_random_uniform_int(ctx, shape, seed, minval, maxval):
     lo, hi = int(minval), int(maxval)
     if lo >= hi:
         raise invalid_argument(f"Need minval < maxval, got {lo} >= {hi}")
-    return uniform_int(seed, n, lo, hi, dtype).reshape(shape)
+    return uniform_int(stateless_key_counter(seed), n, lo, hi, dtype).reshape(shape)
 
 
 # --- StatelessMultinomial ---------------------------------------------------------------------
-def categorical(seed, logits: np.ndarray, num_samples: int) -> np.ndarray:
+def categorical(stream, logits: np.ndarray, num_samples: int) -> np.ndarray:
     """TF's CPU multinomial sampling on one thread: int64 [batch, num_samples].
 
     Per row: the CDF of exp(logit - max) in float64 over the finite logits only (the others
@@ -235,7 +247,7 @@ def categorical(seed, logits: np.ndarray, num_samples: int) -> np.ndarray:
     """
     batch = logits.shape[0]
     n_words = 2 * batch * num_samples
-    w = _words(seed, _ceil_div(n_words, 4))[:n_words].reshape(-1, 2)
+    w = _words(stream, _ceil_div(n_words, 4))[:n_words].reshape(-1, 2)
     draws = _uint64_to_double(w[:, 0], w[:, 1]).reshape(batch, num_samples)
     finite = np.isfinite(logits)
     # The row max of the finite logits, in the logits' type (exact in float64).
@@ -268,4 +280,4 @@ def _stateless_multinomial(ctx, logits, num_samples, seed):
     out_dtype = ctx.output_dtypes[0].as_numpy_dtype
     if logits.shape[0] == 0 or n == 0:
         return np.zeros((logits.shape[0], n), out_dtype)
-    return categorical(seed, logits, n).astype(out_dtype)
+    return categorical(stateless_key_counter(seed), logits, n).astype(out_dtype)

@@ -1,0 +1,99 @@
+"""RandomUniform, RandomStandardNormal, TruncatedNormal, RandomUniformInt: TensorFlow's numbers.
+
+TensorFlow's stateful random kernels hold a `GuardedPhiloxRandom`: Philox-4x32-10 keyed with
+the op's `seed` (the key's two words) and the high half of its counter set to `seed2`; a
+(0, 0) pair means "unseeded" and takes two random 64-bit seeds instead. Each run reserves 256
+blocks per output value (`ReserveRandomOutputs(n, 256)`: the counter moves on by 256 * n) and
+fills its output from the blocks starting where the counter stood, with the same fills as the
+stateless ops (kernels/stateless_random.py). So a seeded TF1 program (its initializers, dropout
+masks, random inputs) draws TensorFlow's values bit for bit, run after run; as there, one
+generator lives per (session, node) and a new session starts the stream over.
+"""
+from __future__ import annotations
+
+import secrets
+import threading
+
+import numpy as np
+
+from tensorweave.framework import errors
+from tensorweave.kernels import stateless_random
+from tensorweave.kernels.random import output_shape
+from tensorweave.kernels.registry import kernel
+
+_M32, _M64, _M128 = (1 << 32) - 1, (1 << 64) - 1, (1 << 128) - 1
+_BLOCKS_PER_OUTPUT = 256   # TF's ReserveRandomOutputs multiplier
+
+
+class PhiloxStream:
+    """TensorFlow's GuardedPhiloxRandom for an op's (seed, seed2)."""
+
+    def __init__(self, seed: int, seed2: int):
+        seed, seed2 = int(seed) & _M64, int(seed2) & _M64
+        if not seed and not seed2:
+            seed, seed2 = secrets.randbits(64), secrets.randbits(64)
+        self.key = (seed & _M32, seed >> 32)
+        self.counter = seed2 << 64        # the 128-bit counter (low words 0)
+        self.lock = threading.Lock()      # concurrent runs of one session share the stream
+
+    def reserve(self, outputs: int):
+        """The (key, counter) to fill `outputs` values from; the stream moves past them."""
+        with self.lock:
+            counter = self.counter
+            self.counter = (counter + outputs * _BLOCKS_PER_OUTPUT) & _M128
+        return self.key, tuple((counter >> shift) & _M32 for shift in (0, 32, 64, 96))
+
+
+class _PhiloxKernel:
+    """shape -> `fill(stream, n, dtype)` values of the output dtype, shaped."""
+
+    fill = None
+
+    def __init__(self, ctx):
+        self.stream = PhiloxStream(ctx.attrs["seed"], ctx.attrs["seed2"])
+        self.dtype = ctx.output_dtypes[0]
+
+    def compute(self, ctx, shape):
+        shape = output_shape(shape)
+        n = int(np.prod(shape, dtype=np.int64))
+        stream = self.stream.reserve(n)
+        if n == 0:
+            return np.zeros(shape, self.dtype.as_numpy_dtype)
+        return type(self).fill(stream, n, self.dtype).reshape(shape)
+
+
+@kernel("RandomUniform")
+class RandomUniformKernel(_PhiloxKernel):
+    fill = staticmethod(stateless_random.uniform)
+
+
+@kernel("RandomStandardNormal")
+class RandomStandardNormalKernel(_PhiloxKernel):
+    fill = staticmethod(stateless_random.normal)
+
+
+@kernel("TruncatedNormal")
+class TruncatedNormalKernel(_PhiloxKernel):
+    fill = staticmethod(stateless_random.truncated_normal)
+
+
+@kernel("RandomUniformInt")
+class RandomUniformIntKernel(_PhiloxKernel):
+    """Integers in [minval, maxval) by TF's modular method; its checks in its order (the range
+    is checked only when there is something to draw)."""
+
+    def compute(self, ctx, shape, minval, maxval):
+        for what, v in (("minval", minval), ("maxval", maxval)):
+            if np.ndim(v) != 0:
+                raise errors.InvalidArgumentError(
+                    None, None, f"{what} must be 0-D, got shape {list(np.shape(v))}")
+        shape = output_shape(shape)
+        n = int(np.prod(shape, dtype=np.int64))
+        if n == 0:
+            return np.zeros(shape, self.dtype.as_numpy_dtype)
+        lo, hi = int(minval), int(maxval)
+        if lo >= hi:
+            raise errors.InvalidArgumentError(None, None,
+                                              f"Need minval < maxval, got {lo} >= {hi}")
+        return stateless_random.uniform_int(self.stream.reserve(n), n, lo, hi,
+                                            self.dtype).reshape(shape)
