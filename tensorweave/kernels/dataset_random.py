@@ -32,6 +32,34 @@ def philox_words(seed: int, seed2: int, first_block: int, n_blocks: int) -> np.n
     return philox_blocks(key, counter, offsets).reshape(-1)
 
 
+def epoch_seeds(seeds, epoch: int, rerandomize: bool) -> tuple[int, int]:
+    """The seeds of a pass: the op's own, or with `rerandomize` the pass's pair from TF's
+    RandomSeedGenerator, words 2k and 2k + 1 of the stream of the op's seeds."""
+    if not rerandomize:
+        return seeds[0], seeds[1]
+    words = philox_words(*seeds, first_block=epoch // 2, n_blocks=1)
+    return int(words[2 * epoch % 4]), int(words[2 * epoch % 4 + 1])
+
+
+class PhiloxWords:
+    """TF's SingleSampleAdapter over PhiloxRandom(seed, seed2): its uint32 words in order,
+    handed out as arrays (`take`) computed 4 * _BLOCK at a time."""
+
+    def __init__(self, seed: int, seed2: int):
+        self.seeds = (seed, seed2)
+        self.next_block = 0
+        self.pending = np.empty(0, np.uint32)
+
+    def take(self, m: int) -> np.ndarray:
+        while self.pending.size < m:
+            n_blocks = max(_BLOCK, -(-(m - self.pending.size) // 4))
+            fresh = philox_words(*self.seeds, self.next_block, n_blocks)
+            self.next_block += n_blocks
+            self.pending = np.concatenate([self.pending, fresh])
+        out, self.pending = self.pending[:m], self.pending[m:]
+        return out
+
+
 class _Random(dataset_runtime.Node):
     def __init__(self, spec, args, functions):
         seeds = spec["seeds"]
@@ -40,11 +68,8 @@ class _Random(dataset_runtime.Node):
         self.epoch = 0
 
     def _epoch_seeds(self) -> tuple[int, int]:
-        if not self.rerandomize:
-            return self.seeds[0], self.seeds[1]
         k, self.epoch = self.epoch, self.epoch + 1
-        words = philox_words(*self.seeds, first_block=k // 2, n_blocks=1)
-        return int(words[2 * k % 4]), int(words[2 * k % 4 + 1])
+        return epoch_seeds(self.seeds, k, self.rerandomize)
 
     def _blocks(self):
         """One epoch: the stream as int64 arrays of 4 * _BLOCK words."""

@@ -12,6 +12,7 @@ import itertools
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.kernels.dataset_random import PhiloxWords, epoch_seeds
 from tensorweave.kernels.dataset_runtime import (
     ElementError,
     Node,
@@ -62,116 +63,105 @@ class Reorder(UnaryNode):
 
 
 class _Shuffle(Reorder):
+    """TensorFlow's ShuffleDataset, its order for a seed: a ring buffer of `buffer_size`
+    elements; each output is the element at a uniform offset from the ring's start (the next
+    uint32 word of Philox(seeds), modulo the number held), whose place the start's element then
+    takes. Each pass (each epoch a repeat above asks for) starts a new ring, with the op's
+    seeds, or with reshuffle_each_iteration the pass's pair from TF's seed generator
+    (`epoch_seeds`); TF 2.21 gives the same orders with shuffle and repeat fused."""
+
     def __init__(self, spec, args, functions):
         super().__init__(spec, args, functions)
         seeds = spec["seeds"]
         self.seeds = seeds if seeds is not None else random_seeds()
-        self.rng = np.random.default_rng(self.seeds)
+        self.epoch = 0
 
-    def _buffer_and_rng(self):
+    def _pass(self):
+        """(buffer size, the pass's word stream)."""
         size = int(self.params[0])
         if size < 1:
             raise errors.InvalidArgumentError(None, None, "buffer_size must be greater than "
                                               "zero.")
-        return size, self.rng if self.spec["reshuffle"] else np.random.default_rng(self.seeds)
+        k, self.epoch = self.epoch, self.epoch + 1
+        return size, PhiloxWords(*epoch_seeds(self.seeds, k, self.spec["reshuffle"]))
 
     def _order(self, epoch):
-        """TF's shuffle buffer: fill it, then emit a uniform slot and refill it from the input."""
-        size, rng = self._buffer_and_rng()
-        return _shuffled(epoch(), size, rng)
+        size, words = self._pass()
+        return _shuffled(epoch(), size, words)
 
     def _order_blocks(self, epoch):
         """`_order` over position blocks: the same draws, the same order."""
-        size, rng = self._buffer_and_rng()
-        return _shuffled_blocks(epoch(), size, rng)
+        size, words = self._pass()
+        return _shuffled_blocks(epoch(), size, words)
 
 
-def _shuffled(items, size, rng):
-    """The items through a buffer of `size`: each new item replaces the one a slot emits. An
-    ElementError from the input is passed on when it arrives, as TensorFlow's shuffle returns
-    an error met while filling its buffer."""
-    slots = _slots(rng, size)
-    buf = []
-    if size:
-        for e in items:
-            if type(e) is ElementError:
-                yield e
-                continue
-            buf.append(e)
-            if len(buf) == size:
-                break
+def _shuffled(items, size, words):
+    """The items through TF's shuffle ring (see _Shuffle). An ElementError from the input is
+    passed on when it arrives and draws nothing, as TensorFlow's shuffle returns an error met
+    while filling its buffer."""
+    ring, start, end = [None] * size, 0, 0
+
+    def take():
+        nonlocal start
+        i = (start + int(words.take(1)[0]) % (end - start)) % size
+        out, ring[i] = ring[i], ring[start % size]
+        start += 1
+        return out
+
     for e in items:
         if type(e) is ElementError:
             yield e
             continue
-        j = next(slots)
-        yield buf[j]
-        buf[j] = e
-    for j in rng.permutation(len(buf)).tolist():
-        yield buf[j]
+        ring[end % size] = e
+        end += 1
+        if end - start == size:
+            yield take()
+    while end > start:
+        yield take()
 
 
-def _shuffled_blocks(blocks, size, rng):
-    """`_shuffled` over int64 position blocks, a compiled loop per block: the generator of
-    `_slots` draws its first 1024 slots at once and each further 1024 when the first of them
-    is needed, and so does this."""
-    slots = _SlotBlocks(rng, size)
-    pieces, have = [], 0
+def _shuffled_blocks(blocks, size, words):
+    """`_shuffled` over int64 position blocks, a compiled loop per block."""
+    ring = np.empty(size, np.int64)
+    state = np.zeros(2, np.int64)   # the ring's start and end, as counts
     for block in blocks:
-        if have < size:
-            take = min(size - have, block.size)
-            pieces.append(block[:take])
-            have += take
-            block = block[take:]
-            if have < size or not block.size:
-                continue
-        if len(pieces) != 1 or pieces[0].base is not None:
-            pieces = [np.concatenate(pieces)]   # the buffer: an array of its own
-        out = np.empty_like(block)
-        compiled(_through_buffer)(pieces[0], block, slots.take(block.size), out)
+        held = int(state[1] - state[0])
+        outputs = max(0, held + block.size - (size - 1))
+        out = np.empty(outputs, np.int64)
+        compiled(_through_ring)(ring, state, block, words.take(outputs), out)
+        if outputs:
+            yield out
+    held = int(state[1] - state[0])
+    if held:
+        out = np.empty(held, np.int64)
+        compiled(_drain_ring)(ring, state, words.take(held), out)
         yield out
-    buf = np.concatenate(pieces) if pieces else np.empty(0, np.int64)
-    order = rng.permutation(buf.size)   # drawn even when empty, as `_shuffled` does
-    if buf.size:
-        yield buf[order]
 
 
-def _through_buffer(buf, incoming, slots, out):
-    for k in range(incoming.size):
-        j = slots[k]
-        out[k] = buf[j]
-        buf[j] = incoming[k]
+def _through_ring(ring, state, incoming, words, out):
+    size = ring.size
+    start, end, n = state[0], state[1], 0
+    for x in incoming:
+        ring[end % size] = x
+        end += 1
+        if end - start == size:
+            i = (start + words[n] % (end - start)) % size
+            out[n] = ring[i]
+            ring[i] = ring[start % size]
+            start += 1
+            n += 1
+    state[0], state[1] = start, end
 
 
-class _SlotBlocks:
-    """`_slots` as arrays: `take(m)` gives the next m slots, drawing 1024 at a time."""
-
-    def __init__(self, rng, size):
-        self.rng, self.size = rng, size
-        self.block = (rng.random(1024) * size).astype(np.int64)
-        self.used = 0
-
-    def take(self, m: int) -> np.ndarray:
-        parts = []
-        while m:
-            if self.used == self.block.size:
-                self.block = (self.rng.random(1024) * self.size).astype(np.int64)
-                self.used = 0
-            k = min(m, self.block.size - self.used)
-            parts.append(self.block[self.used:self.used + k])
-            self.used += k
-            m -= k
-        return parts[0] if len(parts) == 1 else np.concatenate(parts)
-
-
-def _slots(rng, size):
-    """Uniform buffer slots one by one, drawn 1024 at a time (the first block at once)."""
-    blocks = _SlotBlocks(rng, size)
-
-    def draw():
-        while True:
-            yield from blocks.take(1024).tolist()
-    return draw()
+def _drain_ring(ring, state, words, out):
+    size = ring.size
+    start, end = state[0], state[1]
+    for n in range(end - start):
+        i = (start + words[n] % (end - start)) % size
+        out[n] = ring[i]
+        ring[i] = ring[start % size]
+        start += 1
+    state[0] = start
 
 
 class _Repeat(Reorder):

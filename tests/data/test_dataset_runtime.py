@@ -10,6 +10,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.kernels import dataset_reorder, dataset_runtime
+from tensorweave.kernels.dataset_random import PhiloxWords
 
 D = tf.data.Dataset
 FEATS = np.arange(46, dtype=np.float32).reshape(23, 2)
@@ -132,14 +133,16 @@ def test_zero_shuffle_buffer_fails_at_initialization_as_in_tensorflow():
                                               (1029, 5, 4096)])
 def test_block_shuffle_draws_and_orders_as_the_one_by_one_shuffle(n, buffer, block):
     """`_shuffled_blocks` over any split of the positions into blocks gives `_shuffled`'s
-    order and leaves the generator where `_shuffled` does (1024-slot draws included)."""
-    one_rng, block_rng = np.random.default_rng(7), np.random.default_rng(7)
-    one = list(dataset_reorder._shuffled(iter(range(n)), buffer, one_rng))
+    order and leaves the word stream where `_shuffled` does (one word per output)."""
+    one_words, block_words = PhiloxWords(7, 9), PhiloxWords(7, 9)
+    one = list(dataset_reorder._shuffled(iter(range(n)), buffer, one_words))
     blocks = (np.arange(i, min(i + block, n), dtype=np.int64) for i in range(0, n, block))
-    got = list(dataset_reorder._shuffled_blocks(blocks, buffer, block_rng))
+    got = list(dataset_reorder._shuffled_blocks(blocks, buffer, block_words))
     assert all(b.dtype == np.int64 and b.size for b in got)
     assert (np.concatenate(got).tolist() if got else []) == one
-    assert one_rng.random() == block_rng.random()
+    assert sorted(one) == list(range(n))
+    assert one_words.take(3).tolist() == block_words.take(3).tolist() == \
+        PhiloxWords(7, 9).take(n + 3)[n:].tolist()
 
 
 def test_rebatched_cuts_blocks_into_batches():
