@@ -17,19 +17,9 @@ import numpy as np
 
 from tensorweave.kernels import dataset_runtime
 from tensorweave.kernels.dataset_seeds import random_seeds
-from tensorweave.kernels.philox import philox_blocks
+from tensorweave.kernels.philox import philox_words
 
-_M32 = 0xFFFFFFFF
 _BLOCK = 256   # Philox blocks computed per call: 1024 elements
-
-
-def philox_words(seed: int, seed2: int, first_block: int, n_blocks: int) -> np.ndarray:
-    """The uint32 words of blocks first_block.. of TensorFlow's PhiloxRandom(seed, seed2)."""
-    seed, seed2 = seed & (1 << 64) - 1, seed2 & (1 << 64) - 1   # int64 seeds read as uint64
-    key = (seed & _M32, seed >> 32)
-    counter = (0, 0, seed2 & _M32, seed2 >> 32)
-    offsets = np.arange(first_block, first_block + n_blocks, dtype=np.uint64)
-    return philox_blocks(key, counter, offsets).reshape(-1)
 
 
 def epoch_seeds(seeds, epoch: int, rerandomize: bool) -> tuple[int, int]:
@@ -39,25 +29,6 @@ def epoch_seeds(seeds, epoch: int, rerandomize: bool) -> tuple[int, int]:
         return seeds[0], seeds[1]
     words = philox_words(*seeds, first_block=epoch // 2, n_blocks=1)
     return int(words[2 * epoch % 4]), int(words[2 * epoch % 4 + 1])
-
-
-class PhiloxWords:
-    """TF's SingleSampleAdapter over PhiloxRandom(seed, seed2): its uint32 words in order,
-    handed out as arrays (`take`) computed 4 * _BLOCK at a time."""
-
-    def __init__(self, seed: int, seed2: int):
-        self.seeds = (seed, seed2)
-        self.next_block = 0
-        self.pending = np.empty(0, np.uint32)
-
-    def take(self, m: int) -> np.ndarray:
-        while self.pending.size < m:
-            n_blocks = max(_BLOCK, -(-(m - self.pending.size) // 4))
-            fresh = philox_words(*self.seeds, self.next_block, n_blocks)
-            self.next_block += n_blocks
-            self.pending = np.concatenate([self.pending, fresh])
-        out, self.pending = self.pending[:m], self.pending[m:]
-        return out
 
 
 class _Random(dataset_runtime.Node):

@@ -12,7 +12,7 @@ import itertools
 import numpy as np
 
 from tensorweave.framework import errors
-from tensorweave.kernels.dataset_random import PhiloxWords, epoch_seeds
+from tensorweave.kernels.dataset_random import epoch_seeds
 from tensorweave.kernels.dataset_runtime import (
     ElementError,
     Node,
@@ -23,6 +23,7 @@ from tensorweave.kernels.dataset_runtime import (
 )
 from tensorweave.kernels.dataset_seeds import random_seeds
 from tensorweave.kernels.jit import compiled
+from tensorweave.kernels.philox import PhiloxWords
 
 _END = object()
 

@@ -11,6 +11,8 @@ a third of the time of the NumPy array formulation it replaced.
 """
 from __future__ import annotations
 
+import secrets
+
 import numpy as np
 
 from tensorweave.kernels.jit import compiled
@@ -54,3 +56,43 @@ def stateless_key_counter(seed) -> tuple[tuple[int, int], tuple[int, int, int, i
     counter = (s0 & 0xFFFFFFFF, s0 >> 32, s1 & 0xFFFFFFFF, s1 >> 32)
     mix = [int(w) for w in philox_blocks((0x3EC8F720, 0x02461E29), counter, [0])[0]]
     return (mix[0], mix[1]), (0, 0, mix[2], mix[3])
+
+
+WORD_BLOCKS = 256   # blocks a PhiloxWords stream computes at once: 1024 words
+
+
+def philox_words(seed: int, seed2: int, first_block: int, n_blocks: int) -> np.ndarray:
+    """The uint32 words of blocks first_block.. of TensorFlow's PhiloxRandom(seed, seed2)."""
+    seed, seed2 = seed & (1 << 64) - 1, seed2 & (1 << 64) - 1   # int64 seeds read as uint64
+    key = (seed & 0xFFFFFFFF, seed >> 32)
+    counter = (0, 0, seed2 & 0xFFFFFFFF, seed2 >> 32)
+    offsets = np.arange(first_block, first_block + n_blocks, dtype=np.uint64)
+    return philox_blocks(key, counter, offsets).reshape(-1)
+
+
+def op_seeds(seed: int, seed2: int) -> tuple[int, int]:
+    """A stateful op's Philox seeds, as TF's kernels take them: its (seed, seed2) attrs as
+    uint64, or two random 64-bit values for (0, 0), which means "unseeded"."""
+    seed, seed2 = int(seed) & (1 << 64) - 1, int(seed2) & (1 << 64) - 1
+    if not seed and not seed2:
+        return secrets.randbits(64), secrets.randbits(64)
+    return seed, seed2
+
+
+class PhiloxWords:
+    """TF's SingleSampleAdapter over PhiloxRandom(seed, seed2): its uint32 words in order,
+    handed out as arrays (`take`) computed 4 * WORD_BLOCKS at a time."""
+
+    def __init__(self, seed: int, seed2: int):
+        self.seeds = (seed, seed2)
+        self.next_block = 0
+        self.pending = np.empty(0, np.uint32)
+
+    def take(self, m: int) -> np.ndarray:
+        while self.pending.size < m:
+            n_blocks = max(WORD_BLOCKS, -(-(m - self.pending.size) // 4))
+            fresh = philox_words(*self.seeds, self.next_block, n_blocks)
+            self.next_block += n_blocks
+            self.pending = np.concatenate([self.pending, fresh])
+        out, self.pending = self.pending[:m], self.pending[m:]
+        return out

@@ -267,13 +267,16 @@ class QueueResource:
 
 
 class RandomShuffleQueueResource(QueueResource):
-    """Dequeues a uniformly random element, keeping min_after_dequeue until closed."""
+    """Dequeues a uniformly random element, keeping min_after_dequeue until closed: TF's
+    order for a seed (its DequeueLocked: the element at the next Philox word modulo the size,
+    whose place the last element takes)."""
 
     kind = "RandomShuffleQueue"
 
-    def __init__(self, name, dtypes, shapes, capacity, min_after_dequeue, rng, on_starved=None):
+    def __init__(self, name, dtypes, shapes, capacity, min_after_dequeue, words,
+                 on_starved=None):
         self.min_after_dequeue = min_after_dequeue
-        self.rng = rng
+        self.words = words   # philox.PhiloxWords of the queue's seeds
         super().__init__(name, dtypes, shapes, capacity, on_starved)
 
     def _init_storage(self) -> None:
@@ -291,8 +294,8 @@ class RandomShuffleQueueResource(QueueResource):
     def _take_many(self, k: int) -> list:
         items = self._items
         out = []
-        for j in self.rng.random(k):   # swap a uniformly chosen element to the end, pop it
-            i = int(j * len(items))
+        for word in self.words.take(k).tolist():   # the chosen element out, the last in
+            i = word % len(items)
             items[i], items[-1] = items[-1], items[i]
             out.append(items.pop())
         return out

@@ -17,7 +17,7 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels import queue_state
-from tensorweave.kernels.random import seeded_generator
+from tensorweave.kernels.philox import PhiloxWords, op_seeds
 from tensorweave.kernels.registry import kernel
 
 _queue_ids = itertools.count()
@@ -91,14 +91,14 @@ class PaddingFIFOQueueKernel(_QueueOpKernel):
 
 @kernel("RandomShuffleQueueV2")
 class RandomShuffleQueueKernel(_QueueOpKernel):
-    """RandomShuffleQueueV2: random order, seeded by the `seed`/`seed2` attrs."""
+    """RandomShuffleQueueV2: random order, TF's for the `seed`/`seed2` attrs."""
 
     def make(self, name, warn, ctx):
         attrs = ctx.attrs
-        rng = seeded_generator(attrs.get("seed", 0), attrs.get("seed2", 0))
+        words = PhiloxWords(*op_seeds(attrs.get("seed", 0), attrs.get("seed2", 0)))
         return queue_state.RandomShuffleQueueResource(
             name, self.dtypes, self.shapes, self.capacity, attrs.get("min_after_dequeue", 0),
-            rng, warn)
+            words, warn)
 
 
 @kernel("PriorityQueueV2")

@@ -4,8 +4,8 @@ The runtime builds one instance of a stateful op's kernel class per session and 
 generator lives as long as the session: each run continues the stream, a new session restarts
 it. A nonzero (seed, seed2) pair keys a Philox generator (two ops with equal seeds draw equal
 streams); (0, 0) means "unseeded" and draws fresh OS entropy. Values follow TensorFlow's
-distributions, not its bit patterns; the uniform, normal, truncated-normal and integer ops
-draw TensorFlow's own bits (kernels/random_philox.py).
+distributions, not its bit patterns; the uniform, normal, truncated-normal, integer and
+shuffle ops draw TensorFlow's own bits (kernels/random_philox.py).
 """
 from __future__ import annotations
 
@@ -50,15 +50,6 @@ class RandomKernel:
 
     def draw(self, *inputs):
         raise NotImplementedError
-
-
-@kernel("RandomShuffle")
-class RandomShuffleKernel(RandomKernel):
-    def draw(self, value):
-        value = np.asarray(value)
-        if value.ndim == 0 or value.shape[0] <= 1:
-            return value.copy()
-        return value[self.rng.permutation(value.shape[0])]
 
 
 @kernel("Multinomial")

@@ -1,4 +1,4 @@
-"""RandomUniform, RandomStandardNormal, TruncatedNormal, RandomUniformInt: TensorFlow's numbers.
+"""Stateful random ops with TensorFlow's numbers: uniform, normal, truncated normal, ints, shuffle.
 
 TensorFlow's stateful random kernels hold a `GuardedPhiloxRandom`: Philox-4x32-10 keyed with
 the op's `seed` (the key's two words) and the high half of its counter set to `seed2`; a
@@ -11,17 +11,18 @@ generator lives per (session, node) and a new session starts the stream over.
 """
 from __future__ import annotations
 
-import secrets
 import threading
 
 import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.kernels import stateless_random
+from tensorweave.kernels.jit import compiled
+from tensorweave.kernels.philox import op_seeds, philox_blocks
 from tensorweave.kernels.random import output_shape
 from tensorweave.kernels.registry import kernel
 
-_M32, _M64, _M128 = (1 << 32) - 1, (1 << 64) - 1, (1 << 128) - 1
+_M32, _M128 = (1 << 32) - 1, (1 << 128) - 1
 _BLOCKS_PER_OUTPUT = 256   # TF's ReserveRandomOutputs multiplier
 
 
@@ -29,18 +30,20 @@ class PhiloxStream:
     """TensorFlow's GuardedPhiloxRandom for an op's (seed, seed2)."""
 
     def __init__(self, seed: int, seed2: int):
-        seed, seed2 = int(seed) & _M64, int(seed2) & _M64
-        if not seed and not seed2:
-            seed, seed2 = secrets.randbits(64), secrets.randbits(64)
+        seed, seed2 = op_seeds(seed, seed2)
         self.key = (seed & _M32, seed >> 32)
         self.counter = seed2 << 64        # the 128-bit counter (low words 0)
         self.lock = threading.Lock()      # concurrent runs of one session share the stream
 
     def reserve(self, outputs: int):
         """The (key, counter) to fill `outputs` values from; the stream moves past them."""
+        return self.reserve_blocks(outputs * _BLOCKS_PER_OUTPUT)
+
+    def reserve_blocks(self, blocks: int):
+        """The (key, counter) of the next `blocks` Philox blocks; the stream moves past them."""
         with self.lock:
             counter = self.counter
-            self.counter = (counter + outputs * _BLOCKS_PER_OUTPUT) & _M128
+            self.counter = (counter + blocks) & _M128
         return self.key, tuple((counter >> shift) & _M32 for shift in (0, 32, 64, 96))
 
 
@@ -97,3 +100,31 @@ class RandomUniformIntKernel(_PhiloxKernel):
                                               f"Need minval < maxval, got {lo} >= {hi}")
         return stateless_random.uniform_int(self.stream.reserve(n), n, lo, hi,
                                             self.dtype).reshape(shape)
+
+
+@kernel("RandomShuffle")
+class RandomShuffleKernel:
+    """Rows in TF's order: its RandomShuffleOp reserves the words of (rows - 1) / 4 blocks and
+    runs a forward Fisher-Yates over row indices, swapping row i with row
+    i + word_i % (rows - i); a tensor of at most one row or element comes back as it is."""
+
+    def __init__(self, ctx):
+        self.stream = PhiloxStream(ctx.attrs["seed"], ctx.attrs["seed2"])
+
+    def compute(self, ctx, value):
+        value = np.asarray(value)
+        if value.size <= 1 or value.shape[0] <= 1:
+            return value
+        rows = value.shape[0]
+        key, counter = self.stream.reserve_blocks((rows - 1 + 3) // 4)
+        words = philox_blocks(key, counter, np.arange((rows + 2) // 4, dtype=np.uint64))
+        order = np.arange(rows, dtype=np.int64)
+        compiled(_fisher_yates)(order, words.reshape(-1))
+        return value[order]
+
+
+def _fisher_yates(order, words):
+    n = order.size
+    for i in range(n - 1):
+        j = i + np.int64(words[i]) % (n - i)
+        order[i], order[j] = order[j], order[i]

@@ -10,7 +10,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.kernels import dataset_reorder, dataset_runtime
-from tensorweave.kernels.dataset_random import PhiloxWords
+from tensorweave.kernels.philox import PhiloxWords
 
 D = tf.data.Dataset
 FEATS = np.arange(46, dtype=np.float32).reshape(23, 2)

@@ -1,4 +1,4 @@
-"""Seeded stateful random ops draw TensorFlow's own numbers, run after run.
+"""Seeded stateful random ops (and shuffle queues) draw TensorFlow's own numbers, run after run.
 
 The expected values are TensorFlow 2.21's (compat.v1, graph seed 3) for the same graph, ops
 created in the same order so that graph-seed-derived op seeds agree too; float32 values are
@@ -108,3 +108,43 @@ def test_empty_outputs_and_the_integer_range_check():
             assert sess.run(empty_bad_range).shape == (0,)
             with pytest.raises(tf.errors.InvalidArgumentError, match="Need minval < maxval"):
                 sess.run(bad_range)
+
+
+def test_random_shuffle_and_the_shuffle_queue_give_tensorflows_orders():
+    """TF 2.21's orders (graph seed 3): tf.random_shuffle in three runs, and a
+    RandomShuffleQueue's dequeues around enqueues and a close, seeded and graph-seeded."""
+    with tf.Graph().as_default():
+        tf.set_random_seed(3)
+        q = tf.RandomShuffleQueue(20, 2, [tf.int64], shapes=[[]], seed=5)
+        enqueue = q.enqueue_many([tf.range(10, dtype=tf.int64)])
+        enqueue_more = q.enqueue_many([tf.range(100, 105, dtype=tf.int64)])
+        take4, take1, close, rest = q.dequeue_many(4), q.dequeue(), q.close(), \
+            q.dequeue_up_to(20)
+        graph_seeded = tf.RandomShuffleQueue(20, 0, [tf.int64], shapes=[[]])
+        fill = graph_seeded.enqueue_many([tf.range(8, dtype=tf.int64)])
+        drain = graph_seeded.dequeue_many(8)
+        shuffled = tf.random_shuffle(tf.constant(np.arange(6)), seed=9)
+        with tf.Session() as sess:
+            sess.run(enqueue)
+            got = [sess.run(take4).tolist(), int(sess.run(take1))]
+            sess.run(enqueue_more)
+            got += [sess.run(take4).tolist(), int(sess.run(take1))]
+            sess.run(close)
+            got.append(sess.run(rest).tolist())
+            sess.run(fill)
+            got.append(sess.run(drain).tolist())
+            got.append([sess.run(shuffled).tolist() for _ in range(3)])
+    assert got == [[1, 9, 4, 2], 6, [100, 0, 3, 102], 8, [103, 7, 5, 101, 104],
+                   [7, 3, 0, 6, 1, 4, 2, 5],
+                   [[2, 0, 3, 5, 1, 4], [3, 4, 1, 5, 0, 2], [2, 4, 0, 1, 3, 5]]]
+
+
+def test_random_shuffle_of_rows_keeps_rows_whole_and_short_inputs_as_they_are():
+    with tf.Graph().as_default():
+        rows = tf.random_shuffle(tf.reshape(tf.range(12), [4, 3]), seed=1)
+        one_row = tf.random_shuffle(tf.constant([[1, 2, 3]]), seed=1)
+        scalar = tf.random_shuffle(tf.constant(7), seed=1)
+        with tf.Session() as sess:
+            got = sess.run(rows)
+            assert sorted(got.tolist()) == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11]]
+            assert sess.run(one_row).tolist() == [[1, 2, 3]] and sess.run(scalar) == 7
