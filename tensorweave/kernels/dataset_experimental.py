@@ -16,7 +16,7 @@ import numpy as np
 from tensorweave.framework import errors
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels import dataset_runtime
-from tensorweave.kernels.dataset_runtime import Node, build
+from tensorweave.kernels.dataset_runtime import ElementError, Node, build
 from tensorweave.kernels.dataset_seeds import random_seeds
 
 _END = object()
@@ -37,28 +37,41 @@ class Bound:
 
 
 class _Scan(dataset_runtime.UnaryNode):
-    """Its params are the initial state; the function returns new state then output."""
+    """Its params are the initial state; the function returns new state then output. A failed
+    element leaves the state as it was (as TensorFlow's scan does)."""
+
+    passes_errors = True
 
     def __iter__(self):
         run, captured, n_state = self.runner, self.captured, len(self.params)
         state = list(self.params)
         for e in self.child:
-            out = run([*state, *e, *captured])
+            if type(e) is ElementError:
+                yield e
+                continue
+            try:
+                out = run([*state, *e, *captured])
+            except errors.OpError as error:
+                yield self.failure(error)
+                continue
             state = out[:n_state]
             yield tuple(out[n_state:])
 
 
 class _TakeWhile(dataset_runtime.UnaryNode):
+    passes_errors = True
+
     def __iter__(self):
-        run, captured = self.runner, self.captured
-        for e in self.child:
-            if not run([*e, *captured])[0]:
+        for e, keep in self.judged():
+            if keep is False:
                 return
             yield e
 
 
 class _Unique(dataset_runtime.UnaryNode):
     """The first occurrence of each value (its shape and content) of a one-component input."""
+
+    passes_errors = True
 
     def __init__(self, spec, args, functions):
         super().__init__(spec, args, functions)
@@ -69,6 +82,9 @@ class _Unique(dataset_runtime.UnaryNode):
     def __iter__(self):
         seen = set()
         for e in self.child:
+            if type(e) is ElementError:
+                yield e
+                continue
             value = np.asarray(e[0])
             content = tuple(value.ravel().tolist()) if value.dtype == object else \
                 value.tobytes()
@@ -174,7 +190,10 @@ class _GroupWindow(Node):
 class _DirectedInterleave(Node):
     """Each element from the input a selector names: a selector dataset of int64 indices
     (choose_from_datasets) or weighted random draws (sample_from_datasets). A selection of an
-    exhausted input is skipped, or ends everything when `stop_on_empty`."""
+    exhausted input is skipped, or ends everything when `stop_on_empty`. A failed element of
+    an input is passed on like any other."""
+
+    passes_errors = True
 
     def __init__(self, spec, args, functions):
         self.children = [build(s, args, functions) for s in spec["inputs"]]
@@ -192,6 +211,9 @@ class _DirectedInterleave(Node):
         self.p = weights / weights.sum()
         seeds = spec["seeds"]
         self.seeds = seeds if seeds is not None else random_seeds()
+
+    def inputs(self) -> list:
+        return self.children
 
     def _choices(self, exhausted: list):
         """The selected indices: the selector's, or weighted draws, a block at a time, over

@@ -238,9 +238,17 @@ class _Skip(Reorder):
 class _Shard(Reorder):
     """Every num_shards-th element from `index` on (TensorFlow's ShardDataset)."""
 
-    passes_errors = False
+    def __iter__(self):
+        if not self.resumable:
+            return super().__iter__()
+        num_shards, index = self._checked()
+        return _sharded(iter(self.child), num_shards, index)
 
     def _order(self, epoch):
+        num_shards, index = self._checked()
+        return itertools.islice(epoch(), index, None, num_shards)
+
+    def _checked(self) -> tuple[int, int]:
         num_shards, index = (int(p) for p in self.params)
         if num_shards <= 0:
             raise errors.InvalidArgumentError(
@@ -250,7 +258,34 @@ class _Shard(Reorder):
             raise errors.InvalidArgumentError(
                 None, None, f"Index must be between 0 and {num_shards - 1} (currently index = "
                 f"{index}).")
-        return itertools.islice(epoch(), index, None, num_shards)
+        return num_shards, index
+
+
+def _sharded(items, num_shards, index):
+    """TensorFlow's shard when elements fail: before each element it skips to the next index
+    of its shard by the count of elements it has passed; a failure while skipping is returned
+    and leaves that attempt's skips uncounted, a failed element is returned uncounted."""
+    passed = 0
+    while True:
+        to_skip, skipped, failed = (index - passed) % num_shards, 0, False
+        while skipped < to_skip:
+            item = next(items, _END)
+            if item is _END:
+                return
+            if type(item) is ElementError:
+                failed = True
+                yield item
+                break
+            skipped += 1
+        if failed:
+            continue
+        passed += skipped
+        item = next(items, _END)
+        if item is _END:
+            return
+        yield item
+        if type(item) is not ElementError:
+            passed += 1
 
 
 class _Prefetch(Reorder):

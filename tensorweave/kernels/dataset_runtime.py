@@ -370,6 +370,22 @@ class UnaryNode(Node):
     def inputs(self) -> list:
         return [self.child]
 
+    def judged(self):
+        """(element, the predicate's truth) for each input element, the function being the
+        predicate; an ElementError, passed on or made of the predicate's failure, comes as
+        (it, None)."""
+        run, captured = self.runner, self.captured
+        for e in self.child:
+            if type(e) is ElementError:
+                yield e, None
+                continue
+            try:
+                keep = bool(run([*e, *captured])[0])
+            except errors.OpError as error:
+                yield self.failure(error), None
+                continue
+            yield e, keep
+
 
 def _check_parallel_calls(value) -> None:
     """num_parallel_calls is a hint here (one thread runs the pipeline), but TensorFlow
@@ -456,17 +472,8 @@ class FilterNode(UnaryNode):
     passes_errors = True
 
     def __iter__(self):
-        run, captured = self.runner, self.captured
-        for e in self.child:
-            if type(e) is ElementError:
-                yield e
-                continue
-            try:
-                keep = run([*e, *captured])[0]
-            except errors.OpError as error:
-                yield self.failure(error)
-                continue
-            if keep:
+        for e, keep in self.judged():
+            if keep is not False:
                 yield e
 
 

@@ -10,6 +10,7 @@ import pytest
 import tensorweave as tf
 
 D = tf.data.Dataset
+E = tf.data.experimental
 
 
 def bad(x):
@@ -60,6 +61,18 @@ CASES = {
         [-5, -10, -5, -10, "ERR", 10, -5, 10, -5, -10, -10]),
     "enumerate": (lambda: D.range(6).map(bad).enumerate(),
                   [[0, -5], [1, -10], "ERR", [3, 10], [4, -5], [5, -10]]),
+    # TensorFlow's shard skips to its next index by a count that failures leave behind.
+    "shard": (lambda: D.range(12).map(bad).shard(2, 0),
+              [-5, "ERR", 10, -10, "ERR", -5, "ERR", 10]),
+    "scan": (lambda: D.range(8).map(bad).apply(E.scan(tf.constant(0, tf.int64),
+                                                      lambda s, x: (s + x, s + x))),
+             [-5, -15, "ERR", -5, -10, -20, "ERR", -10]),
+    "take_while": (lambda: D.range(8).map(bad).apply(E.take_while(lambda x: x < 100)),
+                   [-5, -10, "ERR", 10, -5, -10, "ERR", 10]),
+    "unique": (lambda: D.range(8).map(bad).apply(E.unique()), [-5, -10, "ERR", 10, "ERR"]),
+    "choose_from_datasets": (lambda: E.choose_from_datasets(
+        [D.range(4).map(bad), D.range(4)], D.range(2).repeat(4)),
+        [-5, 0, -10, 1, "ERR", 2, 10, 3]),
 }
 
 
