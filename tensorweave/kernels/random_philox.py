@@ -116,8 +116,9 @@ class RandomShuffleKernel:
         if value.size <= 1 or value.shape[0] <= 1:
             return value
         rows = value.shape[0]
-        key, counter = self.stream.reserve_blocks((rows - 1 + 3) // 4)
-        words = philox_blocks(key, counter, np.arange((rows + 2) // 4, dtype=np.uint64))
+        blocks = (rows - 1 + 3) // 4   # TF's ReserveSamples32(rows - 1): 4 words a block
+        key, counter = self.stream.reserve_blocks(blocks)
+        words = philox_blocks(key, counter, np.arange(blocks, dtype=np.uint64))
         order = np.arange(rows, dtype=np.int64)
         compiled(_fisher_yates)(order, words.reshape(-1))
         return value[order]

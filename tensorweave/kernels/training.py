@@ -365,10 +365,12 @@ class ApplyKernel:
     def compute(self, ctx, *inputs):
         values = self._values(inputs)
         g = self.roles.grad
-        if getattr(values[g], "shape", None) != values[0].shape and \
-                np.shape(values[g]) != values[0].shape:
+        grad_shape = getattr(values[g], "shape", None)
+        if grad_shape is None:
+            grad_shape = np.shape(values[g])
+        if grad_shape != values[0].shape:
             raise invalid_argument(f"var and {self.roles.names[g]} do not have the same shape"
-                                   f"{dims_text(values[0].shape)} {dims_text(np.shape(values[g]))}")
+                                   f"{dims_text(values[0].shape)} {dims_text(grad_shape)}")
         if self.locking:
             with locked([inputs[i] for i in self.roles.refs]):
                 self._run(values)
