@@ -15,7 +15,6 @@ from tensorweave.framework import errors
 from tensorweave.kernels.dataset_random import epoch_seeds
 from tensorweave.kernels.dataset_runtime import (
     ElementError,
-    Node,
     UnaryNode,
     in_blocks,
     one_by_one,
@@ -297,11 +296,10 @@ class _Prefetch(Reorder):
         return epoch()
 
     def batches(self, n, drop):
-        # Batches of what is below, but not a map's fused ones where errors are reported:
-        # TensorFlow fuses map and batch only when adjacent, and a failed element then fails
-        # just itself and the partial batch before it.
-        if self.resumable and self.source is None:
-            return Node.batches(self, n, drop)
+        # The batches of what is below: a map's are vectorized. So a failure under
+        # map -> prefetch -> batch fails its whole batch, as adjacent map and batch do;
+        # TensorFlow, which does not fuse across prefetch, drops only the partial batch
+        # before it (a departure kept for the vectorized map; ARCHITECTURE.md).
         return self.child.batches(n, drop)
 
 

@@ -423,9 +423,20 @@ class MapNode(UnaryNode):
             return self._mapped_batches(n, drop)
         return self._vectorized_batches(n, drop)
 
+    def _input_batches(self, n):
+        """The input stacked n items at a time (the last batch shorter), an ElementError in
+        place of a batch with a failed item: map-and-batch takes n inputs per batch whatever
+        fails. A source's or a map's own batches are grouped so already; other inputs'
+        batches drop what preceded a failure, so those are grouped here, item by item."""
+        child = self.child
+        if not self.resumable or child.source is not None or isinstance(child, MapNode):
+            return child.batches(n, False)
+        return (next((e for e in group if type(e) is ElementError), None) or stack(group)
+                for group in _groups(child, n))
+
     def _vectorized_batches(self, n, drop):
         run, captured = self.runner, self.captured
-        for b in self.child.batches(n, False):
+        for b in self._input_batches(n):
             if type(b) is ElementError:
                 yield b
                 continue
@@ -448,6 +459,8 @@ class MapNode(UnaryNode):
                     continue
                 try:
                     results.append(tuple(run([*e, *captured])))
+                except errors.OutOfRangeError:
+                    raise   # the function ended the input (TensorFlow 1.x's map)
                 except errors.OpError as failed:
                     error = error or failed
             if error is not None:

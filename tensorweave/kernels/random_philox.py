@@ -114,7 +114,7 @@ class RandomShuffleKernel:
     def compute(self, ctx, value):
         value = np.asarray(value)
         if value.size <= 1 or value.shape[0] <= 1:
-            return value
+            return value.copy()   # never the input's own buffer (a variable's, say)
         rows = value.shape[0]
         blocks = (rows - 1 + 3) // 4   # TF's ReserveSamples32(rows - 1): 4 words a block
         key, counter = self.stream.reserve_blocks(blocks)

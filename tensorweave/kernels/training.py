@@ -156,7 +156,8 @@ def adam_args(attrs, var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsi
     one = t(1)
     # math.sqrt of a float32 rounded back to float32 is the correctly rounded float32 root
     # (double has more than twice float's precision), what np.sqrt gives at a tenth the cost.
-    alpha = t(lr) * t(math.sqrt(one - t(beta2_power))) / (one - t(beta1_power))
+    root = one - t(beta2_power)
+    alpha = t(lr) * t(math.sqrt(root) if root >= 0 else math.nan) / (one - t(beta1_power))
     beta1 = t(beta1)
     return (var, m, v, grad, alpha, beta1, one - beta1, one - t(beta2), t(epsilon),
             bool(attrs["use_nesterov"]))

@@ -34,8 +34,12 @@ CASES = {
     # Not adjacent: the batch returns the error and drops what it had gathered.
     "map_filter_batch": (lambda: D.range(11).map(bad).filter(lambda x: x >= -100).batch(3),
                          ["ERR", [10, -5, -10], "ERR", [10, -5, -10], "ERR"]),
-    "map_prefetch_batch": (lambda: D.range(11).map(bad).prefetch(2).batch(3),
-                           ["ERR", [10, -5, -10], "ERR", [10, -5, -10], "ERR"]),
+    # A map fused with batch takes its n inputs per batch whatever fails below it.
+    "filter_then_map_batch": (lambda: D.range(10).map(bad).filter(lambda x: x > -100)
+                              .map(lambda x: x * 2).batch(4), ["ERR", "ERR", [-10, -20]]),
+    "filter_then_py_func_batch": (lambda: D.range(10).map(bad).filter(lambda x: x > -100)
+                                  .map(lambda x: tf.py_func(lambda v: v * 2, [x], tf.int64))
+                                  .batch(4), ["ERR", "ERR", [-10, -20]]),
     "filter_predicate": (lambda: D.range(8).filter(lambda x: tf.not_equal(bad(x), 0)),
                          [0, 1, "ERR", 3, 4, 5, "ERR", 7]),
     "take": (lambda: D.range(8).map(bad).take(3), [-5, -10, "ERR", 10]),
@@ -156,3 +160,28 @@ def test_a_restored_iterator_resumes_after_a_failure(tmp_path):
             assert [sess.run(nxt), sess.run(nxt), sess.run(nxt)] == [10, -5, -10]
             with pytest.raises(tf.errors.InvalidArgumentError):
                 sess.run(nxt)
+
+
+def test_a_prefetch_between_map_and_batch_keeps_the_batches_vectorized():
+    """The departure (ARCHITECTURE.md): batches pass through prefetch vectorized, so a failure
+    fails its whole batch, as adjacent map and batch do. TensorFlow, which does not fuse
+    across prefetch, gives ["ERR", [10, -5, -10], "ERR", [10, -5, -10], "ERR"] here."""
+    assert _outcomes(lambda: D.range(11).map(bad).prefetch(2).batch(3)) == \
+        ["ERR", [10, -5, -10], "ERR", "ERR"]
+
+
+def test_a_map_that_ends_the_input_ends_a_fused_batch_too():
+    """OutOfRangeError from a map function ends the input (TF 1.x's map), also inside a
+    map-and-batch whose batch already holds a failure."""
+    def ends_at_5(v):
+        if v == 5:
+            raise StopIteration
+        if v == 4:
+            raise ValueError("four")
+        return v
+
+    def make():
+        return D.range(10).map(lambda x: tf.py_func(ends_at_5, [x], tf.int64))
+
+    assert _outcomes(make) == [0, 1, 2, 3, "ERR"]
+    assert _outcomes(lambda: make().batch(3)) == [[0, 1, 2]]

@@ -91,6 +91,14 @@ def test_adam_step_size_matches_formula(dtype):
     np.testing.assert_array_equal(rounded, np.sqrt(x))
 
 
+def test_adam_step_size_of_a_negative_root_is_nan_as_in_tensorflow():
+    """beta2 > 1 makes 1 - beta2_power negative: NaN, not a math domain error (TF: NaN)."""
+    alpha = training.adam_args({"use_nesterov": False}, np.zeros(1, np.float32), None, None,
+                               np.float32(0.9), np.float32(1.5), np.float32(0.1), 0.9, 1.5,
+                               1e-8, None)[4]
+    assert np.isnan(alpha) and alpha.dtype == np.float32
+
+
 def test_gradient_descent_loop_matches_formula():
     rng = np.random.RandomState(2)
     var, delta = rng.randn(2, 1000).astype(np.float32)

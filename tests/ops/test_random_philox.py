@@ -148,3 +148,14 @@ def test_random_shuffle_of_rows_keeps_rows_whole_and_short_inputs_as_they_are():
             got = sess.run(rows)
             assert sorted(got.tolist()) == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11]]
             assert sess.run(one_row).tolist() == [[1, 2, 3]] and sess.run(scalar) == 7
+
+
+def test_shuffling_one_row_returns_a_copy_not_the_variables_buffer():
+    with tf.Graph().as_default():
+        v = tf.Variable([[1, 2, 3]])
+        shuffled, bump = tf.random_shuffle(v, seed=1), v.assign_add([[10, 10, 10]])
+        with tf.Session() as sess:
+            sess.run(v.initializer)
+            fetched = sess.run(shuffled)
+            sess.run(bump)
+            assert fetched.tolist() == [[1, 2, 3]]

@@ -42,6 +42,7 @@ recipes = st.fixed_dictionaries({
     "batch": st.sampled_from([4, 64]), "conv": st.booleans(), "layers": layers,
     "tail": st.sampled_from(["none", "scale_shift", "square_mean"]),
     "loss": st.sampled_from(["xent", "mse"]), "l2": rarely,
+    # SGD twice as likely: two fusions are its own.
     "optimizer": st.sampled_from(["sgd", *sorted(OPTIMIZERS)]), "towers": st.sampled_from([1, 2]),
     "fetch_gradient": rarely, "clip": rarely, "cond": st.sampled_from([None, None, True, False]),
 })
@@ -131,7 +132,8 @@ def _train(graph, loss, train, fetched, variables, feed, config):
         return steps, initial, sess.run(variables)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(recipe=recipes)
 def test_random_training_graphs_train_alike(recipe):
     graph = tf.Graph()
