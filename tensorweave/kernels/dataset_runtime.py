@@ -155,7 +155,7 @@ class Node:
     def batches(self, n, drop):
         source = self.source
         if source is None:
-            return stacked(chunks(self, n, drop), stack)
+            return stacked(chunks(self, n, drop), stack, self.failure)
         gather = source.gather
         return (gather(rows) for rows in rebatched(self.positions(), n, drop))
 
@@ -219,10 +219,18 @@ def chunks(elements, n, drop):
         yield chunk
 
 
-def stacked(groups, make):
-    """make(group) for each list of `groups`; ElementErrors passed on."""
+def stacked(groups, make, failure):
+    """make(group) for each list of `groups`; ElementErrors passed on, and a group `make`
+    fails on (elements of different shapes, say) becomes `failure(error)`: TensorFlow's
+    batch returns that error and goes on with the next batch."""
     for group in groups:
-        yield group if type(group) is ElementError else make(group)
+        if type(group) is ElementError:
+            yield group
+            continue
+        try:
+            yield make(group)
+        except errors.OpError as error:
+            yield failure(error)
 
 
 class _Tensors(Node):
@@ -466,7 +474,7 @@ class MapNode(UnaryNode):
             if error is not None:
                 yield self.failure(error)
             elif len(chunk) == n or not drop:
-                yield stack(results)
+                yield from stacked([results], stack, self.failure)
 
 
 def _groups(elements, n):
@@ -563,7 +571,7 @@ class _Batch(UnaryNode):
         drop, starts = self.spec["drop_remainder"], self.spec.get("sparse")
         if starts:   # elements with SparseTensors: no fast path stacks those
             return stacked(chunks(self.child, self.size, drop),
-                           lambda chunk: stack_with_sparse(chunk, starts))
+                           lambda chunk: stack_with_sparse(chunk, starts), self.failure)
         return self.child.batches(self.size, drop)
 
 
@@ -584,7 +592,7 @@ class _PaddedBatch(UnaryNode):
         shapes, pads = self.shapes, self.pads
         return stacked(chunks(self.child, self.size, self.spec["drop_remainder"]),
                        lambda chunk: tuple(_pad_column([e[k] for e in chunk], shape, pads[k], k)
-                                           for k, shape in enumerate(shapes)))
+                                           for k, shape in enumerate(shapes)), self.failure)
 
 
 def _pad_column(column, padded_shape, pad_value, k):

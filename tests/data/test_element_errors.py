@@ -40,6 +40,13 @@ CASES = {
     "filter_then_py_func_batch": (lambda: D.range(10).map(bad).filter(lambda x: x > -100)
                                   .map(lambda x: tf.py_func(lambda v: v * 2, [x], tf.int64))
                                   .batch(4), ["ERR", "ERR", [-10, -20]]),
+    # Elements that cannot be stacked fail their batch, and the next batch goes on.
+    "ragged_map_batch": (lambda: D.range(8).map(
+        lambda x: tf.fill([tf.cast(x % 3 // 2, tf.int32) + 1], x)).batch(2),
+        [[[0], [1]], "ERR", "ERR", [[6], [7]]]),
+    "ragged_batch": (lambda: D.range(8).filter(lambda x: x < 100).map(
+        lambda x: tf.fill([tf.cast(x % 3 // 2, tf.int32) + 1], x)).prefetch(1).batch(2),
+        [[[0], [1]], "ERR", "ERR", [[6], [7]]]),
     "filter_predicate": (lambda: D.range(8).filter(lambda x: tf.not_equal(bad(x), 0)),
                          [0, 1, "ERR", 3, 4, 5, "ERR", 7]),
     "take": (lambda: D.range(8).map(bad).take(3), [-5, -10, "ERR", 10]),
