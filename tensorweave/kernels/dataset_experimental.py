@@ -62,8 +62,8 @@ class _TakeWhile(dataset_runtime.UnaryNode):
     passes_errors = True
 
     def __iter__(self):
-        for e, keep in self.judged():
-            if keep is False:
+        for e, out in self.outputs():
+            if out is not None and not out[0]:
                 return
             yield e
 

@@ -11,15 +11,11 @@ In: the spec {"seeds": [seed, seed2] or None, "rerandomize": bool}; out: endless
 """
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from tensorweave.kernels import dataset_runtime
 from tensorweave.kernels.dataset_seeds import random_seeds
-from tensorweave.kernels.philox import philox_words
-
-_BLOCK = 256   # Philox blocks computed per call: 1024 elements
+from tensorweave.kernels.philox import WORD_BLOCKS, PhiloxWords, philox_words
 
 
 def epoch_seeds(seeds, epoch: int, rerandomize: bool) -> tuple[int, int]:
@@ -43,10 +39,10 @@ class _Random(dataset_runtime.Node):
         return epoch_seeds(self.seeds, k, self.rerandomize)
 
     def _blocks(self):
-        """One epoch: the stream as int64 arrays of 4 * _BLOCK words."""
-        seed, seed2 = self._epoch_seeds()
-        for first in itertools.count(0, _BLOCK):
-            yield philox_words(seed, seed2, first, _BLOCK).astype(np.int64)
+        """One epoch: the stream as int64 arrays of 4 * WORD_BLOCKS words."""
+        words = PhiloxWords(*self._epoch_seeds())
+        while True:
+            yield words.take(4 * WORD_BLOCKS).astype(np.int64)
 
     def __iter__(self):
         for block in self._blocks():

@@ -26,6 +26,7 @@ from tensorweave.kernels.philox import PhiloxWords
 
 _END = object()
 
+
 class Reorder(UnaryNode):
     """A transformation that only selects and orders its input's elements.
 

@@ -378,21 +378,20 @@ class UnaryNode(Node):
     def inputs(self) -> list:
         return [self.child]
 
-    def judged(self):
-        """(element, the predicate's truth) for each input element, the function being the
-        predicate; an ElementError, passed on or made of the predicate's failure, comes as
-        (it, None)."""
+    def outputs(self):
+        """(element, the function's outputs on it) for each input element; an ElementError,
+        passed on or made of the function's failure, comes as (it, None)."""
         run, captured = self.runner, self.captured
         for e in self.child:
             if type(e) is ElementError:
                 yield e, None
                 continue
             try:
-                keep = bool(run([*e, *captured])[0])
+                out = run([*e, *captured])
             except errors.OpError as error:
                 yield self.failure(error), None
                 continue
-            yield e, keep
+            yield e, out
 
 
 def _check_parallel_calls(value) -> None:
@@ -414,17 +413,8 @@ class MapNode(UnaryNode):
     passes_errors = True
 
     def __iter__(self):
-        run, captured = self.runner, self.captured
-        for e in self.child:
-            if type(e) is ElementError:
-                yield e
-                continue
-            try:
-                out = run([*e, *captured])
-            except errors.OpError as error:
-                yield self.failure(error)
-                continue
-            yield tuple(out)
+        for e, out in self.outputs():
+            yield e if out is None else tuple(out)
 
     def batches(self, n, drop):
         if not self.runner.vectorizable:
@@ -439,8 +429,9 @@ class MapNode(UnaryNode):
         child = self.child
         if not self.resumable or child.source is not None or isinstance(child, MapNode):
             return child.batches(n, False)
-        return (next((e for e in group if type(e) is ElementError), None) or stack(group)
-                for group in _groups(child, n))
+        return stacked(_groups(child, n),
+                       lambda group: next((e for e in group if type(e) is ElementError), None)
+                       or stack(group), self.failure)
 
     def _vectorized_batches(self, n, drop):
         run, captured = self.runner, self.captured
@@ -493,8 +484,8 @@ class FilterNode(UnaryNode):
     passes_errors = True
 
     def __iter__(self):
-        for e, keep in self.judged():
-            if keep is not False:
+        for e, out in self.outputs():
+            if out is None or out[0]:
                 yield e
 
 

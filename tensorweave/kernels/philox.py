@@ -61,11 +61,16 @@ def stateless_key_counter(seed) -> tuple[tuple[int, int], tuple[int, int, int, i
 WORD_BLOCKS = 256   # blocks a PhiloxWords stream computes at once: 1024 words
 
 
+def seeded_key_counter(seed: int, seed2: int):
+    """TensorFlow's PhiloxRandom(seed, seed2): the key is `seed`, the counter's high half
+    `seed2` (int64 seeds read as uint64)."""
+    seed, seed2 = seed & (1 << 64) - 1, seed2 & (1 << 64) - 1
+    return (seed & 0xFFFFFFFF, seed >> 32), (0, 0, seed2 & 0xFFFFFFFF, seed2 >> 32)
+
+
 def philox_words(seed: int, seed2: int, first_block: int, n_blocks: int) -> np.ndarray:
     """The uint32 words of blocks first_block.. of TensorFlow's PhiloxRandom(seed, seed2)."""
-    seed, seed2 = seed & (1 << 64) - 1, seed2 & (1 << 64) - 1   # int64 seeds read as uint64
-    key = (seed & 0xFFFFFFFF, seed >> 32)
-    counter = (0, 0, seed2 & 0xFFFFFFFF, seed2 >> 32)
+    key, counter = seeded_key_counter(seed, seed2)
     offsets = np.arange(first_block, first_block + n_blocks, dtype=np.uint64)
     return philox_blocks(key, counter, offsets).reshape(-1)
 

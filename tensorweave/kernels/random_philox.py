@@ -18,7 +18,7 @@ import numpy as np
 from tensorweave.framework import errors
 from tensorweave.kernels import stateless_random
 from tensorweave.kernels.jit import compiled
-from tensorweave.kernels.philox import op_seeds, philox_blocks
+from tensorweave.kernels.philox import op_seeds, philox_blocks, seeded_key_counter
 from tensorweave.kernels.random import output_shape
 from tensorweave.kernels.registry import kernel
 
@@ -30,9 +30,8 @@ class PhiloxStream:
     """TensorFlow's GuardedPhiloxRandom for an op's (seed, seed2)."""
 
     def __init__(self, seed: int, seed2: int):
-        seed, seed2 = op_seeds(seed, seed2)
-        self.key = (seed & _M32, seed >> 32)
-        self.counter = seed2 << 64        # the 128-bit counter (low words 0)
+        self.key, words = seeded_key_counter(*op_seeds(seed, seed2))
+        self.counter = sum(w << 32 * i for i, w in enumerate(words))   # as one 128-bit int
         self.lock = threading.Lock()      # concurrent runs of one session share the stream
 
     def reserve(self, outputs: int):
