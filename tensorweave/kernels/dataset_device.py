@@ -10,6 +10,8 @@ from tensorweave.kernels import dataset_runtime
 
 
 class _CopyToDevice(dataset_runtime.UnaryNode):
+    passes_errors = True   # its input's elements, failed ones included, pass through
+
     def __iter__(self):
         return iter(self.child)
 

@@ -99,8 +99,8 @@ class _IgnoreErrors(dataset_runtime.UnaryNode):
 
     Its input yields failed elements as ElementErrors (dataset_runtime), whatever consumes
     this node, and they are dropped here. An error raised below a node that cannot pass such
-    items on (window, scan, group_by_window, ...) ends the input: that Python generator cannot
-    go on (TensorFlow would ask it for the next element).
+    items on ends the input: that Python generator cannot go on (TensorFlow would ask it for
+    the next element).
     """
 
     def __init__(self, spec, args, functions):
@@ -129,9 +129,16 @@ def _elements(n: int) -> str:
 
 
 class _AssertCardinality(dataset_runtime.UnaryNode):
+    """Its input's elements, counted: a failed one passes on uncounted, as in TF."""
+
+    passes_errors = True
+
     def __iter__(self):
         expected, count = int(self.params[0]), 0
         for e in self.child:
+            if type(e) is dataset_runtime.ElementError:
+                yield e
+                continue
             count += 1
             if expected != INFINITE and count > expected:
                 raise errors.FailedPreconditionError(
@@ -148,7 +155,11 @@ class _GroupByWindow(Node):
     """Groups elements by an int64 key into windows of a per-key size; a full window is
     reduced to a dataset (whose pipeline reads the window's elements as its last argument)
     emitted before the next input is read. At the end the remaining windows are reduced in
-    ascending key order (TensorFlow's std::map)."""
+    ascending key order (TensorFlow's std::map). A failed element, or a key or window size
+    that cannot be had for one, is passed on at once and leaves the groups as they were, as
+    are the failures of a window's dataset."""
+
+    passes_errors = True
 
     def __init__(self, spec, args, functions):
         self.child = build(spec["input"], args, functions)
@@ -156,25 +167,45 @@ class _GroupByWindow(Node):
         self.key, self.size, self.reduce = (
             Bound(spec[k], args, functions) for k in ("key", "size", "reduce"))
 
+    def inputs(self) -> list:
+        return [self.child]
+
     def __iter__(self):
         groups: dict[int, list] = {}
         for e in self.child:
-            key = int(self.key(e)[0])
+            if type(e) is dataset_runtime.ElementError:
+                yield e
+                continue
+            try:
+                key, size = self._key_and_size(e)
+            except errors.OpError as error:
+                yield self.failure(error)
+                continue
             group = groups.setdefault(key, [])
             group.append(e)
-            size = int(self.size([np.int64(key)])[0])
-            if size <= 0:
-                raise errors.InvalidArgumentError(
-                    None, None, f"Window size must be greater than zero, but got {size}.")
             if len(group) >= size:
                 del groups[key]
                 yield from self._reduced(key, group)
         for key in sorted(groups):
             yield from self._reduced(key, groups[key])
 
+    def _key_and_size(self, element) -> tuple[int, int]:
+        key = int(self.key(element)[0])
+        size = int(self.size([np.int64(key)])[0])
+        if size <= 0:
+            raise errors.InvalidArgumentError(
+                None, None, f"Window size must be greater than zero, but got {size}.")
+        return key, size
+
     def _reduced(self, key: int, group: list):
-        values = self.reduce([np.int64(key)])
-        return iter(build(self.inner, [*values, group], self.functions))
+        try:
+            values = self.reduce([np.int64(key)])
+        except errors.OpError as error:
+            return iter([self.failure(error)])
+        window = build(self.inner, [*values, group], self.functions)
+        if self.resumable:
+            window.allow_errors()
+        return iter(window)
 
 
 class _GroupWindow(Node):
@@ -263,9 +294,13 @@ class _DenseToSparseBatch(dataset_runtime.UnaryNode):
         self.size = dataset_runtime.checked_batch_size(self.params[0])
         self.row_shape = spec["row_shape"]
 
+    passes_errors = True
+
     def __iter__(self):
-        for chunk in dataset_runtime.chunks(self.child, self.size, False):
-            yield _sparse_batch([np.asarray(e[0]) for e in chunk], self.row_shape)
+        return dataset_runtime.stacked(
+            dataset_runtime.chunks(self.child, self.size, False),
+            lambda chunk: _sparse_batch([np.asarray(e[0]) for e in chunk], self.row_shape),
+            self.failure)
 
 
 def _row_text(row_shape: list) -> str:

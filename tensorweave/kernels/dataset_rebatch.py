@@ -6,11 +6,11 @@ SparseTensor's three components start; "empty", the [shape, dtype] of each compo
 batch of no rows. Out: TensorFlow 2.21's RebatchDatasetV2 order: batch i holds the next
 batch_sizes[i % n] rows, an input element sliced where a batch ends inside it (a SparseTensor
 keeps its dense shape after the first dimension); a batch of size 0 is emitted without reading
-input; the last batch is short unless drop_remainder, and there is none when no row is left.
+input; the last batch is short unless drop_remainder, and there is none when no row is left. A
+failed input element is passed on in place of the batch it fell in: the rows gathered for
+that batch are dropped and the next batch has the same size (TF 2.21).
 """
 from __future__ import annotations
-
-import itertools
 
 import numpy as np
 
@@ -22,6 +22,8 @@ _END = object()
 
 
 class _Rebatch(dataset_runtime.UnaryNode):
+    passes_errors = True
+
     def __init__(self, spec, args, functions):
         super().__init__(spec, args, functions)
         self.sizes = [int(s) for s in np.ravel(self.params[0])]
@@ -36,14 +38,18 @@ class _Rebatch(dataset_runtime.UnaryNode):
 
     def __iter__(self):
         inputs = iter(self.child)
-        parts, rows, offset = None, 0, 0
-        for desired in itertools.cycle(self.sizes):
-            pieces, have, ended = [], 0, False
+        parts, rows, offset, turn = None, 0, 0, 0
+        while True:
+            desired = self.sizes[turn % len(self.sizes)]
+            pieces, have, ended, failed = [], 0, False, None
             while have < desired:
                 if parts is None:
                     e = next(inputs, _END)
                     if e is _END:
                         ended = True
+                        break
+                    if type(e) is dataset_runtime.ElementError:
+                        failed = e
                         break
                     parts, offset = dataset_runtime.grouped_parts(e, self.starts), 0
                     rows = _rows(parts)
@@ -51,11 +57,15 @@ class _Rebatch(dataset_runtime.UnaryNode):
                 pieces.append([_slice(p, offset, end) for p in parts])
                 have += end - offset
                 parts, offset = (None, 0) if end == rows else (parts, end)
+            if failed is not None:   # TF drops the batch's rows and retries this size
+                yield failed
+                continue
             if ended and (have == 0 or (have < desired and self.drop)):
                 return
             yield self._batch(pieces)
             if ended:
                 return
+            turn += 1
 
     def _batch(self, pieces: list) -> tuple:
         if not pieces:

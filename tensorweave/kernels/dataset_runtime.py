@@ -673,7 +673,11 @@ def _sparse_row(sparse, i: int) -> tuple:
 
 class _Window(UnaryNode):
     """Windows of `size` elements starting every `shift`, taking every `stride`-th, each
-    passed on stacked (one array per component); the last ones are shorter unless dropped."""
+    passed on stacked (one array per component); the last ones are shorter unless dropped.
+    A window holding a failed element is that failure, as in TensorFlow; failures the window
+    skips (between its strided elements, or discarded by a shift past it) are dropped."""
+
+    passes_errors = True
 
     def __init__(self, spec, args, functions):
         super().__init__(spec, args, functions)
@@ -702,7 +706,7 @@ class _Window(UnaryNode):
             window = list(itertools.islice(ahead, 0, span, stride))
             if len(window) < size and self.spec["drop_remainder"]:
                 return
-            yield stack(window)
+            yield next((e for e in window if type(e) is ElementError), None) or stack(window)
             skip = shift
             while skip and ahead:
                 ahead.popleft()

@@ -2,7 +2,8 @@
 
 Each expected sequence is what TensorFlow 2.21 gave for the same pipeline (run through
 compat.v1 with a one-shot iterator): values, "ERR" for an InvalidArgumentError from get_next,
-"END" for OutOfRangeError. `bad` fails where x % 4 == 2 (integer division by zero).
+"END" for OutOfRangeError. `bad` fails where x % 4 == 2 (integer division by zero), `bad3`
+where x % 4 == 3, `bad5` where x % 5 == 4.
 """
 import numpy as np
 import pytest
@@ -15,6 +16,14 @@ E = tf.data.experimental
 
 def bad(x):
     return 10 // (x % 4 - 2)
+
+
+def bad3(x):
+    return 10 // (x % 4 - 3)
+
+
+def bad5(x):
+    return 10 // (x % 5 - 4)
 
 
 def fill_bad(x):
@@ -81,6 +90,72 @@ CASES = {
     "take_while": (lambda: D.range(8).map(bad).apply(E.take_while(lambda x: x < 100)),
                    [-5, -10, "ERR", 10, -5, -10, "ERR", 10]),
     "unique": (lambda: D.range(8).map(bad).apply(E.unique()), [-5, -10, "ERR", 10, "ERR"]),
+    # A window holding a failure is that failure; failures it skips (stride, shift) are dropped.
+    "window": (lambda: D.range(11).map(bad).window(3).flat_map(lambda w: w.batch(3)),
+               ["ERR", [10, -5, -10], "ERR", "ERR"]),
+    "window_drop": (lambda: D.range(11).map(bad).window(3, drop_remainder=True)
+                    .flat_map(lambda w: w.batch(3)), ["ERR", [10, -5, -10], "ERR"]),
+    "window_shift_1": (lambda: D.range(8).map(bad).window(3, shift=1)
+                       .flat_map(lambda w: w.batch(3)),
+                       ["ERR", "ERR", "ERR", [10, -5, -10], "ERR", "ERR", "ERR", [10]]),
+    "window_shift_past": (lambda: D.range(12).map(bad).window(2, shift=5)
+                          .flat_map(lambda w: w.batch(3)), [[-5, -10], "ERR", "ERR"]),
+    "window_stride_skips": (lambda: D.range(12).map(bad3).window(3, shift=6, stride=2)
+                            .flat_map(lambda w: w.batch(3)), [[-4, -10, -4], [-10, -4, -10]]),
+    "window_take_inner": (lambda: D.range(11).map(bad).window(3).flat_map(lambda w: w.take(1)),
+                          ["ERR", 10, "ERR", "ERR"]),
+    "window_zip": (lambda: D.zip((D.range(8).map(bad), D.range(8))).window(3).flat_map(
+        lambda a, b: D.zip((a.batch(3), b.batch(3)))),
+        ["ERR", [[10, -5, -10], [3, 4, 5]], "ERR"]),
+    "window_interleave": (lambda: D.range(11).map(bad).window(3).interleave(
+        lambda w: w.batch(3), cycle_length=2), ["ERR", [10, -5, -10], "ERR", "ERR"]),
+    # group_by_window passes a failure on at once and keeps its groups.
+    "group_by_window": (lambda: D.range(12).map(bad).apply(E.group_by_window(
+        lambda x: x % 2, lambda k, w: w.batch(2), window_size=2)),
+        ["ERR", [-10, 10], [-5, -5], "ERR", [-10, 10], "ERR", [-10, 10], [-5]]),
+    "group_by_window_key": (lambda: D.range(12).apply(E.group_by_window(
+        lambda x: bad(x) % 2, lambda k, w: w.batch(2), window_size=2)),
+        ["ERR", [1, 3], [0, 4], "ERR", [5, 7], "ERR", [9, 11], [8]]),
+    "group_by_window_reduce": (lambda: D.range(8).apply(E.group_by_window(
+        lambda x: x % 2, lambda k, w: w.map(bad), window_size=3)),
+        [-5, "ERR", -5, -10, 10, -10, "ERR", 10]),
+    "group_by_window_size": (lambda: D.range(6).apply(E.group_by_window(
+        lambda x: x % 2, lambda k, w: w.batch(3), window_size_func=lambda k: k * 2)),
+        ["ERR", "ERR", [1, 3], "ERR", [5]]),
+    "bucket_by_sequence_length": (lambda: D.range(12).map(bad).apply(
+        E.bucket_by_sequence_length(lambda x: tf.cast(x % 3, tf.int32), [2], [2, 2])),
+        ["ERR", [-5, 10], [-10, -10], "ERR", [-5, 10], "ERR", [-5, 10], [-10]]),
+    # group_by_reducer passes failures on at once; the states stay (a new key's initial one
+    # too), and a failed finalize is followed by the next key.
+    "group_by_reducer": (lambda: D.range(12).map(bad).apply(E.group_by_reducer(
+        lambda x: x % 2, E.Reducer(lambda k: tf.constant(0, tf.int64), lambda s, x: s + x,
+                                   lambda s: s))), ["ERR", "ERR", "ERR", 0, -15]),
+    "group_by_reducer_reduce": (lambda: D.range(3).apply(E.group_by_reducer(
+        lambda x: x, E.Reducer(lambda k: tf.constant(100, tf.int64), lambda s, x: s + bad(x),
+                               lambda s: s))), ["ERR", 95, 90, 100]),
+    "group_by_reducer_finalize": (lambda: D.range(4).apply(E.group_by_reducer(
+        lambda x: x, E.Reducer(lambda k: k, lambda s, x: s + x, lambda s: bad(s // 2)))),
+        [-5, -10, "ERR", 10]),
+    # rebatch: a failure replaces the batch it fell in, whose rows are dropped, and the next
+    # batch has the same size.
+    "rebatch": (lambda: D.range(12).map(bad).batch(4).rebatch(2), ["ERR", "ERR", "ERR"]),
+    "rebatch_rows_dropped": (lambda: D.range(15).map(bad5).filter(lambda x: True).batch(3)
+                             .rebatch(2), [[-3, -4], "ERR", [-3, -4], "ERR", [-3, -4], "ERR"]),
+    "rebatch_sizes": (lambda: D.range(12).map(bad).filter(lambda x: True).batch(2)
+                      .rebatch([3, 0, 1]), ["ERR", "ERR", "ERR", [10]]),
+    "rebatch_rows": (lambda: D.range(12).map(lambda x: tf.fill([2], bad(x)))
+                     .filter(lambda x: True).batch(3).rebatch(2),
+                     ["ERR", [[10, 10], [-5, -5]], "ERR", [[10, 10], [-5, -5]], "ERR",
+                      [[10, 10]]]),
+    "dense_to_sparse_batch": (lambda: D.range(9).map(lambda x: tf.fill([x % 3], bad(x)))
+                              .apply(E.dense_to_sparse_batch(3, [5])),
+                              ["ERR", [[[1, 0], [2, 0], [2, 1]], [-5, -10, -10], [3, 5]], "ERR",
+                               [[[0, 0], [1, 0], [1, 1]], [10, -5, -5], [2, 5]]]),
+    # assert_cardinality counts only the elements it returns.
+    "assert_cardinality": (lambda: D.range(6).map(bad).apply(E.assert_cardinality(5)),
+                           [-5, -10, "ERR", 10, -5, -10]),
+    "prefetch_to_device": (lambda: D.range(6).map(bad).apply(E.prefetch_to_device("/cpu:0")),
+                           [-5, -10, "ERR", 10, -5, -10]),
     "choose_from_datasets": (lambda: E.choose_from_datasets(
         [D.range(4).map(bad), D.range(4)], D.range(2).repeat(4)),
         [-5, 0, -10, 1, "ERR", 2, 10, 3]),
