@@ -7,8 +7,9 @@ batch of no rows. Out: TensorFlow 2.21's RebatchDatasetV2 order: batch i holds t
 batch_sizes[i % n] rows, an input element sliced where a batch ends inside it (a SparseTensor
 keeps its dense shape after the first dimension); a batch of size 0 is emitted without reading
 input; the last batch is short unless drop_remainder, and there is none when no row is left. A
-failed input element is passed on in place of the batch it fell in: the rows gathered for
-that batch are dropped and the next batch has the same size (TF 2.21).
+failed input element (or one whose components' batch sizes differ) is passed on in place of
+the batch it fell in: the rows gathered for that batch are dropped and the next batch has the
+same size (TF 2.21).
 """
 from __future__ import annotations
 
@@ -52,7 +53,11 @@ class _Rebatch(dataset_runtime.UnaryNode):
                         failed = e
                         break
                     parts, offset = dataset_runtime.grouped_parts(e, self.starts), 0
-                    rows = _rows(parts)
+                    try:
+                        rows = _rows(parts)
+                    except errors.OpError as error:   # fails like a failed element
+                        parts, failed = None, self.failure(error)
+                        break
                 end = min(offset + desired - have, rows)
                 pieces.append([_slice(p, offset, end) for p in parts])
                 have += end - offset

@@ -618,8 +618,13 @@ class _Unbatch(UnaryNode):
             if type(e) is ElementError:
                 yield e
                 continue
-            yield from rows_of(e, starts, "Input element must have the same batch size in "
+            try:
+                rows = rows_of(e, starts, "Input element must have the same batch size in "
                                           "each component.")
+            except errors.OpError as error:   # that element fails alone, as in TF
+                yield self.failure(error)
+                continue
+            yield from rows
 
 
 class _SparseSlices(Node):
@@ -637,18 +642,18 @@ class _SparseSlices(Node):
 
 
 def rows_of(element, starts, mismatch: str):
-    """The rows of `element`'s components along their first dimension. A SparseTensor (three
-    components from each position of `starts`) gives row i the entries whose first index is i,
-    with the dense shape after the first dimension, as TensorFlow does; InvalidArgumentError
-    (`mismatch`) when the components' first dimensions differ."""
+    """An iterator over the rows of `element`'s components along their first dimension. A
+    SparseTensor (three components from each position of `starts`) gives row i the entries
+    whose first index is i, with the dense shape after the first dimension, as TensorFlow
+    does; InvalidArgumentError (`mismatch`), raised here, when the components' first
+    dimensions differ."""
     parts = grouped_parts(element, starts)
     sizes = {len(p) if not isinstance(p, tuple) else int(p[2][0]) for p in parts}
     if len(sizes) > 1:
         raise errors.InvalidArgumentError(None, None, mismatch)
-    for i in range(sizes.pop() if sizes else 0):
-        yield tuple(c for p in parts for c in (_sparse_row(p, i) if isinstance(p, tuple)
-                                               else (p[i, ...] if p.dtype == object
-                                                     else p[i],)))
+    return (tuple(c for p in parts for c in (_sparse_row(p, i) if isinstance(p, tuple)
+                                             else (p[i, ...] if p.dtype == object else p[i],)))
+            for i in range(sizes.pop() if sizes else 0))
 
 
 def grouped_parts(element, starts) -> list:

@@ -70,6 +70,13 @@ CASES = {
                     [-5, -10, "ERR", 10, 0, 1, 2]),
     "unbatch": (lambda: D.range(6).map(fill_bad).unbatch(),
                 [-5, -5, -10, -10, "ERR", 10, 10, -5, -5, -10, -10]),
+    # An element whose components' batch sizes differ fails alone.
+    "unbatch_sizes_differ": (lambda: D.range(4).map(
+        lambda x: (tf.fill([x % 3], x), tf.fill([1], x))).unbatch(),
+        ["ERR", [1, 1], "ERR", "ERR"]),
+    "rebatch_sizes_differ": (lambda: D.range(4).map(
+        lambda x: (tf.fill([x % 3], x), tf.fill([1], x))).rebatch(1),
+        ["ERR", [[1], [1]], "ERR", "ERR"]),
     "padded_batch": (lambda: D.range(7).map(lambda x: tf.fill([x % 3], bad(x)))
                      .padded_batch(2, padded_shapes=[None]),
                      [[[0], [-10]], "ERR", [[0], [-5]], "ERR"]),
