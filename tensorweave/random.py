@@ -11,6 +11,8 @@ from tensorweave.ops.nn_sampled_ops import (
 )
 from tensorweave.ops.random_gamma_ops import random_gamma as gamma
 from tensorweave.ops.random_gamma_ops import random_poisson as poisson
+from tensorweave.ops.random_gamma_ops import stateless_random_gamma as stateless_gamma
+from tensorweave.ops.random_gamma_ops import stateless_random_poisson as stateless_poisson
 from tensorweave.ops.random_ops import get_seed, multinomial, set_random_seed, truncated_normal
 from tensorweave.ops.random_ops import multinomial_op as _multinomial_op
 from tensorweave.ops.random_ops import random_normal as normal

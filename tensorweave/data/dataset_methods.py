@@ -98,7 +98,8 @@ class DatasetMethods:
                              rerandomize_each_iteration=None):
         """Elements drawn at random from `datasets` with probabilities `weights`."""
         from tensorweave.data.transformations import sample_from_datasets
-        return sample_from_datasets(datasets, weights, seed, stop_on_empty_dataset)
+        return sample_from_datasets(datasets, weights, seed, stop_on_empty_dataset,
+                                    rerandomize_each_iteration)
 
     @staticmethod
     def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True):

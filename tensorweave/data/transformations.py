@@ -1,10 +1,11 @@
 """The transformations of tf.data.experimental (and their Dataset methods in TF 2.x).
 
 scan, take_while, unique, ignore_errors, assert_cardinality, group_by_window and the directed
-interleave of sample_from_datasets / choose_from_datasets record a spec of their own kind; their
-runtime nodes are in kernels/dataset_experimental.py. enumerate, Counter and
-bucket_by_sequence_length are compositions of other transformations, exactly as TensorFlow
-writes them, so they have its element order and structure. cardinality and get_single_element
+interleave of choose_from_datasets record a spec of their own kind; their runtime nodes are in
+kernels/dataset_experimental.py. enumerate, Counter, bucket_by_sequence_length and
+sample_from_datasets (Dataset.random pairs seeding a stateless multinomial draw that directs the
+interleave) are compositions of other transformations, exactly as TensorFlow writes them, so
+they have its element order and structure. cardinality and get_single_element
 make one op each (ops/data_experimental_ops.py) reading the pipeline's variant.
 """
 from __future__ import annotations
@@ -29,7 +30,6 @@ from tensorweave.data.dataset_ops import (
 )
 from tensorweave.data.reduce import settle_state
 from tensorweave.framework import dtypes as _dtypes
-from tensorweave.framework import random_seed
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
@@ -239,11 +239,10 @@ def bucket_by_sequence_length(dataset, element_length_func, bucket_boundaries,
 
 
 class DirectedInterleave(Dataset):
-    """Elements of `datasets` in the order a selector names them: `selector` (a dataset of
-    int64 scalars) or, when it is None, weighted random draws."""
+    """Elements of `datasets` in the order the int64 scalars of `selector` name them
+    (TF's DirectedInterleaveDataset)."""
 
-    def __init__(self, datasets, selector=None, weights=None, seeds=None,
-                 stop_on_empty_dataset=False):
+    def __init__(self, datasets, selector, stop_on_empty_dataset=False):
         datasets = list(datasets)
         if not datasets:
             raise ValueError("Invalid `datasets`. `datasets` should not be empty.")
@@ -257,29 +256,35 @@ class DirectedInterleave(Dataset):
                     f"Dataset 0 element_spec={datasets[0]._structure}.\nDataset {i} "
                     f"element_spec={d._structure}.") from None
         self._datasets, self._selector = datasets, selector
-        self._weights, self._seeds = weights, seeds
         self._stop = bool(stop_on_empty_dataset)
         self._structure = structure
 
     def _dataset_spec(self, builder):
         return {"kind": "directed_interleave",
                 "inputs": [d._dataset_spec(builder) for d in self._datasets],
-                "selector": None if self._selector is None else
-                self._selector._dataset_spec(builder),
-                "args": [] if self._weights is None else [builder.arg(self._weights)],
-                "seeds": self._seeds, "stop_on_empty": self._stop}
+                "selector": self._selector._dataset_spec(builder), "stop_on_empty": self._stop}
 
 
-def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False):
+def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False,
+                         rerandomize_each_iteration=None):
     """Elements drawn at random from `datasets` (tf.data.experimental.sample_from_datasets).
+
+    Built as TensorFlow 2.21 builds it, so its order is TensorFlow's: each choice is
+    stateless_multinomial(log(weights), 1) seeded by the next pair of `Dataset.random(seed)`,
+    and the choices direct an interleave of `datasets` (a choice of an exhausted dataset is
+    skipped). A list of weights drops the datasets of weight 0 first; a weights tensor does
+    not, so its zero-weight datasets are never chosen and, once the others are exhausted, the
+    iterator draws forever (as TensorFlow's does).
 
     Args:
       datasets: a non-empty list of datasets of compatible elements.
-      weights: one non-negative weight per dataset (a list or float tensor, read when the
-        iterator starts); None: uniform.
+      weights: one non-negative weight per dataset: a list, a float32/float64 vector tensor
+        (read when the iterator starts), or a dataset of such vectors (one per choice);
+        None: uniform.
       seed: the op seed of the draws (with the graph seed, as `tf.set_random_seed` sets).
       stop_on_empty_dataset: end when a dataset drawn is exhausted, instead of drawing from
         the others only.
+      rerandomize_each_iteration: draw other choices in each epoch of a `repeat` above.
 
     Returns:
       A `Dataset` whose elements keep each input's order.
@@ -288,24 +293,50 @@ def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_datase
       ValueError: for no datasets or a weight count that differs from theirs.
       TypeError: for incompatible elements or non-float weights.
     """
+    from tensorweave.data.random_dataset import RandomDataset
+    from tensorweave.ops import array_ops, math_unary_ops, stateless_random_ops
+
+    def choice(logits, seed_pair):
+        """The index stateless_multinomial draws from `logits` [1, n] for one seed pair."""
+        sample = stateless_random_ops.stateless_multinomial(logits, 1, seed_pair)
+        return array_ops.squeeze(sample, axis=[0, 1])
+
+    def seed_pairs():
+        """The stateless seeds, made (and the graph's op seed taken) where TensorFlow does."""
+        return RandomDataset(seed, rerandomize_each_iteration).batch(2)
+
     datasets = list(datasets)
+    if not datasets:
+        raise ValueError("Invalid `datasets`. `datasets` should not be empty.")
     if isinstance(weights, Dataset):
-        raise TypeError("Invalid `weights`: a `tf.data.Dataset` of weights is not supported "
-                        "by tensorweave; pass a list or a float vector tensor.")
+        logits = weights.map(lambda *p: math_unary_ops.log(p, name="logits"))
+        selector = Dataset.zip((logits, seed_pairs())).map(choice)
+        return DirectedInterleave(datasets, selector, stop_on_empty_dataset)
     if weights is None:
-        weights = [1.0] * len(datasets)
-    elif not isinstance(weights, Tensor) and len(weights) != len(datasets):
-        raise ValueError("Invalid `weights`. `weights` should have the same length as "
-                         f"`datasets` but got `len(weights)={len(weights)}` vs. "
-                         f"`len(datasets)={len(datasets)}`.")
-    weights = convert_to_tensor(weights, preferred_dtype=_dtypes.float32, name="weights")
-    if weights.dtype.base_dtype not in (_dtypes.float32, _dtypes.float64):
-        raise TypeError("Invalid `weights`. `weights` type must be either `tf.float32` or "
-                        f"`tf.float64` but is {weights.dtype.base_dtype}.")
-    seeds = random_seed.get_seed(seed)
-    return DirectedInterleave(datasets, weights=weights,
-                              seeds=None if seeds[0] is None else list(seeds),
-                              stop_on_empty_dataset=stop_on_empty_dataset)
+        logits = [[1.0] * len(datasets)]
+    else:
+        if isinstance(weights, Tensor):
+            if not weights.shape.is_compatible_with([len(datasets)]):
+                raise ValueError("Invalid `weights`. The shape of `weights` should be "
+                                 "compatible with `[len(datasets)]` but is "
+                                 f"{weights.shape}.")
+        else:
+            if len(datasets) != len(weights):
+                raise ValueError("Invalid `weights`. `weights` should have the same length as "
+                                 f"`datasets` but got `len(weights)={len(weights)}` vs. "
+                                 f"`len(datasets)={len(datasets)}`.")
+            kept = [(d, w) for d, w in zip(datasets, weights) if w > 0]
+            datasets, weights = ([list(x) for x in zip(*kept)] if kept else
+                                 ([datasets[0].take(0)], [1.0]))
+        weights = convert_to_tensor(weights, name="weights")
+        if weights.dtype.base_dtype not in (_dtypes.float32, _dtypes.float64):
+            raise TypeError("Invalid `weights`. `weights` type must be either `tf.float32` or "
+                            f"`tf.float64` but is {weights.dtype}.")
+        logits = array_ops.expand_dims(math_unary_ops.log(weights, name="logits"), 0)
+    if len(datasets) == 1:
+        return datasets[0]
+    selector = seed_pairs().map(lambda pair: choice(logits, pair))
+    return DirectedInterleave(datasets, selector, stop_on_empty_dataset)
 
 
 def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=False):
@@ -329,8 +360,7 @@ def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=False):
             type(choice_dataset)
         raise TypeError("Invalid `choice_dataset`. Elements of `choice_dataset` must be scalar "
                         f"`tf.int64` tensors but are {got}.")
-    return DirectedInterleave(datasets, selector=choice_dataset,
-                              stop_on_empty_dataset=stop_on_empty_dataset)
+    return DirectedInterleave(datasets, choice_dataset, stop_on_empty_dataset)
 
 
 def enumerate_dataset(dataset, start=0):

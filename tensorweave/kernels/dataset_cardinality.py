@@ -116,6 +116,12 @@ def _shard(spec, args, n):
     return n // num_shards + (1 if index < n % num_shards else 0)
 
 
+def _directed_interleave(spec, args):
+    """sample_from_datasets / choose_from_datasets: endless if an input is, else unknown."""
+    counts = [cardinality(s, args) for s in spec["inputs"]]
+    return INFINITE if INFINITE in counts else UNKNOWN
+
+
 def _variant(spec, args):
     """from_variant: the cardinality of the pipeline the variant value holds."""
     value = args[spec["args"][0]]
@@ -145,7 +151,7 @@ _RULES = {
     # from_list's elements; Dataset.random is endless. (rebatch and group_by_reducer are
     # unknown in TensorFlow 2.21, as every kind without a rule here.)
     "list": lambda spec, args: len(spec["elements"]), "random": lambda spec, args: INFINITE,
-    "variant": _variant,
+    "variant": _variant, "directed_interleave": _directed_interleave,
     # copy_to_device, snapshot and SqlDataset are unknown (-2) in TensorFlow 2.21 too.
 }
 

@@ -6,8 +6,7 @@ SparseTensor element is an (indices, values, dense_shape) triple of arrays), eac
 kernels/dataset_runtime.py registered under its spec kind when this module is imported. They
 follow TensorFlow 2.21's kernels: the same element order, the same run-time errors. They run
 one element at a time: each step depends on the state the previous element left (a scan
-state, a seen set, a count, a group, a selector draw); the draws of sample_from_datasets are
-made in vectorized blocks.
+state, a seen set, a count, a group, the inputs a selector has exhausted).
 """
 from __future__ import annotations
 
@@ -17,12 +16,9 @@ from tensorweave.framework import errors
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels import dataset_runtime
 from tensorweave.kernels.dataset_runtime import ElementError, Node, build
-from tensorweave.kernels.dataset_seeds import random_seeds
 
 _END = object()
 INFINITE = -1
-# Selector draws of sample_from_datasets made at once (one vectorized rng call per block).
-_DRAW_BLOCK = 1024
 
 
 class Bound:
@@ -219,56 +215,26 @@ class _GroupWindow(Node):
 
 
 class _DirectedInterleave(Node):
-    """Each element from the input a selector names: a selector dataset of int64 indices
-    (choose_from_datasets) or weighted random draws (sample_from_datasets). A selection of an
-    exhausted input is skipped, or ends everything when `stop_on_empty`. A failed element of
-    an input is passed on like any other."""
+    """Each element from the input the next int64 of the selector names (TF 2.21's
+    DirectedInterleaveDataset): a selection of an exhausted input is skipped, or ends
+    everything when `stop_on_empty`; the end comes with the selector's or when every input is
+    exhausted. A failed element of an input is passed on like any other."""
 
     passes_errors = True
 
     def __init__(self, spec, args, functions):
         self.children = [build(s, args, functions) for s in spec["inputs"]]
+        self.selector = build(spec["selector"], args, functions)
         self.stop = spec["stop_on_empty"]
-        if spec["selector"] is not None:
-            self.selector = build(spec["selector"], args, functions)
-            return
-        self.selector = None
-        weights = np.asarray(args[spec["args"][0]], dtype=np.float64)
-        if weights.shape != (len(self.children),) or not np.all(weights >= 0) or \
-                not weights.sum() > 0:
-            raise errors.InvalidArgumentError(
-                None, None, "Invalid `weights`: expected one non-negative weight per dataset "
-                f"with a positive sum, got {weights.tolist()}.")
-        self.p = weights / weights.sum()
-        seeds = spec["seeds"]
-        self.seeds = seeds if seeds is not None else random_seeds()
 
     def inputs(self) -> list:
         return self.children
 
-    def _choices(self, exhausted: list):
-        """The selected indices: the selector's, or weighted draws, a block at a time, over
-        the inputs not yet `exhausted` (their weights renormalized: the same distribution as
-        skipping their draws, without drawing forever when only zero weights are left)."""
-        if self.selector is not None:
-            for (index,) in self.selector:
-                yield int(index)
-            return
-        rng, p, n = np.random.default_rng(self.seeds), self.p.copy(), len(self.children)
-        while True:
-            for index in rng.choice(n, _DRAW_BLOCK, p=p).tolist():
-                yield index
-                if exhausted[index]:
-                    p[index] = 0.0
-                    if not p.sum() > 0:
-                        return
-                    p /= p.sum()
-                    break
-
     def __iter__(self):
         inputs = [iter(c) for c in self.children]
         n, exhausted = len(inputs), [False] * len(inputs)
-        for index in self._choices(exhausted):
+        for (index,) in self.selector:
+            index = int(index)
             if not 0 <= index < n:
                 raise errors.InvalidArgumentError(
                     None, None, f"Selector index out of range: {index} >= {n}")

@@ -15,7 +15,7 @@ import secrets
 
 import numpy as np
 
-from tensorweave.kernels.jit import compiled
+from tensorweave.kernels.jit import compiled, loop_helper
 
 
 def philox_blocks(key: tuple[int, int], counter: tuple[int, int, int, int],
@@ -30,24 +30,30 @@ def philox_blocks(key: tuple[int, int], counter: tuple[int, int, int, int],
 
 
 def _philox_loop(key0, key1, low, high, offsets, out):
-    """Block i of `out` is Philox-4x32-10 of the 128-bit counter (high:low) + offsets[i]; every
-    value is a uint64 holding 32 bits, so the 32x32-bit products are exact."""
+    """Block i of `out` is Philox-4x32-10 of the 128-bit counter (high:low) + offsets[i]."""
+    for i in range(offsets.size):
+        out[i, 0], out[i, 1], out[i, 2], out[i, 3] = philox_block(key0, key1, low, high,
+                                                                  offsets[i])
+
+
+@loop_helper
+def philox_block(key0, key1, low, high, offset):
+    """The four words (as uint64) of Philox-4x32-10 of the 128-bit counter (high:low) +
+    `offset`, for compiled loops; every value is a uint64 holding 32 bits, so the 32x32-bit
+    products are exact."""
     m32, shift = np.uint64(0xFFFFFFFF), np.uint64(32)
     mul_a, mul_b = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
     weyl_a, weyl_b = np.uint64(0x9E3779B9), np.uint64(0xBB67AE85)
-    one, zero = np.uint64(1), np.uint64(0)
-    for i in range(offsets.size):
-        c = low + offsets[i]                                  # wraps modulo 2**64
-        h = high + (one if c < offsets[i] else zero)          # the carry into the high half
-        x0, x1, x2, x3 = c & m32, c >> shift, h & m32, h >> shift
-        k0, k1 = key0, key1
-        for r in range(10):
-            if r:
-                k0, k1 = (k0 + weyl_a) & m32, (k1 + weyl_b) & m32
-            p0, p1 = mul_a * x0, mul_b * x2
-            x0, x1, x2, x3 = (p1 >> shift) ^ x1 ^ k0, p1 & m32, (p0 >> shift) ^ x3 ^ k1, \
-                p0 & m32
-        out[i, 0], out[i, 1], out[i, 2], out[i, 3] = x0, x1, x2, x3
+    c = low + offset                                          # wraps modulo 2**64
+    h = high + (np.uint64(1) if c < offset else np.uint64(0))  # the carry into the high half
+    x0, x1, x2, x3 = c & m32, c >> shift, h & m32, h >> shift
+    k0, k1 = key0, key1
+    for r in range(10):
+        if r:
+            k0, k1 = (k0 + weyl_a) & m32, (k1 + weyl_b) & m32
+        p0, p1 = mul_a * x0, mul_b * x2
+        x0, x1, x2, x3 = (p1 >> shift) ^ x1 ^ k0, p1 & m32, (p0 >> shift) ^ x3 ^ k1, p0 & m32
+    return x0, x1, x2, x3
 
 
 def stateless_key_counter(seed) -> tuple[tuple[int, int], tuple[int, int, int, int]]:

@@ -15,10 +15,7 @@ Normals are Box-Muller on pairs, in float32 for the 16/32-bit types (the 16-bit 
 float32 result) and in float64 for doubles. The Box-Muller loop is compiled (`jit.compiled`)
 so that log, sin and cos are the C library's float and double functions, as in TensorFlow.
 
-StatelessMultinomial follows TF's CPU MultinomialFunctor on one thread: one SimplePhilox
-stream, two words per uniform double, drawn row after row (row b's samples are doubles
-`b * num_samples ...`). With several threads TF skips `start_row * (num_samples + 3) / 4`
-blocks at the start of each shard of rows, so its rows then depend on its sharding.
+StatelessMultinomial, which shares the stateful op's sampling, is in kernels/multinomial.py.
 """
 from __future__ import annotations
 
@@ -27,7 +24,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
-from tensorweave.kernels.jit import compiled
+from tensorweave.kernels.jit import compiled, loop_helper
 from tensorweave.kernels.philox import philox_blocks, stateless_key_counter
 from tensorweave.kernels.random import output_shape
 from tensorweave.kernels.registry import kernel
@@ -49,16 +46,20 @@ def _box_muller_f32(u1, u2, out):
         out[i, 1] = np.cos(v) * r
 
 
+@loop_helper
+def box_muller_double(u1, u2):
+    """TF's BoxMullerDouble on one uniform pair: (sin, cos) of 2 pi u2, times the radius."""
+    if u1 < 1.0e-7:
+        u1 = 1.0e-7
+    v = 2.0 * np.pi * u2
+    r = np.sqrt(-2.0 * np.log(u1))
+    return np.sin(v) * r, np.cos(v) * r
+
+
 def _box_muller_f64(u1, u2, out):
     """TF's BoxMullerDouble on uniform pairs (u1, u2)."""
     for i in range(u1.size):
-        a = u1[i]
-        if a < 1.0e-7:
-            a = 1.0e-7
-        v = 2.0 * np.pi * u2[i]
-        r = np.sqrt(-2.0 * np.log(a))
-        out[i, 0] = np.sin(v) * r
-        out[i, 1] = np.cos(v) * r
+        out[i, 0], out[i, 1] = box_muller_double(u1[i], u2[i])
 
 
 def _box_muller(u1: np.ndarray, u2: np.ndarray) -> np.ndarray:
@@ -75,10 +76,11 @@ def _uint32_to_float(w: np.ndarray) -> np.ndarray:
     return ((w & np.uint32(0x7FFFFF)) | np.uint32(0x3F800000)).view(np.float32) - np.float32(1)
 
 
-def _uint64_to_double(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
-    """TF's Uint64ToDouble: 20 bits of `hi` and all of `lo` as the mantissa, minus 1."""
-    man = (hi & np.uint32(0xFFFFF)).astype(np.uint64) << np.uint64(32) | lo.astype(np.uint64)
-    return (man | np.uint64(1023 << 52)).view(np.float64) - 1.0
+@loop_helper
+def uint64_to_double(hi, lo):
+    """TF's Uint64ToDouble: 20 bits of `hi` and all of `lo` as the mantissa of [1, 2), minus 1;
+    that is exactly mantissa * 2**-52, computed so for words and arrays of words alike."""
+    return ((hi & np.uint32(0xFFFFF)) * 4294967296.0 + lo) * 2.0**-52
 
 
 def _to_bfloat16(x: np.ndarray) -> np.ndarray:
@@ -112,7 +114,7 @@ def uniform(stream, n: int, dtype: _dtypes.DType) -> np.ndarray:
     """n values of TF's UniformDistribution for a float `dtype`, in [0, 1)."""
     if dtype == _dtypes.float64:
         w = _words(stream, _ceil_div(n, 2)).reshape(-1, 2)
-        return _uint64_to_double(w[:, 0], w[:, 1])[:n]
+        return uint64_to_double(w[:, 0], w[:, 1])[:n]
     w = _words(stream, _ceil_div(n, 4))[:n]
     if dtype == _dtypes.float16:
         bits = ((w & np.uint32(0x3FF)) | np.uint32(15 << 10)).astype(np.uint16)
@@ -127,8 +129,8 @@ def _normal_pairs(w: np.ndarray, dtype: _dtypes.DType) -> np.ndarray:
     """Box-Muller pairs from words w (float: 2 words per pair; float64: 4), in order."""
     if dtype == _dtypes.float64:
         w = w.reshape(-1, 4)
-        return _box_muller(_uint64_to_double(w[:, 0], w[:, 1]),
-                           _uint64_to_double(w[:, 2], w[:, 3]))
+        return _box_muller(uint64_to_double(w[:, 0], w[:, 1]),
+                           uint64_to_double(w[:, 2], w[:, 3]))
     w = w.reshape(-1, 2)
     return _box_muller(_uint32_to_float(w[:, 0]), _uint32_to_float(w[:, 1]))
 
@@ -197,7 +199,7 @@ def uniform_full_int(stream, n: int, dtype: _dtypes.DType) -> np.ndarray:
 
 
 # --- kernels --------------------------------------------------------------------------------
-def _check_seed(seed) -> np.ndarray:
+def check_seed(seed) -> np.ndarray:
     seed = np.asarray(seed)
     if seed.shape != (2,):
         raise invalid_argument(f"seed must have shape [2], not {dims_text(seed.shape)}")
@@ -207,7 +209,7 @@ def _check_seed(seed) -> np.ndarray:
 def _fill(draw):
     """A kernel (ctx, shape, seed) -> draw(seed, size, dtype) reshaped to `shape`."""
     def compute(ctx, shape, seed):
-        shape, seed = output_shape(shape), _check_seed(seed)
+        shape, seed = output_shape(shape), check_seed(seed)
         dtype = ctx.output_dtypes[0]
         n = int(np.prod(shape, dtype=np.int64))
         if n == 0:
@@ -222,9 +224,17 @@ kernel("StatelessTruncatedNormal")(_fill(truncated_normal))
 kernel("StatelessRandomUniformFullInt")(_fill(uniform_full_int))
 
 
+@kernel("StatelessRandomGetKeyCounter")
+def _stateless_random_get_key_counter(ctx, seed):
+    """The Philox key (one uint64 of two words) and counter (two uint64) of GenerateKey."""
+    (k0, k1), (c0, c1, c2, c3) = stateless_key_counter(check_seed(seed))
+    return np.array([k0 | k1 << 32], np.uint64), \
+        np.array([c0 | c1 << 32, c2 | c3 << 32], np.uint64)
+
+
 @kernel("StatelessRandomUniformInt", type_attr="dtype")
 def _stateless_random_uniform_int(ctx, shape, seed, minval, maxval):
-    shape, seed = output_shape(shape), _check_seed(seed)
+    shape, seed = output_shape(shape), check_seed(seed)
     for what, v in (("minval", minval), ("maxval", maxval)):
         if np.ndim(v) != 0:
             raise invalid_argument(f"{what} must be 0-D, got shape {dims_text(np.shape(v))}")
@@ -237,47 +247,3 @@ def _stateless_random_uniform_int(ctx, shape, seed, minval, maxval):
         raise invalid_argument(f"Need minval < maxval, got {lo} >= {hi}")
     return uniform_int(stateless_key_counter(seed), n, lo, hi, dtype).reshape(shape)
 
-
-# --- StatelessMultinomial ---------------------------------------------------------------------
-def categorical(stream, logits: np.ndarray, num_samples: int) -> np.ndarray:
-    """TF's CPU multinomial sampling on one thread: int64 [batch, num_samples].
-
-    Per row: the CDF of exp(logit - max) in float64 over the finite logits only (the others
-    add nothing), then upper_bound(cdf, uniform_double * total) per sample.
-    """
-    batch = logits.shape[0]
-    n_words = 2 * batch * num_samples
-    w = _words(stream, _ceil_div(n_words, 4))[:n_words].reshape(-1, 2)
-    draws = _uint64_to_double(w[:, 0], w[:, 1]).reshape(batch, num_samples)
-    finite = np.isfinite(logits)
-    # The row max of the finite logits, in the logits' type (exact in float64).
-    top = np.max(np.where(finite, logits, -np.inf), axis=1, keepdims=True).astype(np.float64)
-    with np.errstate(over="ignore", invalid="ignore"):
-        terms = np.where(finite, np.exp(logits.astype(np.float64) - top), 0.0)
-    cdf = np.cumsum(terms, axis=1)       # sequential, as TF's running_total
-    targets = draws * cdf[:, -1:]
-    out = np.empty((batch, num_samples), np.int64)
-    for b in range(batch):
-        out[b] = np.searchsorted(cdf[b], targets[b], side="right")   # std::upper_bound
-    return out
-
-
-@kernel("StatelessMultinomial", dtypes=_dtypes.FLOATING)
-def _stateless_multinomial(ctx, logits, num_samples, seed):
-    """TF's checks, in TF's order, then `categorical`."""
-    seed = _check_seed(seed)
-    logits, num_samples = np.asarray(logits), np.asarray(num_samples)
-    if logits.ndim != 2:
-        raise invalid_argument(f"logits should be a matrix, got shape {dims_text(logits.shape)}")
-    if num_samples.ndim != 0:
-        raise invalid_argument("num_samples should be a scalar, got shape "
-                               f"{dims_text(num_samples.shape)}")
-    n = int(num_samples)
-    if n < 0:
-        raise invalid_argument(f"num_samples should be non-negative, got {n}")
-    if logits.shape[1] == 0:
-        raise invalid_argument("num_classes should be positive, got 0")
-    out_dtype = ctx.output_dtypes[0].as_numpy_dtype
-    if logits.shape[0] == 0 or n == 0:
-        return np.zeros((logits.shape[0], n), out_dtype)
-    return categorical(stateless_key_counter(seed), logits, n).astype(out_dtype)

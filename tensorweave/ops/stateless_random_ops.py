@@ -34,24 +34,24 @@ _SHAPE_SEED_ATTRS = (TypeAttr("T", _dtypes.INDEX, default=_dtypes.int32),
 
 
 # --- shape functions ----------------------------------------------------------------------
-def _check_seed_shape(ctx, i: int) -> None:
+def check_seed_shape(ctx, i: int) -> None:
     """TF's check that input i, the seed, has shape [2]."""
     seed = dims_with_rank(ctx.input_shape(i)._dims, 1)
     if seed[0] is not None and seed[0] != 2:
         raise ValueError(f"Dimension must be 2 but is {seed[0]}")
 
 
-def _stateless_shape(ctx):
+def stateless_shape(ctx):
     """TF's StatelessShape: a 1-D `shape`, a seed of shape [2]; the output is `shape`'s value."""
     dims_with_rank(ctx.input_shape(0)._dims, 1)
-    _check_seed_shape(ctx, 1)
+    check_seed_shape(ctx, 1)
     return ctx.static_shape(0)
 
 
 def _stateless_multinomial_shape(ctx):
     """A seed of shape [2]; then Multinomial's [batch_size, num_samples] (TF's
     MakeDimForScalarInput message for a negative constant num_samples)."""
-    _check_seed_shape(ctx, 2)
+    check_seed_shape(ctx, 2)
     samples = ctx.static_value(1)
     if samples is not None and np.ndim(samples) == 0 and int(samples) < 0:
         raise ValueError("Dimension size, given by scalar input 1, must be non-negative but is "
@@ -65,7 +65,7 @@ def _stateless_int_shape(ctx):
         if shape.ndims not in (None, 0):
             raise ValueError(f"{what} must be a scalar; got a tensor of shape "
                              f"{shape_text(shape)}")
-    return _stateless_shape(ctx)
+    return stateless_shape(ctx)
 
 
 # --- op definitions -------------------------------------------------------------------------
@@ -74,7 +74,7 @@ def _define_float(name: str, doc: str):
     return define_op(name, inputs=["shape: T", "seed: Tseed"], outputs=["output: dtype"],
                      attrs=[TypeAttr("dtype", _dtypes.FLOATING, default=_dtypes.float32),
                             *_SHAPE_SEED_ATTRS],
-                     shape_fn=_stateless_shape, not_differentiable=True, doc=doc)
+                     shape_fn=stateless_shape, not_differentiable=True, doc=doc)
 
 
 StatelessRandomUniform = _define_float("StatelessRandomUniform",
@@ -96,7 +96,7 @@ StatelessRandomUniformFullInt = define_op(
     "StatelessRandomUniformFullInt", inputs=["shape: T", "seed: Tseed"],
     outputs=["output: dtype"],
     attrs=[TypeAttr("dtype", _dtypes.INDEX), *_SHAPE_SEED_ATTRS],   # TF also has uint32/64
-    shape_fn=_stateless_shape, not_differentiable=True,
+    shape_fn=stateless_shape, not_differentiable=True,
     doc="Integers over the whole range of `dtype`, a function of `seed`.")
 
 StatelessMultinomial = define_op(
@@ -244,10 +244,9 @@ def stateless_categorical(logits, num_samples, seed, dtype=_dtypes.int64, name=N
     (tf.random.stateless_categorical).
 
     Row i of the result holds `num_samples` class indices drawn from softmax(logits[i]); the
-    same `seed` gives TensorFlow's indices, bit for bit (those of its CPU kernel run on one
-    thread: with several intra-op threads, TensorFlow's rows may depend on how it shards the
-    batch). Non-finite logits (-inf, +inf, NaN) get probability 0; a row with no finite logit
-    yields `num_classes`.
+    same `seed` gives TensorFlow's indices, bit for bit, its rows sharded over the intra-op
+    threads as TensorFlow's CPU kernel shards them (kernels/multinomial.py). Non-finite logits
+    (-inf, +inf, NaN) get probability 0; a row with no finite logit yields `num_classes`.
 
     Args:
       logits: a 2-D Tensor `[batch_size, num_classes]` of unnormalized log-probabilities,

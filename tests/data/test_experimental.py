@@ -183,6 +183,12 @@ CARDINALITIES = [
     ("text lines", lambda: tf.data.TextLineDataset(["x"]), -2),
     ("Counter", lambda: E.Counter(), -1),
     ("ignore_errors", lambda: D.range(3).ignore_errors(), -2),
+    ("sample_from_datasets, endless input", lambda: E.sample_from_datasets(
+        [D.range(3), D.range(2).repeat()], seed=1), -1),
+    ("choose_from_datasets, endless input", lambda: E.choose_from_datasets(
+        [D.range(3).repeat(), D.range(2)], D.range(2).repeat(3)), -1),
+    ("choose_from_datasets, finite inputs", lambda: E.choose_from_datasets(
+        [D.range(3), D.range(2)], D.range(2).repeat(3)), -2),
     ("group_by_window", lambda: D.range(3).group_by_window(lambda x: x, lambda k, w: w, 2),
      -2),
     ("sample_from_datasets", lambda: E.sample_from_datasets([D.range(3), D.range(4)]), -2),

@@ -1,7 +1,8 @@
 """group_by_window, bucket_by_sequence_length, choose_from_datasets and sample_from_datasets.
 
 Deterministic expectations are TensorFlow 2.21's outputs on the same programs; the random
-choices of sample_from_datasets are checked by their statistics and by seeding.
+choices of sample_from_datasets are checked here by their statistics and by seeding, and
+element by element against TensorFlow's in test_sample_from_datasets_like_tensorflow.py.
 """
 import numpy as np
 import pytest
@@ -192,6 +193,13 @@ def test_sample_from_datasets_errors():
     weights = tf.placeholder(tf.float32, [2])
     it = tf.data.make_initializable_iterator(E.sample_from_datasets([D.range(3), D.range(4)],
                                                                     weights))
+    nxt = it.get_next()
     with tf.Session() as sess:
-        with pytest.raises(tf.errors.InvalidArgumentError, match="non-negative weight"):
-            sess.run(it.initializer, {weights: [-1., 2.]})
+        # As in TensorFlow 2.21: a negative weight's logit is NaN, probability 0 (the iterator
+        # would then draw forever once range(4) is exhausted); no positive weight draws index 2.
+        sess.run(it.initializer, {weights: [-1., 2.]})
+        assert [sess.run(nxt) for _ in range(4)] == [0, 1, 2, 3]
+        sess.run(it.initializer, {weights: [0., 0.]})
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match="Selector index out of range: 2 >= 2"):
+            sess.run(nxt)

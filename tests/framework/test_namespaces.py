@@ -168,8 +168,9 @@ TF_NAMESPACES = {
 
 # Names with no top-level twin that tensorweave implements in the namespace itself.
 NAMESPACE_ONLY = {
-    "random": {"categorical", "stateless_categorical", "stateless_multinomial",
-               "stateless_normal", "stateless_truncated_normal", "stateless_uniform"},
+    "random": {"categorical", "stateless_categorical", "stateless_gamma", "stateless_multinomial",
+               "stateless_normal", "stateless_poisson", "stateless_truncated_normal",
+               "stateless_uniform"},
     "linalg": {"adjoint", "expm", "logdet", "logm", "lu", "lu_matrix_inverse", "lu_reconstruct",
                "lu_solve", "matrix_rank", "matvec", "normalize", "pinv", "slogdet",
                "tridiagonal_matmul", "tridiagonal_solve"},
