@@ -11,6 +11,7 @@ samples too, for a FULLY_REPARAMETERIZED distribution).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 
 import numpy as np
 
@@ -26,6 +27,16 @@ from tensorweave.ops.reduction_ops import reduce_prod
 
 __all__ = ["Distribution", "ReparameterizationType", "FULLY_REPARAMETERIZED",
            "NOT_REPARAMETERIZED"]
+
+
+def gen_new_seed(seed, salt: str):
+    """TensorFlow's distribution_util.gen_new_seed: the seed of a distribution's second draw,
+    the first 32 bits of MD5(str(seed) + salt) without the sign bit (None stays None), so a
+    seeded sample draws TensorFlow's numbers."""
+    if seed is None:
+        return None
+    digest = hashlib.md5((str(seed) + salt).encode("utf-8")).hexdigest()
+    return int(digest[:8], 16) & 0x7FFFFFFF
 
 
 class ReparameterizationType:

@@ -17,7 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorweave.distributions.distribution import FULLY_REPARAMETERIZED, Distribution
+from tensorweave.distributions.distribution import (
+    FULLY_REPARAMETERIZED,
+    Distribution,
+    gen_new_seed,
+)
 from tensorweave.distributions.families import _float_params
 from tensorweave.framework.scopes import control_dependencies, name_scope
 from tensorweave.ops.array_creation_ops import fill, ones_like
@@ -164,7 +168,7 @@ class Beta(_Positive):
         ones = ones_like(self.total_concentration)
         g1 = random_gamma([n], self.concentration1 * ones, dtype=self.dtype, seed=seed)
         g0 = random_gamma([n], self.concentration0 * ones, dtype=self.dtype,
-                          seed=None if seed is None else seed + 1)
+                          seed=gen_new_seed(seed, "beta"))
         return g1 / (g1 + g0)
 
     def _log_prob(self, x):
@@ -282,7 +286,7 @@ class StudentT(_Positive):
         df = self.df * self._ones()
         normal = random_normal(self._draw_shape(n), dtype=self.dtype, seed=seed)
         gamma = random_gamma([n], 0.5 * df, beta=0.5, dtype=self.dtype,
-                             seed=None if seed is None else seed + 1)
+                             seed=gen_new_seed(seed, "student_t"))
         return normal * rsqrt(gamma / df) * self.scale + self.loc
 
     def _log_prob(self, x):
