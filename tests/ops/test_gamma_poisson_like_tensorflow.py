@@ -383,3 +383,27 @@ def test_stateless_graphs_are_tensorflows():
         assert poisson.shape.as_list() == [4, 2]
         unknown = tf.random.stateless_poisson(tf.placeholder(tf.int32, [3]), [1, 2], [1.0])
         assert unknown.shape.as_list() == [None, None, None]
+
+
+def test_random_gamma_with_beta_is_tensorflows():
+    """The division by beta rounds as TF's folded reciprocal multiplication (the arithmetic
+    pass's x / c -> x * (1 / c), on by default as in TF), so scaled samples are TF's too."""
+    with tf.Graph().as_default():
+        tf.set_random_seed(1)
+        scalar = tf.random_gamma([5], alpha=[0.5, 2.0], beta=3.0, seed=1)
+        half = tf.random_gamma([5], alpha=[0.5, 2.0], beta=3.0, dtype=tf.float16, seed=2)
+        vector = tf.random_gamma([3], alpha=[0.5, 2.0], beta=[3.0, 7.0], seed=3)
+        with tf.Session() as sess:
+            got = sess.run([scalar, half, vector])
+    expected = [
+        ([[0.005197804421186447, 0.17646196484565735], [0.05503670498728752, 0.7350112199783325],
+          [0.4086258113384247, 1.3343870639801025], [0.8779588937759399, 0.385506272315979],
+          [0.007293410133570433, 0.3195340037345886]], np.float32),
+        ([[0.00481414794921875, 0.1884765625], [0.06365966796875, 0.53857421875],
+          [0.06390380859375, 0.9970703125], [0.00682830810546875, 0.326171875],
+          [0.38525390625, 0.151123046875]], np.float16),
+        ([[0.3923856019973755, 0.5028252005577087], [0.16062486171722412, 0.3342462182044983],
+          [0.18023669719696045, 0.6216423511505127]], np.float32),
+    ]
+    for value, (want, dtype) in zip(got, expected):
+        np.testing.assert_array_equal(value, np.array(want, dtype))

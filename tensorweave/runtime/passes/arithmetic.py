@@ -23,11 +23,13 @@ for infinite parts, and bool/string have no arithmetic. Each rule says whether i
              largest partial sum (cancellation can make that large relative to the result;
              the hoisted form is the more accurate one: 3e7 + 1.0 a hundred times is 3e7 in
              float32, 3e7 + 100.0 is not); mul chains by at most (n + 1)/2 ulp;
-             x / c -> x * (1 / c) for any other c by at most 1.5 ulp: only when
-             `arithmetic_optimization` is AGGRESSIVE, because divisions by constants are in
-             every training graph (means, their gradients) and rounding them differently makes
-             a whole training run drift from the unoptimized one (TensorFlow rewrites them by
-             default);
+             x / c -> x * (1 / c) for any other c by at most 1.5 ulp: by default, as
+             TensorFlow's constant folding does (ReduceDivToReciprocalMul), so x / 255.0 and
+             a mean's gradient round as there; off with `constant_folding` (or this pass) OFF,
+             as in TensorFlow, for exact division (AGGRESSIVE keeps it on either way). TF's
+             folded reciprocal is 1 / c rounded for scalars, float16 and float64; for float32
+             constants of 8 or more values Eigen's vectorized reciprocal is an approximation
+             off by an ulp for some (a third, here), which is not followed;
              add_n of repeated terms (a + b + a -> 2a + b) by the reordering, a few ulp.
              Float hoisting needs finite constants and a finite, normal (or exactly zero when
              every factor is) combined constant, but it is reassociation all the same: the
@@ -49,7 +51,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.runtime.passes import register_pass
-from tensorweave.runtime.passes.options import ARITHMETIC, PassOptions
+from tensorweave.runtime.passes.options import ARITHMETIC, CONSTANT_FOLDING, PassOptions
 from tensorweave.runtime.passes.rewrite import (
     CONTROL_FLOW_OPS,
     Editor,
@@ -261,7 +263,8 @@ def _div(ed: Editor, node) -> bool:
     if not _finite(c, recip) or np.any(c == 0) or np.any(np.abs(recip) < info.tiny):
         return False
     exact = bool(np.all(np.abs(np.frexp(c)[0]) == 0.5) and np.all(np.abs(c) >= info.tiny))
-    if not exact and ARITHMETIC not in ed.options.aggressive:
+    if not (exact or ARITHMETIC in ed.options.aggressive or
+            ed.options.enabled(CONSTANT_FOLDING)):
         return False
     k = _new_const(ed, node, recip, "reciprocal")
     return _rebuild(ed, node, "Mul", [x, k], "div_to_mul", "x / c -> x * (1/c)")

@@ -7,11 +7,11 @@ TensorFlow users switch the optimizer through `ConfigProto.graph_options`:
   ("the flags applied are those the level implies OR'd with those set").
   `max_folded_constant_in_bytes` caps a folded constant (0 means 10 MiB).
 * `rewrite_options` (RewriterConfig), per pass: DEFAULT follows the level, ON and AGGRESSIVE
-  force it on (AGGRESSIVE also allows rewrites that round differently, e.g. x / 3 -> x * (1/3)),
-  OFF turns it off; `disable_model_pruning`, `disable_meta_optimizer` (every
-  rewrite off), `memory_optimization` (NO_MEM_OPT turns the in-place pass off),
-  `meta_optimizer_iterations` (ONE or TWO rounds of the main group), `min_graph_nodes`
-  (smaller graphs are left alone) and `fail_on_optimizer_errors`.
+  force it on (AGGRESSIVE also allows rewrites that round differently, e.g. dropping x * 1.0,
+  which passes a denormal x through), OFF turns it off; `disable_model_pruning`,
+  `disable_meta_optimizer` (every rewrite off), `memory_optimization` (NO_MEM_OPT turns the
+  in-place pass off), `meta_optimizer_iterations` (ONE or TWO rounds of the main group),
+  `min_graph_nodes` (smaller graphs are left alone) and `fail_on_optimizer_errors`.
 
 A pass toggled by `ANY` (fed_shapes) is no optimization but what the others rely on: it runs
 whenever any switch is on, and no switch turns it off alone.

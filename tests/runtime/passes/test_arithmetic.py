@@ -235,15 +235,45 @@ def test_add_n_of_repeated_terms(pt):
     np.testing.assert_array_equal(plain[0], optimized[0])   # a + a == 2a exactly
 
 
-def test_division_by_a_power_of_two_becomes_multiplication(pt):
+def test_division_by_a_power_of_two_becomes_an_exact_multiplication(pt):
     x = tf.placeholder(tf.float32, [4])
     y, z = x / 4.0, x / tf.constant([0.5, -2.0, 8.0, 0.25])
-    inexact = x / 3.0
-    graph, opts = pt.apply(simplify_arithmetic, [y, z, inexact], feeds=[x])
-    assert pt.ops(graph)["RealDiv"] == 1                       # only x / 3 stays a division
-    assert opts.log.kinds().count("div_to_mul") == 2
+    graph, opts = pt.apply(simplify_arithmetic, [y, z], feeds=[x],
+                           switches={"arithmetic_optimization"})   # without constant folding
+    assert "RealDiv" not in pt.ops(graph) and opts.log.kinds().count("div_to_mul") == 2
     feed = {x: np.array([1.0, 7.0, -0.1, 3e38], np.float32)}
-    pt.compare([y, z, inexact], feed)                          # exact
+    pt.compare([y, z], feed)                                   # exact
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("divisor", [255.0, [7.0, 3.0, 5.0, 9.0, 11.0]])
+def test_division_by_a_constant_rounds_as_tensorflow_does(pt, dtype, divisor):
+    """TensorFlow's constant folding turns x / c into x * (1 / c) (unless constant folding or
+    arithmetic optimization is off), so x / 255.0 rounds as there: checked against TF 2.21
+    for these dtypes, a scalar and a vector (under 8 float32 values, where TF's reciprocal is
+    rounded rather than Eigen's vectorized approximation)."""
+    c = np.array(divisor, dtype)
+    values = np.random.RandomState(0).uniform(0, 255, (200, c.size)).astype(dtype)
+    x = tf.placeholder(tf.as_dtype(dtype), [None, c.size])
+    y = x / tf.constant(c)
+    graph, opts = pt.apply(simplify_arithmetic, y, feeds=[x])
+    assert "RealDiv" not in pt.ops(graph) and "div_to_mul" in opts.log.kinds()
+    reciprocal = values * (dtype(1) / c)
+    np.testing.assert_array_equal(pt.run(y, {x: values}), reciprocal)   # default config
+    assert not np.array_equal(reciprocal, values / c)          # the rewrite is visible
+    for off in (pt.config(constant_folding=pt.RewriterConfig.OFF),
+                pt.config(arithmetic_optimization=pt.RewriterConfig.OFF), pt.OFF):
+        np.testing.assert_array_equal(pt.run(y, {x: values}, off), values / c)
+
+
+def test_division_by_a_constant_is_exact_with_constant_folding_off_unless_aggressive(pt):
+    x = tf.placeholder(tf.float32, [4])
+    y = x / 3.0
+    graph, _ = pt.apply(simplify_arithmetic, y, feeds=[x], switches={"arithmetic_optimization"})
+    assert pt.ops(graph)["RealDiv"] == 1
+    graph, _ = pt.apply(simplify_arithmetic, y, feeds=[x], switches={"arithmetic_optimization"},
+                        aggressive={"arithmetic_optimization"})
+    assert "RealDiv" not in pt.ops(graph)
 
 
 def test_aggressive_mode_divides_by_any_constant_within_tolerance(pt):
