@@ -242,7 +242,7 @@ class DirectedInterleave(Dataset):
     """Elements of `datasets` in the order the int64 scalars of `selector` name them
     (TF's DirectedInterleaveDataset)."""
 
-    def __init__(self, datasets, selector, stop_on_empty_dataset=False):
+    def __init__(self, datasets, selector, stop_on_empty_dataset=False, weights=None):
         datasets = list(datasets)
         if not datasets:
             raise ValueError("Invalid `datasets`. `datasets` should not be empty.")
@@ -255,14 +255,15 @@ class DirectedInterleave(Dataset):
                     "Invalid `datasets`. `datasets` must have compatible element specs.\n "
                     f"Dataset 0 element_spec={datasets[0]._structure}.\nDataset {i} "
                     f"element_spec={d._structure}.") from None
-        self._datasets, self._selector = datasets, selector
+        self._datasets, self._selector, self._weights = datasets, selector, weights
         self._stop = bool(stop_on_empty_dataset)
         self._structure = structure
 
     def _dataset_spec(self, builder):
         return {"kind": "directed_interleave",
                 "inputs": [d._dataset_spec(builder) for d in self._datasets],
-                "selector": self._selector._dataset_spec(builder), "stop_on_empty": self._stop}
+                "selector": self._selector._dataset_spec(builder), "stop_on_empty": self._stop,
+                "args": [] if self._weights is None else [builder.arg(self._weights)]}
 
 
 def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False,
@@ -273,8 +274,8 @@ def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_datase
     stateless_multinomial(log(weights), 1) seeded by the next pair of `Dataset.random(seed)`,
     and the choices direct an interleave of `datasets` (a choice of an exhausted dataset is
     skipped). A list of weights drops the datasets of weight 0 first; a weights tensor does
-    not, so its zero-weight datasets are never chosen and, once the others are exhausted, the
-    iterator draws forever (as TensorFlow's does).
+    not, so its zero-weight datasets are never chosen, and once the others are exhausted the
+    iteration ends (TensorFlow's draws forever there and its get_next hangs).
 
     Args:
       datasets: a non-empty list of datasets of compatible elements.
@@ -336,7 +337,7 @@ def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_datase
     if len(datasets) == 1:
         return datasets[0]
     selector = seed_pairs().map(lambda pair: choice(logits, pair))
-    return DirectedInterleave(datasets, selector, stop_on_empty_dataset)
+    return DirectedInterleave(datasets, selector, stop_on_empty_dataset, weights)
 
 
 def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=False):

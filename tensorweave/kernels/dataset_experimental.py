@@ -218,7 +218,12 @@ class _DirectedInterleave(Node):
     """Each element from the input the next int64 of the selector names (TF 2.21's
     DirectedInterleaveDataset): a selection of an exhausted input is skipped, or ends
     everything when `stop_on_empty`; the end comes with the selector's or when every input is
-    exhausted. A failed element of an input is passed on like any other."""
+    exhausted. A failed element of an input is passed on like any other.
+
+    Given the weights of sample_from_datasets' selector (a weights tensor's values, in the
+    spec's args), it also ends once every input the selector can still choose (weight finite
+    and positive) is exhausted: TensorFlow would draw forever there, choosing only exhausted
+    inputs, and hang its get_next."""
 
     passes_errors = True
 
@@ -226,6 +231,11 @@ class _DirectedInterleave(Node):
         self.children = [build(s, args, functions) for s in spec["inputs"]]
         self.selector = build(spec["selector"], args, functions)
         self.stop = spec["stop_on_empty"]
+        self.choosable = None
+        if spec.get("args"):
+            weights = np.asarray(args[spec["args"][0]], np.float64).reshape(-1)
+            with np.errstate(invalid="ignore"):
+                self.choosable = np.isfinite(weights) & (weights > 0)
 
     def inputs(self) -> list:
         return self.children
@@ -247,8 +257,13 @@ class _DirectedInterleave(Node):
             if self.stop:
                 return
             exhausted[index] = True
-            if all(exhausted):
+            if all(exhausted) or self._nothing_choosable_left(exhausted):
                 return
+
+    def _nothing_choosable_left(self, exhausted: list) -> bool:
+        choosable = self.choosable
+        return choosable is not None and choosable.size == len(exhausted) and \
+            not any(c and not x for c, x in zip(choosable.tolist(), exhausted))
 
 
 class _DenseToSparseBatch(dataset_runtime.UnaryNode):

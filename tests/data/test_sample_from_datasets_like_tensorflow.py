@@ -117,10 +117,13 @@ def test_weights_tensor_read_at_initialization():
     dataset = E.sample_from_datasets(three(), weights, seed=8)
     assert epochs(dataset, feed={weights: [0.1, 0.1, 0.8]}) == [
         200, 201, 202, 203, 204, 205, 206, 207, 0, 100, 1, 2, 3, 4, 101, 102, 5, 103]
-    # A tensor keeps its zero-weight datasets: never drawn (so, once the others are
-    # exhausted, the iterator would draw forever, as TensorFlow's does).
-    assert epochs(dataset, feed={weights: [0.0, 1.0, 1.0]}, limit=12) == [
+    # A tensor keeps its zero-weight datasets: never drawn. Once the others are exhausted
+    # the iteration ends (TensorFlow's draws forever there: its get_next hangs), also for
+    # weights whose logs are not finite (inf, negative, NaN), which the draws never choose.
+    assert epochs(dataset, feed={weights: [0.0, 1.0, 1.0]}) == [
         200, 100, 201, 202, 203, 101, 204, 102, 205, 103, 206, 207]
+    assert epochs(dataset, feed={weights: [np.inf, 1.0, -1.0]}) == [100, 101, 102, 103]
+    assert epochs(dataset, feed={weights: [np.nan, 0.0, 2.0]}) == list(range(200, 208))
 
 
 def test_one_dataset_is_returned_as_it_is():
