@@ -1,14 +1,17 @@
 """Kernels of the box and window ops (ops/image_boxes_ops.py): SampleDistortedBoundingBoxV2,
 DrawBoundingBoxes, DrawBoundingBoxesV2 and ExtractGlimpse.
 
-SampleDistortedBoundingBoxV2 follows TensorFlow's GenerateRandomCrop arithmetic (float32
-areas, lrintf rounding, the +-1 height corrections, integer box corners) with every attempt
-computed at once: four uniform numbers per attempt are drawn up front from the node's Philox
-generator and the first attempt that meets the constraints wins, as TF's loop stops at it.
-The draw outlines every box's four edges as index segments and keeps, per pixel, the colour of
-the box drawn last (TF draws boxes in order, later ones over earlier ones). ExtractGlimpse
-gathers each glimpse with one index expression and fills what lies outside the image with
-noise, as TF's Eigen GlimpseExtractionOp (version 1).
+SampleDistortedBoundingBoxV2 draws TensorFlow 2.21's windows bit for bit
+(core/kernels/image/sample_distorted_bounding_box_op.cc): its GuardedPhiloxRandom
+(kernels/random_philox.PhiloxStream) reserves 4 * max_attempts words a run, and a SimplePhilox
+over a copy of it hands its words out in order: per attempt one RandFloat for the aspect ratio,
+then (GenerateRandomCrop: float32 areas, lrintf rounding, the +-1 height corrections) an
+ExactUniformInt for the height when it has a range and one each for y and x when there is
+room; the first window that covers enough of a box wins, else the whole image. The draw
+outlines every box's four edges as index segments and keeps, per pixel, the colour of the box
+drawn last (TF draws boxes in order, later ones over earlier ones). ExtractGlimpse gathers
+each glimpse with one index expression and fills what lies outside the image with noise, as
+TF's Eigen GlimpseExtractionOp (version 1).
 """
 from __future__ import annotations
 
@@ -18,7 +21,8 @@ import numpy as np
 
 from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
-from tensorweave.kernels.random import seeded_generator
+from tensorweave.kernels.philox import philox_blocks
+from tensorweave.kernels.random_philox import PhiloxStream
 from tensorweave.kernels.registry import kernel
 
 _F32 = np.float32
@@ -40,74 +44,138 @@ def _check_range(values, what: str, upper_one: bool = False) -> None:
         raise invalid_argument(f"{what} must be less then or equal to 1.0: {shown}")
 
 
-def _lrint(x):
-    """lrintf: float32 rounded half to even, as an int64."""
-    return np.rint(x).astype(np.int64)
+def _lrint(x) -> int:
+    """lrintf: a float32 rounded half to even, as x86's long (INT64_MIN when out of range)."""
+    x = float(x)
+    if not abs(x) < 2.0**63:
+        return -2**63
+    return int(np.rint(x))
 
 
-def _uniform_int(u, n):
-    """An integer uniform in [0, n) from u uniform in [0, 1) (0 where n <= 0)."""
-    return np.minimum(np.floor(u * np.maximum(n, 0)).astype(np.int64), np.maximum(n - 1, 0))
+def _int32(v: int) -> int:
+    """A C++ static_cast<int> of an integer: its low 32 bits, signed."""
+    return (v + 2**31) % 2**32 - 2**31
 
 
-def _random_crops(u, width: int, height: int, area_range, aspect_range):
-    """TF's GenerateRandomCrop for every attempt (rows of u: aspect, height, y, x draws):
-    the windows as (min_x, min_y, max_x, max_y) int64 columns and whether each is valid."""
-    lo_ar, hi_ar = _F32(aspect_range[0]), _F32(aspect_range[1])
-    aspect = u[:, 0].astype(_F32) * (hi_ar - lo_ar) + lo_ar
+class _SimplePhilox:
+    """TF's SimplePhilox on a local copy of the generator at (key, counter): the words of its
+    blocks in order, as RandFloat and Uniform(n) take them (the op reserves `blocks`; a rare
+    rejection in Uniform reads on past them, as TF's local copy does)."""
+
+    def __init__(self, stream, blocks: int):
+        self.stream = stream
+        self.words: list[int] = []
+        self.used = 0
+        self._extend(max(blocks, 1))
+
+    def _extend(self, blocks: int) -> None:
+        first = len(self.words) // 4
+        offsets = np.arange(first, first + blocks, dtype=np.uint64)
+        self.words += philox_blocks(*self.stream, offsets).reshape(-1).tolist()
+
+    def rand32(self) -> int:
+        if self.used == len(self.words):
+            self._extend(4)
+        self.used += 1
+        return self.words[self.used - 1]
+
+    def rand_float(self) -> np.float32:
+        """Uint32ToFloat: the word's 23 low bits as the mantissa of [1, 2), minus 1; exactly
+        mantissa * 2**-23."""
+        return _F32((self.rand32() & 0x7FFFFF) * 2.0**-23)
+
+    def uniform(self, n: int) -> int:
+        """ExactUniformInt<uint32>: a word masked for a power of two, else the first word at or
+        above (2**32 - 1) % n + 1, modulo n (n == 0 still takes a word and gives 0)."""
+        n &= 0xFFFFFFFF
+        word = self.rand32()
+        if n & (n - 1) == 0:   # a power of two (or 0)
+            return word & (n - 1) if n else 0
+        floor = 0xFFFFFFFF % n + 1
+        while word < floor:
+            word = self.rand32()
+        return word % n
+
+
+def _random_crop(random: _SimplePhilox, width: int, height: int, area_range, aspect):
+    """TF's GenerateRandomCrop for one aspect ratio: the window (min_x, min_y, max_x, max_y),
+    or None when the constraints cannot be met; it draws the height (when it has a range),
+    then y and x (when there is room), in float32 with lrintf rounding and TF's +-1 height
+    corrections."""
     lo_area, hi_area = _F32(area_range[0]), _F32(area_range[1])
+    if hi_area <= 0 or aspect <= 0 or width <= 0 or height <= 0 or lo_area > hi_area:
+        return None
     min_area = lo_area * _F32(width) * _F32(height)
     max_area = hi_area * _F32(width) * _F32(height)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        h = _lrint(np.sqrt(min_area / aspect))
-        max_h = _lrint(np.sqrt(max_area / aspect))
-        # The smallest max height with round(max_h * aspect) <= width (and one less if float
+    with np.errstate(divide="ignore", over="ignore"):
+        h = _int32(_lrint(np.sqrt(min_area / aspect)))
+        max_h = _int32(_lrint(np.sqrt(max_area / aspect)))
+    if _lrint(_F32(max_h) * aspect) > width:
+        # The smallest max height with round(max_h * aspect) <= width (one less if float
         # rounding still overshoots).
-        too_wide = _lrint(max_h * aspect) > width
-        capped = ((width + 0.5 - float(_F32(1e-7))) / aspect.astype(np.float64)).astype(np.int64)
-        capped -= _lrint(capped * aspect) > width
-    max_h = np.minimum(np.where(too_wide, capped, max_h), height)
-    h = np.minimum(h, max_h)
-    h += np.where(h < max_h, _uniform_int(u[:, 1], max_h - h + 1), 0)
-    w = _lrint(h * aspect)
-    area = (w * h).astype(_F32)
-    grow = area < min_area
-    h = np.where(grow, h + 1, h)
-    w = np.where(grow, _lrint(h * aspect), w)
-    area = (w * h).astype(_F32)
-    shrink = area > max_area
-    h = np.where(shrink, h - 1, h)
-    w = np.where(shrink, _lrint(h * aspect), w)
-    area = (w * h).astype(_F32)
-    valid = ((area >= min_area) & (area <= max_area) & (w <= width) & (h <= height)
-             & (w > 0) & (h > 0))
-    if width <= 0 or height <= 0 or lo_area > hi_area:   # (the attrs are checked positive)
-        valid[:] = False
-    y = np.where(h < height, _uniform_int(u[:, 2], height - h), 0)
-    x = np.where(w < width, _uniform_int(u[:, 3], width - w), 0)
-    return np.stack([x, y, x + w, y + h], axis=1), valid
+        max_h = int((width + 0.5 - float(_F32(1e-7))) / float(aspect))
+        if _lrint(_F32(max_h) * aspect) > width:
+            max_h -= 1
+    max_h = min(max_h, height)
+    h = min(h, max_h)
+    if h < max_h:
+        h = _int32(h + random.uniform(max_h - h + 1))
+    w = _int32(_lrint(_F32(h) * aspect))
+    area = _F32(w * h)
+    if area < min_area:
+        h += 1
+        w = _int32(_lrint(_F32(h) * aspect))
+        area = _F32(w * h)
+    if area > max_area:
+        h -= 1
+        w = _int32(_lrint(_F32(h) * aspect))
+        area = _F32(w * h)
+    if (area < min_area or area > max_area or w > width or h > height or w <= 0 or h <= 0):
+        return None
+    y = random.uniform(height - h) if h < height else 0
+    x = random.uniform(width - w) if w < width else 0
+    return x, y, x + w, y + h
 
 
-def _covers(crops, boxes, min_object_covered) -> np.ndarray:
-    """Whether each crop covers at least `min_object_covered` of some box of non-zero area
-    (TF's Rectangle: an intersection with min > max is empty)."""
-    lo = np.maximum(crops[:, None, :2], boxes[None, :, :2])
-    hi = np.minimum(crops[:, None, 2:], boxes[None, :, 2:])
-    inter = np.where((lo <= hi).all(-1), (hi - lo).prod(-1), 0)
-    box_area = (boxes[:, 2:] - boxes[:, :2]).prod(-1)
+def _covers(crop, boxes, min_object_covered) -> bool:
+    """TF's SatisfiesOverlapConstraints: the crop has an area of at least 1 and covers at least
+    `min_object_covered` of some box of area at least 1 (an intersection with min > max is
+    empty)."""
+    crop = np.asarray(crop, np.int64)
+    if _F32((crop[2] - crop[0]) * (crop[3] - crop[1])) < 1:
+        return False
+    lo = np.maximum(crop[:2], boxes[:, :2])
+    hi = np.minimum(crop[2:], boxes[:, 2:])
+    inter = np.where((lo <= hi).all(-1), (hi - lo).prod(-1), 0).astype(_F32)
+    box_area = (boxes[:, 2:] - boxes[:, :2]).prod(-1).astype(_F32)
     with np.errstate(divide="ignore", invalid="ignore"):
-        covered = inter.astype(_F32) / box_area.astype(_F32)
-    return ((covered >= min_object_covered) & (box_area != 0)).any(axis=1)
+        return bool(((inter / box_area >= min_object_covered) & (box_area >= 1)).any())
+
+
+def sample_crop(stream, width: int, height: int, boxes, min_object_covered, aspect_range,
+                area_range, max_attempts: int):
+    """TF's attempt loop on the Philox generator at `stream` ((key, counter)): per attempt an
+    aspect ratio RandFloat() * (max - min) + min, then GenerateRandomCrop; the first window
+    covering enough of a box wins, else the whole image (min_x, min_y, max_x, max_y)."""
+    random = _SimplePhilox(stream, max_attempts)
+    lo_ar, hi_ar = _F32(aspect_range[0]), _F32(aspect_range[1])
+    for _ in range(max_attempts):
+        aspect = random.rand_float() * (hi_ar - lo_ar) + lo_ar
+        crop = _random_crop(random, width, height, area_range, aspect)
+        if crop is not None and _covers(crop, boxes, min_object_covered):
+            return crop
+    return 0, 0, width, height
 
 
 @kernel("SampleDistortedBoundingBoxV2")
 class SampleDistortedBoundingBoxKernel:
-    """Holds the node's generator (seeded from seed/seed2; both 0 draws OS entropy)."""
+    """TF's StatefulSampleDistortedBoundingBoxOp: a GuardedPhiloxRandom from seed/seed2 (both
+    0: random seeds), of which every run reserves 4 * max_attempts words (ReserveSamples32,
+    before any input check) and runs the attempt loop on a copy from there."""
 
     def __init__(self, ctx):
         attrs = ctx.attrs
-        self.rng = seeded_generator(attrs["seed"], attrs["seed2"])
-        self.lock = threading.Lock()
+        self.stream = PhiloxStream(attrs["seed"], attrs["seed2"])
         self.aspect_range = list(attrs["aspect_ratio_range"])
         self.area_range = list(attrs["area_range"])
         self.max_attempts = attrs["max_attempts"]
@@ -122,6 +190,7 @@ class SampleDistortedBoundingBoxKernel:
 
     def compute(self, ctx, image_size, bounding_boxes, min_object_covered):
         self._check_attrs()
+        stream = self.stream.reserve_blocks(self.max_attempts)   # (4 * attempts + 3) // 4
         height, width = _image_size(image_size)
         boxes = _pixel_boxes(bounding_boxes, min_object_covered, height, width)
         if not len(boxes):
@@ -130,12 +199,9 @@ class SampleDistortedBoundingBoxKernel:
                                        "use_image_if_no_bounding_boxes if you wish to not provide "
                                        "any bounding boxes.")
             boxes = np.array([[0, 0, width, height]], np.int64)
-        with self.lock:
-            u = self.rng.random((self.max_attempts, 4))
-        crops, valid = _random_crops(u, width, height, self.area_range, self.aspect_range)
-        valid &= _covers(crops, boxes, _F32(min_object_covered))
-        crop = crops[np.argmax(valid)] if valid.any() else np.array([0, 0, width, height])
-        min_x, min_y, max_x, max_y = (int(v) for v in crop)
+        min_x, min_y, max_x, max_y = sample_crop(
+            stream, width, height, boxes, _F32(min_object_covered), self.aspect_range,
+            self.area_range, self.max_attempts)
         begin = np.array([min_y, min_x, 0]).astype(image_size.dtype)
         size = np.array([max_y - min_y, max_x - min_x, -1]).astype(image_size.dtype)
         with np.errstate(divide="ignore", invalid="ignore"):

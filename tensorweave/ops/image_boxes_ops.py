@@ -85,7 +85,7 @@ def sample_distorted_bounding_box(image_size, bounding_boxes, seed=None, seed2=N
     Like TensorFlow's compat.v1 function, `seed` and `seed2` become the op's attrs as given
     (the graph seed of `tf.set_random_seed` is not used); with both unset (or 0) the windows
     are nondeterministic. A session draws a fresh window at every run; a new session with the
-    same seeds repeats the sequence. The draws are not TensorFlow's bit for bit.
+    same seeds repeats the sequence. The windows are TensorFlow 2.21's bit for bit.
 
     Args:
       image_size: a 1-D uint8/int8/int16/int32/int64 Tensor `[height, width, channels]`.
