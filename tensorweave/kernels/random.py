@@ -3,10 +3,10 @@
 The runtime builds one instance of a stateful op's kernel class per session and node, so a
 generator it holds lives as long as the session: each run continues the stream, a new session
 restarts it. A nonzero (seed, seed2) pair keys a Philox generator (two ops with equal seeds draw
-equal streams); (0, 0) means "unseeded" and draws fresh OS entropy. The kernels that use it
-(sampling, fractional pooling, bounding boxes) follow TensorFlow's distributions, not its bit
-patterns; the uniform, normal, truncated-normal, integer, shuffle and multinomial ops draw
-TensorFlow's own bits (kernels/random_philox.py, kernels/multinomial.py).
+equal streams); (0, 0) means "unseeded" and draws fresh OS entropy. Fractional pooling, the
+one kernel that still uses it, follows TensorFlow's distribution, not its bit patterns; the
+other random kernels draw TensorFlow's own bits (kernels/random_philox.py, multinomial.py,
+random_gamma.py, sampling.py, image_boxes.py).
 """
 from __future__ import annotations
 

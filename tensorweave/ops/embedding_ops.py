@@ -112,6 +112,10 @@ def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_
         raise ValueError("Length of params is currently 0. Need at least one param.")
     params = list(params) if isinstance(params, (list, tuple)) else [params]
     with name_scope(name, "embedding_lookup") as name:
+        # Variables stay as they are (a dense read of each would copy it); anything else
+        # (an array, a list) becomes a tensor, as TensorFlow converts it.
+        params = [p if hasattr(p, "_as_graph_element") or hasattr(p, "op") else
+                  convert_to_tensor(p, name="params") for p in params]
         n = len(params)
         ids = convert_to_tensor(ids, name="ids")
         if n == 1:

@@ -48,6 +48,7 @@ _SAMPLER = dict(
 LogUniformCandidateSampler = define_op("LogUniformCandidateSampler", **_SAMPLER)
 UniformCandidateSampler = define_op("UniformCandidateSampler", **_SAMPLER)
 LearnedUnigramCandidateSampler = define_op("LearnedUnigramCandidateSampler", **_SAMPLER)
+ThreadUnsafeUnigramCandidateSampler = define_op("ThreadUnsafeUnigramCandidateSampler", **_SAMPLER)
 FixedUnigramCandidateSampler = define_op(
     "FixedUnigramCandidateSampler",
     **{**_SAMPLER, "attrs": [*_SAMPLER["attrs"], Attr("vocab_file", "string", ""),
@@ -225,7 +226,6 @@ def _compute_sampled_logits(weights, biases, labels, inputs, num_sampled, num_cl
       (1/num_true for each true class, 0 for sampled ones).
     """
     from tensorweave.ops.array_creation_ops import ones_like, zeros_like
-    from tensorweave.ops.array_index_ops import scatter_nd
     from tensorweave.ops.array_join_ops import concat, stack
     from tensorweave.ops.array_ops import expand_dims, reshape, shape, stop_gradient
     from tensorweave.ops.array_slicing_ops import slice as slice_
@@ -234,6 +234,7 @@ def _compute_sampled_logits(weights, biases, labels, inputs, num_sampled, num_cl
     from tensorweave.ops.math_ops import multiply
     from tensorweave.ops.math_unary_ops import cast, log
     from tensorweave.ops.sliced_variables import PartitionedVariable
+    from tensorweave.ops.sparse_ops import sparse_to_dense
     from tensorweave.ops.variables import Variable
     if isinstance(weights, PartitionedVariable):
         weights = list(weights)
@@ -284,7 +285,9 @@ def _compute_sampled_logits(weights, biases, labels, inputs, num_sampled, num_cl
                 [shape(labels)[:1], expand_dims(num_sampled, 0)], 0)
             if sampled_logits.dtype != acc_weights.dtype:
                 acc_weights = cast(acc_weights, sampled_logits.dtype)
-            sampled_logits += scatter_nd(sparse_indices, acc_weights, sampled_logits_shape)
+            # As TF: a label repeated in a row hits once (the last write wins), not twice.
+            sampled_logits += sparse_to_dense(sparse_indices, sampled_logits_shape, acc_weights,
+                                              default_value=0.0, validate_indices=False)
         if subtract_log_q:
             true_logits -= log(true_expected_count)
             sampled_logits -= log(sampled_expected_count)

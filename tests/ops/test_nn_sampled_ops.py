@@ -32,6 +32,11 @@ CASES = [
     OpCase("learned_unigram_sampler_true_counts",
            lambda t: tf.nn.learned_unigram_candidate_sampler(t, 2, 4, False, 10, seed=3)[1],
            lambda t: np.full(t.shape, 0.4, np.float32), [_labels], (tf.int64,), grad=False),
+    OpCase("thread_unsafe_unigram_sampler_true_counts",
+           lambda t: tf.raw_ops.ThreadUnsafeUnigramCandidateSampler(
+               true_classes=t, num_true=2, num_sampled=4, unique=False, range_max=10,
+               seed=3).true_expected_count,
+           lambda t: np.full(t.shape, 0.4, np.float32), [_labels], (tf.int64,), grad=False),
     OpCase("compute_accidental_hits",
            lambda t, s: list(tf.nn.compute_accidental_hits(t, s, num_true=2)),
            lambda t, s: [np.array([0, 1, 2], np.int32), np.array([1, 3, 4], np.int64),
@@ -194,3 +199,44 @@ def test_default_sampler_is_log_uniform_with_unique_draws():
             got = sess.run(loss)
     assert got.shape == (3,) and np.all(np.isfinite(got)) and np.all(got > 0)
     assert math.isfinite(float(got.sum()))
+
+
+def test_repeated_labels_hit_once_and_arrays_are_accepted_as_weights():
+    """A label repeated in a row is one accidental hit (TF's sparse_to_dense, last write wins;
+    summing both gave -inf and a NaN loss), and NumPy weights convert as in TF. The values are
+    TensorFlow 2.21's for the same seeded sampler."""
+    rng = np.random.RandomState(0)
+    w = rng.normal(size=(20, 4)).astype(np.float32)
+    b = rng.normal(size=20).astype(np.float32)
+    x = rng.normal(size=(3, 4)).astype(np.float32)
+    labels = np.array([[0, 0], [1, 2], [3, 3]], np.int64)
+    with tf.Graph().as_default():
+        sampled = tf.random.uniform_candidate_sampler(labels, 2, 6, True, 20, seed=4)
+        kwargs = dict(num_sampled=6, num_classes=20, num_true=2, sampled_values=sampled,
+                      remove_accidental_hits=True)
+        nce = tf.nn.nce_loss(w, b, labels, x, **kwargs)
+        softmax = tf.nn.sampled_softmax_loss(w, b, labels, x, **kwargs)
+        with tf.Session() as sess:
+            got = sess.run([nce, softmax])
+    np.testing.assert_allclose(got[0], [25.735819, 9.669652, 25.420458], rtol=2e-6)
+    np.testing.assert_allclose(got[1], [4.712808, 4.31564, 4.920291], rtol=2e-6)
+
+
+def test_thread_unsafe_unigram_sampler_draws_tensorflows_candidates():
+    """The raw op (the learned unigram sampler's algorithm, unsynchronized in TF): TF 2.21's
+    candidates and expected counts over three runs."""
+    with tf.Graph().as_default():
+        sample = tf.raw_ops.ThreadUnsafeUnigramCandidateSampler
+        plain = sample(true_classes=tf.constant(LABELS), num_true=2, num_sampled=4,
+                       unique=False, range_max=10, seed=3)
+        unique = sample(true_classes=tf.constant(LABELS), num_true=2, num_sampled=6,
+                        unique=True, range_max=10, seed=5, seed2=2)
+        with tf.Session() as sess:   # per round: plain, then unique twice (each run draws)
+            runs = [(sess.run(plain).sampled_candidates.tolist(),
+                     sess.run(unique).sampled_candidates.tolist(),
+                     sess.run(unique).sampled_expected_count) for _ in range(3)]
+    assert [r[0] for r in runs] == [[1, 8, 0, 3], [9, 3, 6, 0], [2, 4, 3, 7]]
+    assert [r[1] for r in runs] == [[1, 9, 6, 7, 4, 3], [9, 4, 2, 7, 3, 1], [1, 8, 9, 3, 0, 2]]
+    np.testing.assert_array_equal(runs[1][2], np.array(
+        [0.8571429252624512] * 3 + [0.2142857313156128] * 2 + [0.8571429252624512],
+        np.float32))
