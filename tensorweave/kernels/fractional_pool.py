@@ -1,11 +1,13 @@
 """FractionalMaxPool, FractionalAvgPool and their gradient kernels (NHWC).
 
-The pooling sequences follow TF's `GeneratePoolingSequence`: with `pseudo_random`, window
-starts ceil(alpha * (i + u)) for alpha = L / n and one u drawn in [0, u_max) (u_max keeps every
-window length at k = L // n or k + 1); otherwise a random shuffle of L % n windows of length
-k + 1 and the rest of length k. The draws come from NumPy's Philox, not TF's, so the sequences
-have TF's distribution but not its values. A window of the cumulative sequence `cum` spans
-[cum[i], cum[i + 1]) (with `overlapping`, cum[i + 1] too, clipped to the input).
+The pooling sequences are TensorFlow's `GeneratePoolingSequence` (fractional_pool_common.cc),
+drawn bit for bit: each run seeds a fresh `PhiloxStream` with the op's seeds, and the row
+sequence, then the column one, reserve their blocks from it. With `pseudo_random`, window
+starts are ceil(alpha * (i + u)) for alpha = L / n and one RandDouble u scaled into
+[0, u_max) (u_max keeps every window length at k = L // n or k + 1); otherwise L % n windows
+of length k + 1 then the rest of length k, shuffled by TF's RandomShuffle. A window of the
+cumulative sequence `cum` spans [cum[i], cum[i + 1]) (with `overlapping`, cum[i + 1] too,
+clipped to the input).
 
 Windows are index arrays padded by repeating their last element: the max is separable (rows,
 then columns), averages are two products with 0/1 window matrices, and the max gradient takes
@@ -15,31 +17,39 @@ TF's rule.
 from __future__ import annotations
 
 import math
-import threading
 
 import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.framework.errors import invalid_argument
-from tensorweave.kernels.random import seeded_generator
+from tensorweave.kernels.jit import compiled
+from tensorweave.kernels.philox import op_seeds, philox_blocks
+from tensorweave.kernels.random_philox import PhiloxStream, fisher_yates
 from tensorweave.kernels.registry import kernel
+from tensorweave.kernels.stateless_random import uint64_to_double
 from tensorweave.ops.nn_fractional_pool_ops import check_pooling_ratio
 
 
-def pooling_sequence(rng: np.random.Generator, length: int, n: int,
+def pooling_sequence(stream: PhiloxStream, length: int, n: int,
                      pseudo_random: bool) -> np.ndarray:
-    """n + 1 int64 window boundaries from 0 to `length`, each window k or k + 1 long."""
+    """n + 1 int64 window boundaries from 0 to `length`, each window k or k + 1 long, drawn
+    from `stream` as TF draws them (it reserves words even when n divides `length`)."""
     k = length // n
     if pseudo_random:
+        # ReserveSamples32(2), one block; SimplePhilox's RandDouble takes its first two words.
+        x0, x1 = philox_blocks(*stream.reserve_blocks(1), [0])[0, :2]
         alpha = length / n
         u_max = min((k + 2) / alpha - 1, (length + 1 - k) / alpha - (n - 1))
-        u = rng.random() * u_max
+        u = float(uint64_to_double(x0, x1)) * u_max
         starts = np.ceil(alpha * (np.arange(1, n) + u)).astype(np.int64)
         diff = np.diff(np.concatenate([[1], starts, [length + 1]]))
     else:
-        diff = np.full(n, k, np.int64)
-        diff[:length % n] = k + 1
-        diff = rng.permutation(diff)
+        # ReserveSamples32(n); RandomShuffle swaps item i with item i + word_i % (n - i).
+        blocks = (n + 3) // 4
+        words = philox_blocks(*stream.reserve_blocks(blocks), np.arange(blocks, dtype=np.uint64))
+        order = np.arange(n, dtype=np.int64)
+        compiled(fisher_yates)(order, words.reshape(-1))
+        diff = np.where(order < length % n, k + 1, k)
     return np.concatenate([[0], np.cumsum(diff)]).astype(np.int64)
 
 
@@ -70,7 +80,7 @@ def _window_sum(x: np.ndarray, rows: _Windows, cols: _Windows) -> np.ndarray:
 
 
 class _PoolKernel:
-    """Attrs parsed once (TF's constructor checks); the sequences drawn per run."""
+    """Attrs and seeds fixed once (TF's constructor checks); the sequences drawn per run."""
 
     def __init__(self, ctx):
         a = ctx.attrs
@@ -85,18 +95,16 @@ class _PoolKernel:
             self.error = errors.UnimplementedError(
                 None, None, "Fractional max pooling is not yet supported on the batch nor "
                 "channel dimension.")
+        # TF's constructor: a deterministic op with seeds (0, 0) picks its random pair once;
+        # a nondeterministic one must leave them 0, and each run then draws a new pair.
         seed, seed2 = a["seed"], a["seed2"]
         if a["deterministic"]:
-            if seed == 0 and seed2 == 0:
-                seed, seed2 = (int(s) for s in np.random.SeedSequence().generate_state(2))
-            self.seeds = (seed, seed2)
+            self.seeds = op_seeds(seed, seed2)
         else:
             if seed != 0 or seed2 != 0:
                 self.error = invalid_argument("Both seed and seed2 should be 0 if deterministic is "
                                               "false.")
-            self.seeds = None
-            self.rng = seeded_generator(0, 0)
-        self.lock = threading.Lock()
+            self.seeds = (0, 0)
 
     def compute(self, ctx, x):
         if self.error is not None:
@@ -109,14 +117,8 @@ class _PoolKernel:
                                        f"dimension {i}. Input dim size: {size} pooling ratio: "
                                        f"{r:g}")
         out = [math.floor(size / r) for size, r in zip(x.shape, self.ratio)]
-        if self.seeds is not None:
-            rng = seeded_generator(*self.seeds)
-            seqs = [pooling_sequence(rng, x.shape[i], out[i], self.pseudo_random)
-                    for i in (1, 2)]
-        else:
-            with self.lock:
-                seqs = [pooling_sequence(self.rng, x.shape[i], out[i], self.pseudo_random)
-                        for i in (1, 2)]
+        stream = PhiloxStream(*self.seeds)   # each run starts a fresh generator, as TF's
+        seqs = [pooling_sequence(stream, x.shape[i], out[i], self.pseudo_random) for i in (1, 2)]
         rows = _Windows(seqs[0], out[1], x.shape[1], self.overlapping)
         cols = _Windows(seqs[1], out[2], x.shape[2], self.overlapping)
         return self.pool(x, rows, cols), seqs[0], seqs[1]
@@ -174,7 +176,8 @@ def _fractional_max_pool_grad(ctx, x, y, dy, row_seq, col_seq):
 
 @kernel("FractionalAvgPoolGrad", expensive=True)
 def _fractional_avg_pool_grad(ctx, orig_shape, dy, row_seq, col_seq):
-    """dy / window size spread over each window (a transposed window sum)."""
+    """dy / window size spread over each window (a transposed window sum), in float64 and
+    then cast to dy's type (integers truncate), as TF accumulates it."""
     shape = [int(d) for d in np.ravel(orig_shape)]
     if np.ndim(orig_shape) != 1 or len(shape) != 4:
         raise invalid_argument("original input tensor shape must be1-dimensional and 4 elements")
@@ -182,6 +185,6 @@ def _fractional_avg_pool_grad(ctx, orig_shape, dy, row_seq, col_seq):
         raise invalid_argument(f"out_backprop must be 4-dimensional, got shape {list(dy.shape)}")
     rows, cols = _grad_windows(ctx, dy.shape, shape, row_seq, col_seq)
     count = (rows.count[:, None] * cols.count[None, :])[None, :, :, None]
-    share = _divide(dy, count)
-    m_r, m_c = rows.matrix.astype(dy.dtype), cols.matrix.astype(dy.dtype)
+    share = dy.astype(np.float64) / count
+    m_r, m_c = rows.matrix.astype(np.float64), cols.matrix.astype(np.float64)
     return np.einsum("ih,bijc,jw->bhwc", m_r, share, m_c).astype(dy.dtype)

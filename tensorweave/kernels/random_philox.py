@@ -119,11 +119,13 @@ class RandomShuffleKernel:
         key, counter = self.stream.reserve_blocks(blocks)
         words = philox_blocks(key, counter, np.arange(blocks, dtype=np.uint64))
         order = np.arange(rows, dtype=np.int64)
-        compiled(_fisher_yates)(order, words.reshape(-1))
+        compiled(fisher_yates)(order, words.reshape(-1))
         return value[order]
 
 
-def _fisher_yates(order, words):
+def fisher_yates(order, words):
+    """TF's RandomShuffle in place: item i swaps with item i + words[i] % (n - i), i < n - 1
+    (tf.random_shuffle's rows, fractional pooling's window sizes)."""
     n = order.size
     for i in range(n - 1):
         j = i + np.int64(words[i]) % (n - i)

@@ -3,9 +3,9 @@
 Every op here is stateful: its kernel holds a generator seeded once per (session, node) from
 the `seed`/`seed2` attrs that `framework.random_seed.get_seed` derives (see that module for
 TF1's rules). A new Session therefore restarts each sequence, a session's second run draws new
-numbers, and two ops with equal seeds draw equal streams. The numbers come from NumPy's Philox
-generator, so they match TensorFlow's distributions, dtypes, ranges and shapes but not its
-values bit for bit.
+numbers, and two ops with equal seeds draw equal streams. The generator is TensorFlow's
+GuardedPhiloxRandom and the values its distributions' (kernels/random_philox.py,
+kernels/multinomial.py), so a seeded program draws TensorFlow's numbers bit for bit.
 
 As in TensorFlow, `random_uniform` over [minval, maxval) and `random_normal` / `truncated_normal`
 with a mean and stddev are composites: the op draws the standard distribution and Mul/Sub/AddV2
