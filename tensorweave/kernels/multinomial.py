@@ -39,7 +39,7 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.jit import compiled
-from tensorweave.kernels.philox import philox_blocks, stateless_key_counter
+from tensorweave.kernels.philox import philox_block, stateless_key_counter
 from tensorweave.kernels.random_philox import PhiloxStream
 from tensorweave.kernels.registry import kernel
 from tensorweave.kernels.stateless_random import check_seed, uint64_to_double
@@ -109,51 +109,49 @@ def shard_ranges(total: int, cost: int, threads: int) -> list[tuple[int, int]]:
 
 
 # --- the functor --------------------------------------------------------------------------------
-def _stream_layout(rows: int, num_samples: int, shards) -> tuple[np.ndarray, np.ndarray]:
-    """(Philox block offsets to compute, index of each row's first word among their words):
-    shard [start, limit) copies the stream, skips start * (num_samples + 3) // 4 blocks and
-    draws its rows one after another, two words per sample."""
-    first_word = np.empty(rows, np.int64)
-    offsets, base = [], 0
-    for start, limit in shards:
-        skip = start * (num_samples + 3) // 4
-        n_blocks = -(-2 * (limit - start) * num_samples // 4)
-        offsets.append(np.arange(skip, skip + n_blocks, dtype=np.uint64))
-        first_word[start:limit] = np.arange(base, base + 2 * num_samples * (limit - start),
-                                            2 * num_samples)
-        base += 4 * n_blocks
-    return (offsets[0] if len(offsets) == 1 else np.concatenate(offsets)), first_word
-
-
-def _sample_rows(logits, words, first_word, out):
-    """TF's per-row work: the running total of exp(logit - max) over the finite logits (max
-    over them too), then per sample std::upper_bound(cdf, uniform_double * total), the double
-    made of the row's next two words."""
+def _sample_rows(logits, key0, key1, low, high, shard_starts, out):
+    """TF's per-row work, shard by shard: each shard [start, next start) draws from its own
+    copy of the stream skipped (start * (num_samples + 3)) // 4 blocks, two words per sample,
+    row after row (the Philox blocks computed as the words are taken). Per row: the running
+    total of exp(logit - max) over the finite logits (max over them too), then per sample
+    std::upper_bound(cdf, uniform_double * total)."""
     rows, classes = logits.shape
+    num_samples = out.shape[1]
     cdf = np.empty(classes)
-    for b in range(rows):
-        top = -np.inf
-        for j in range(classes):
-            v = np.float64(logits[b, j])
-            if np.isfinite(v) and v > top:
-                top = v
-        total = 0.0
-        for j in range(classes):
-            v = np.float64(logits[b, j])
-            if np.isfinite(v):
-                total += np.exp(v - top)
-            cdf[j] = total
-        w = first_word[b]
-        for k in range(out.shape[1]):
-            target = uint64_to_double(words[w + 2 * k], words[w + 2 * k + 1]) * total
-            lo, hi = 0, classes
-            while lo < hi:
-                mid = (lo + hi) >> 1
-                if cdf[mid] <= target:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            out[b, k] = lo
+    for s in range(shard_starts.size):
+        start = shard_starts[s]
+        limit = shard_starts[s + 1] if s + 1 < shard_starts.size else rows
+        skip = np.uint64(start * (num_samples + 3) // 4)
+        word, cached = 0, -1
+        w0 = w1 = w2 = w3 = np.uint64(0)
+        for b in range(start, limit):
+            top = -np.inf
+            for j in range(classes):
+                v = np.float64(logits[b, j])
+                if np.isfinite(v) and v > top:
+                    top = v
+            total = 0.0
+            for j in range(classes):
+                v = np.float64(logits[b, j])
+                if np.isfinite(v):
+                    total += np.exp(v - top)
+                cdf[j] = total
+            for k in range(num_samples):
+                if word // 4 != cached:   # two words never straddle a block: `word` is even
+                    cached = word // 4
+                    w0, w1, w2, w3 = philox_block(key0, key1, low, high,
+                                                  skip + np.uint64(cached))
+                hi_word, lo_word = (w0, w1) if word % 4 == 0 else (w2, w3)
+                word += 2
+                target = uint64_to_double(hi_word, lo_word) * total
+                lo, hi = 0, classes
+                while lo < hi:
+                    mid = (lo + hi) >> 1
+                    if cdf[mid] <= target:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                out[b, k] = lo
 
 
 def sample(stream, logits: np.ndarray, num_samples: int, threads: int, dtype) -> np.ndarray:
@@ -162,12 +160,13 @@ def sample(stream, logits: np.ndarray, num_samples: int, threads: int, dtype) ->
     [batch, classes] `logits` with batch, classes and num_samples all positive."""
     rows, classes = logits.shape
     shards = shard_ranges(rows, row_cost(classes, num_samples), threads)
-    offsets, first_word = _stream_layout(rows, num_samples, shards)
-    words = philox_blocks(*stream, offsets).reshape(-1)
+    (key0, key1), (c0, c1, c2, c3) = stream
     if logits.dtype not in _LOOP_FLOATS:   # float16: its values, exactly, as float32
         logits = logits.astype(np.float32)
     out = np.empty((rows, num_samples), dtype)
-    compiled(_sample_rows)(logits, words, first_word, out)
+    compiled(_sample_rows)(logits, np.uint64(key0), np.uint64(key1),
+                           np.uint64(c0 | c1 << 32), np.uint64(c2 | c3 << 32),
+                           np.array([start for start, _ in shards], np.int64), out)
     return out
 
 

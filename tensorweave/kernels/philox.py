@@ -59,9 +59,14 @@ def philox_block(key0, key1, low, high, offset):
 def stateless_key_counter(seed) -> tuple[tuple[int, int], tuple[int, int, int, int]]:
     """TensorFlow's GenerateKey: the Philox (key, counter) a 2-element int seed stands for."""
     s0, s1 = (int(v) & ((1 << 64) - 1) for v in np.ravel(seed))  # int32 sign-extends, as in C
-    counter = (s0 & 0xFFFFFFFF, s0 >> 32, s1 & 0xFFFFFFFF, s1 >> 32)
-    mix = [int(w) for w in philox_blocks((0x3EC8F720, 0x02461E29), counter, [0])[0]]
-    return (mix[0], mix[1]), (0, 0, mix[2], mix[3])
+    k0, k1, c2, c3 = compiled(_generate_key)(np.uint64(s0), np.uint64(s1))
+    return (int(k0), int(k1)), (0, 0, int(c2), int(c3))
+
+
+def _generate_key(s0, s1):
+    """One Philox call with GenerateKey's fixed key on the counter (s1:s0): the new key's two
+    words and the counter's high words (its low half is 0)."""
+    return philox_block(np.uint64(0x3EC8F720), np.uint64(0x02461E29), s0, s1, np.uint64(0))
 
 
 WORD_BLOCKS = 256   # blocks a PhiloxWords stream computes at once: 1024 words
