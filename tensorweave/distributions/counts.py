@@ -1,16 +1,25 @@
 """The count families of tf.distributions: Multinomial and DirichletMultinomial.
 
 Both have vector events of float counts over the classes of the last axis, summing to
-`total_count`. Multinomial takes logits or probs (exactly one); DirichletMultinomial draws its
-class probabilities from Dirichlet(concentration) first. A sample draws max(total_count)
-classes per distribution with `multinomial` and counts the first total_count of them, so
-distributions of different totals sample in one op.
+`total_count`, and sample with TensorFlow 2.21's graphs, so seeded samples are its numbers.
+Multinomial maps over the flattened batch (map_fn), drawing n * total_count classes of each
+row with one `multinomial` op that every iteration runs again, so its stream moves on from row
+to row in the order the rows run: here row after row; in TensorFlow a race between parallel
+iterations (usually each window of 10 rows in reverse on a first run), so only one row's
+samples are TensorFlow's for certain. DirichletMultinomial draws gammas of its
+concentration with `seed`, takes their logs as logits and draws total_count classes per row
+with gen_new_seed(seed, "dirichlet_multinomial"); where totals differ (TensorFlow takes only a
+scalar total_count there) it draws max(total_count) per row and counts the first total_count,
+which for equal totals are TensorFlow's draws.
 """
 from __future__ import annotations
 
-from tensorweave.distributions.distribution import NOT_REPARAMETERIZED, Distribution
+from tensorweave.distributions.distribution import (
+    NOT_REPARAMETERIZED,
+    Distribution,
+    gen_new_seed,
+)
 from tensorweave.distributions.families import _float_params
-from tensorweave.distributions.gamma_beta import Dirichlet
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.scopes import name_scope
 from tensorweave.framework.tensor_conversion import convert_to_tensor
@@ -18,12 +27,13 @@ from tensorweave.ops.array_creation_ops import ones_like
 from tensorweave.ops.array_creation_ops import range as range_op
 from tensorweave.ops.array_index_ops import one_hot
 from tensorweave.ops.array_join_ops import concat
-from tensorweave.ops.array_ops import reshape, shape
-from tensorweave.ops.array_tile_pad_ops import tile
+from tensorweave.ops.array_ops import reshape, shape, transpose
+from tensorweave.ops.functional_ops import map_fn
 from tensorweave.ops.math_ops import less
 from tensorweave.ops.math_special_ops import lgamma
 from tensorweave.ops.math_unary_ops import cast, log
 from tensorweave.ops.nn_softmax_ops import log_softmax, softmax
+from tensorweave.ops.random_gamma_ops import random_gamma
 from tensorweave.ops.random_ops import multinomial
 from tensorweave.ops.reduction_ops import reduce_max, reduce_sum
 
@@ -67,14 +77,8 @@ class _Counts(Distribution):
     def _event_shape_tensor(self):
         return shape(self._parameter)[-1:]
 
-    def _sample_counts(self, n, per_sample, seed):
-        """n samples of counts, sample i drawn from the logits `per_sample[i]` (batch + [k])."""
-        k = shape(self._parameter)[-1]
-        logits = reshape(per_sample, [-1, k])
-        totals = tile(reshape(self._total_count * ones_like(per_sample[0, ..., 0]), [-1]), [n])
-        counts = _count_draws(logits, totals, self.dtype, seed)
-        return reshape(counts, concat([[n], self.batch_shape_tensor(),
-                                       self.event_shape_tensor()], 0))
+    def _final_shape(self, n, k):
+        return concat([[n], self.batch_shape_tensor(), [k]], 0)
 
     def _log_factorials(self, counts):
         return lgamma(self._total_count + 1.0) - reduce_sum(lgamma(counts + 1.0), -1)
@@ -102,9 +106,20 @@ class Multinomial(_Counts):
     probs = property(lambda self: self._probs)
 
     def _sample_n(self, n, seed):
-        every = self._logits * ones_like(self._total_count)[..., None]
-        return self._sample_counts(n, tile(every[None], concat([[n], ones_like(shape(every))],
-                                                              0)), seed)
+        k = self.event_shape_tensor()[0]
+        draws = cast(self._total_count, _dtypes.int32)
+        draws = ones_like(self._logits[..., 0], dtype=_dtypes.int32) * draws
+        logits = ones_like(draws[..., None], dtype=self._logits.dtype) * self._logits
+
+        def one_row(args):
+            """n samples of one row's counts: n * total classes drawn in one run, [n, k]."""
+            row, total = args
+            classes = reshape(multinomial(row[None, ...], total, seed), [n, -1])
+            return reduce_sum(one_hot(classes, k, dtype=self.dtype), -2)
+
+        rows = [reshape(logits, [-1, k]), n * reshape(draws, [-1])]
+        counts = map_fn(one_row, rows, dtype=self.dtype)   # [rows, n, k]
+        return reshape(transpose(counts, [1, 0, 2]), self._final_shape(n, k))
 
     def _log_prob(self, counts):
         return self._log_factorials(counts) + reduce_sum(counts * log_softmax(self._logits),
@@ -135,9 +150,13 @@ class DirichletMultinomial(_Counts):
     total_concentration = property(lambda self: self._total)
 
     def _sample_n(self, n, seed):
+        k = self.event_shape_tensor()[0]
         alpha = self._concentration * ones_like(self._total_count)[..., None]
-        probs = Dirichlet(alpha, name="dirichlet").sample(n, seed=seed)
-        return self._sample_counts(n, log(probs), None if seed is None else seed + 1)
+        gammas = random_gamma([n], alpha, dtype=self.dtype, seed=seed)
+        totals = reshape(self._total_count * ones_like(gammas[..., 0]), [-1])
+        counts = _count_draws(reshape(log(gammas), [-1, k]), totals, self.dtype,
+                              gen_new_seed(seed, "dirichlet_multinomial"))
+        return reshape(counts, self._final_shape(n, k))
 
     def _log_prob(self, counts):
         alpha, total = self._concentration, self._total

@@ -52,11 +52,13 @@ _HALF_LOG_TWO_PI = 0.5 * math.log(2.0 * math.pi)
 
 
 def _float_params(validate=False, positive=(), **values) -> list:
-    """The parameters as tensors of one float dtype (float32 unless a tensor says otherwise);
-    with `validate` (validate_args), every one behind assert_positive of those named in
-    `positive`, as TensorFlow's families check (so any statistic runs the checks)."""
-    tensors = {k: v for k, v in values.items() if hasattr(v, "dtype") and hasattr(v, "op")}
-    dtype = next(iter(tensors.values())).dtype.base_dtype if tensors else _dtypes.float32
+    """The parameters as tensors of one float dtype: the first float tensor's or NumPy value's
+    (a float64 array samples float64, as in TensorFlow), else float32; with `validate`
+    (validate_args), every one behind assert_positive of those named in `positive`, as
+    TensorFlow's families check (so any statistic runs the checks)."""
+    typed = [_dtypes.as_dtype(v.dtype).base_dtype for v in values.values()
+             if hasattr(v, "dtype")]
+    dtype = next((d for d in typed if d.is_floating), _dtypes.float32)
     params = [convert_to_tensor(v, dtype=dtype, name=k) for k, v in values.items()]
     if not validate:
         return params
@@ -313,8 +315,10 @@ class Categorical(_Discrete):
     def _sample_n(self, n, seed):
         flat = reshape(self._logits, [-1, self.event_size]) if self._logits.shape.ndims != 2 \
             else self._logits
-        draws = multinomial(flat, n, seed=seed, output_dtype=self.dtype)
-        return reshape(transpose(draws), concat([[n], self.batch_shape_tensor()], 0))
+        draws = multinomial(flat, n, seed=seed,   # int32 or int64, then `dtype` (TF's)
+                            output_dtype=_dtypes.int64 if self.dtype.size > 4 else _dtypes.int32)
+        draws = reshape(transpose(draws), concat([[n], self.batch_shape_tensor()], 0))
+        return cast(draws, self.dtype)
 
     def _log_prob(self, k):
         k = cast(k, _dtypes.int32)

@@ -350,23 +350,3 @@ def test_categorical_validate_args_checks_the_simplex():
                            match="probs has components greater than 1."):
             sess.run(D.Bernoulli(probs=probs, validate_args=True).mean(), {probs: [0.5, 1.5]})
 
-
-def test_seeded_samples_draw_tensorflows_numbers():
-    """Beta's and StudentT's second draws are seeded by TF's gen_new_seed (MD5 of the seed and
-    a salt), so with the same seeds the samples are TensorFlow 2.21's, bit for bit."""
-    with tf.Graph().as_default():
-        tf.set_random_seed(3)
-        beta = tf.distributions.Beta([0.5, 2.0], [1.5, 3.0]).sample(3, seed=7)
-        student = tf.distributions.StudentT(df=[3.0, 10.0], loc=0.0, scale=1.0).sample(3, seed=11)
-        gamma = tf.distributions.Gamma([0.5, 2.0], [1.0, 2.0]).sample(2, seed=5)
-        with tf.Session() as sess:
-            got = sess.run([beta, student, gamma])
-    expected = [
-        [[0.31053614616394043, 0.22261829674243927], [0.006920986343175173, 0.3328034281730652],
-         [0.06746803224086761, 0.07581214606761932]],
-        [[1.7297475337982178, 0.1239657774567604], [0.1449824571609497, -0.1310688853263855],
-         [0.7903681397438049, -0.4640803337097168]],
-        [[0.7825867533683777, 1.6525110006332397], [0.4133295714855194, 1.6534185409545898]],
-    ]
-    for value, want in zip(got, expected):
-        np.testing.assert_array_equal(value, np.array(want, np.float32))
