@@ -55,9 +55,17 @@ class IteratorResource:
         self._produced = 0
         self._exhausted = False
         self._lock = threading.Lock()
+        self._first_start = threading.Lock()
 
     def initialize(self, dataset: DatasetValue) -> None:
         self.start(dataset, SeedSource(), 0, False)
+
+    def initialize_once(self, dataset: DatasetValue) -> None:
+        """Initializes the iterator unless it already is (a one-shot iterator): steps running
+        at once all see one initialization, so none starts the dataset over."""
+        with self._first_start:
+            if self._it is None:
+                self.initialize(dataset)
 
     def start(self, dataset: DatasetValue, seeds: SeedSource, produced: int,
               exhausted: bool) -> None:
@@ -82,10 +90,6 @@ class IteratorResource:
             if self._it is None:
                 return None
             return Position(self._dataset, self._produced, self._exhausted, self._seeds.root)
-
-    @property
-    def initialized(self) -> bool:
-        return self._it is not None
 
     def get_next(self):
         with self._lock:
@@ -157,8 +161,7 @@ def _iterator_v2(ctx):
 @kernel("OneShotIterator")
 def _one_shot_iterator(ctx, dataset):
     resource = _resource(ctx)
-    if not resource.initialized:
-        resource.initialize(dataset)
+    resource.initialize_once(dataset)
     return resource
 
 
