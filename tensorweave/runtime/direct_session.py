@@ -152,6 +152,7 @@ class DirectSessionCore(GraphGrowthWatch):
         self._lock = threading.Lock()
         # Separate from _lock: shared kernels are created while _lock is held to build a plan.
         self._kernels_lock = threading.Lock()
+        self._pools_lock = threading.Lock()
         self._pool = None
         self._partition_pool = None
         self.watch_graph_growth(graph)
@@ -171,12 +172,24 @@ class DirectSessionCore(GraphGrowthWatch):
 
     @property
     def pool(self):
-        if self._pool is None:
+        pool = self._pool
+        if pool is None:
             threads = self.config.inter_op_parallelism_threads if self.config else 0
-            self._pool = concurrent.futures.ThreadPoolExecutor(
-                max_workers=threads if threads > 0 else (os.cpu_count() or 2),
-                thread_name_prefix="tw-inter-op", initializer=float_env.flush_in_this_thread)
-        return self._pool
+            pool = self._made_pool("_pool", threads if threads > 0 else (os.cpu_count() or 2),
+                                   "tw-inter-op")
+        return pool
+
+    def _made_pool(self, attr: str, workers: int, prefix: str):
+        """The session's thread pool `attr`, made on first use: under the lock, so steps that
+        start at once share one pool rather than each making (and leaking) its own."""
+        with self._pools_lock:
+            pool = getattr(self, attr)
+            if pool is None:
+                pool = concurrent.futures.ThreadPoolExecutor(
+                    max_workers=workers, thread_name_prefix=prefix,
+                    initializer=float_env.flush_in_this_thread)
+                setattr(self, attr, pool)
+            return pool
 
     def feed_spec(self, tensor) -> FeedSpec:
         spec = self._feed_specs.get(tensor)
@@ -438,9 +451,7 @@ class DirectSessionCore(GraphGrowthWatch):
         """The pool whose threads run partitions other than the first, one each."""
         pool = self._partition_pool
         if pool is None:
-            pool = self._partition_pool = concurrent.futures.ThreadPoolExecutor(
-                max_workers=_PARTITION_THREADS, thread_name_prefix="tw-partition",
-                initializer=float_env.flush_in_this_thread)
+            pool = self._made_pool("_partition_pool", _PARTITION_THREADS, "tw-partition")
         return pool
 
     def close(self) -> None:
