@@ -22,9 +22,8 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.framework.errors import invalid_argument
-from tensorweave.kernels.jit import compiled
 from tensorweave.kernels.philox import op_seeds, philox_blocks
-from tensorweave.kernels.random_philox import PhiloxStream, fisher_yates
+from tensorweave.kernels.random_philox import PhiloxStream, shuffled_order
 from tensorweave.kernels.registry import kernel
 from tensorweave.kernels.stateless_random import uint64_to_double
 from tensorweave.ops.nn_fractional_pool_ops import check_pooling_ratio
@@ -44,11 +43,8 @@ def pooling_sequence(stream: PhiloxStream, length: int, n: int,
         starts = np.ceil(alpha * (np.arange(1, n) + u)).astype(np.int64)
         diff = np.diff(np.concatenate([[1], starts, [length + 1]]))
     else:
-        # ReserveSamples32(n); RandomShuffle swaps item i with item i + word_i % (n - i).
-        blocks = (n + 3) // 4
-        words = philox_blocks(*stream.reserve_blocks(blocks), np.arange(blocks, dtype=np.uint64))
-        order = np.arange(n, dtype=np.int64)
-        compiled(fisher_yates)(order, words.reshape(-1))
+        # ReserveSamples32(n), then TF's RandomShuffle of the window lengths.
+        order = shuffled_order(stream, n, n)
         diff = np.where(order < length % n, k + 1, k)
     return np.concatenate([[0], np.cumsum(diff)]).astype(np.int64)
 

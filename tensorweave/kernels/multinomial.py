@@ -38,7 +38,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
-from tensorweave.kernels.jit import compiled
+from tensorweave.kernels.jit import compiled, loop_helper
 from tensorweave.kernels.philox import philox_block, stateless_key_counter
 from tensorweave.kernels.random_philox import PhiloxStream
 from tensorweave.kernels.registry import kernel
@@ -143,15 +143,21 @@ def _sample_rows(logits, key0, key1, low, high, shard_starts, out):
                                                   skip + np.uint64(cached))
                 hi_word, lo_word = (w0, w1) if word % 4 == 0 else (w2, w3)
                 word += 2
-                target = uint64_to_double(hi_word, lo_word) * total
-                lo, hi = 0, classes
-                while lo < hi:
-                    mid = (lo + hi) >> 1
-                    if cdf[mid] <= target:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                out[b, k] = lo
+                out[b, k] = upper_bound(cdf, uint64_to_double(hi_word, lo_word) * total)
+
+
+@loop_helper
+def upper_bound(values, target):
+    """std::upper_bound: the index of the first of the ascending `values` above `target`
+    (their size when none is)."""
+    lo, hi = 0, values.size
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if values[mid] <= target:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 def sample(stream, logits: np.ndarray, num_samples: int, threads: int, dtype) -> np.ndarray:

@@ -115,17 +115,23 @@ class RandomShuffleKernel:
         if value.size <= 1 or value.shape[0] <= 1:
             return value.copy()   # never the input's own buffer (a variable's, say)
         rows = value.shape[0]
-        blocks = (rows - 1 + 3) // 4   # TF's ReserveSamples32(rows - 1): 4 words a block
-        key, counter = self.stream.reserve_blocks(blocks)
-        words = philox_blocks(key, counter, np.arange(blocks, dtype=np.uint64))
-        order = np.arange(rows, dtype=np.int64)
-        compiled(fisher_yates)(order, words.reshape(-1))
-        return value[order]
+        return value[shuffled_order(self.stream, rows, rows - 1)]
 
 
-def fisher_yates(order, words):
-    """TF's RandomShuffle in place: item i swaps with item i + words[i] % (n - i), i < n - 1
-    (tf.random_shuffle's rows, fractional pooling's window sizes)."""
+def shuffled_order(stream: PhiloxStream, n: int, reserved_words: int) -> np.ndarray:
+    """TF's RandomShuffle of range(n) (tf.random_shuffle's rows, fractional pooling's window
+    sizes) with the words of ReserveSamples32(reserved_words) from `stream`: item i swaps with
+    item i + word_i % (n - i), for i < n - 1."""
+    blocks = (reserved_words + 3) // 4   # 4 words a block
+    key, counter = stream.reserve_blocks(blocks)
+    words = philox_blocks(key, counter, np.arange(blocks, dtype=np.uint64))
+    order = np.arange(n, dtype=np.int64)
+    compiled(_fisher_yates)(order, words.reshape(-1))
+    return order
+
+
+def _fisher_yates(order, words):
+    """The forward Fisher-Yates of `shuffled_order`, in place."""
     n = order.size
     for i in range(n - 1):
         j = i + np.int64(words[i]) % (n - i)

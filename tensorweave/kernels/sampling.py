@@ -27,6 +27,7 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.kernels.jit import compiled, loop_helper
+from tensorweave.kernels.multinomial import upper_bound
 from tensorweave.kernels.philox import philox_block
 from tensorweave.kernels.random_philox import PhiloxStream
 from tensorweave.kernels.registry import kernel
@@ -81,14 +82,7 @@ def _draw(kind, range_max, log_range, alias_prob, alias_alt, cumulative,
     if kind == _PICKER:   # the tree descent is the first class whose running count passes it
         target = np.int64(_exact_uniform(np.uint64(cumulative[-1]), False,
                                          key0, key1, low, high, words, pos))
-        lo, hi = 0, cumulative.size
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if cumulative[mid] <= target:
-                lo = mid + 1
-            else:
-                hi = mid
-        return np.int64(lo)
+        return np.int64(upper_bound(cumulative, target))
     # _ALIAS: RandFloat is the word's low 23 bits * 2**-23, exactly
     r = np.float32(_next_word(key0, key1, low, high, words, pos) & np.uint64(0x7FFFFF)) * \
         np.float32(2.0**-23)
