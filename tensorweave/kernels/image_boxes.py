@@ -21,7 +21,7 @@ import numpy as np
 
 from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
-from tensorweave.kernels.philox import philox_blocks
+from tensorweave.kernels.philox import PhiloxWords
 from tensorweave.kernels.random_philox import PhiloxStream
 from tensorweave.kernels.registry import kernel
 
@@ -58,24 +58,18 @@ def _int32(v: int) -> int:
 
 
 class _SimplePhilox:
-    """TF's SimplePhilox on a local copy of the generator at (key, counter): the words of its
-    blocks in order, as RandFloat and Uniform(n) take them (the op reserves `blocks`; a rare
-    rejection in Uniform reads on past them, as TF's local copy does)."""
+    """TF's SimplePhilox on a local copy of the generator at (key, counter): its words in
+    order (`philox.PhiloxWords`), as RandFloat and Uniform(n) take them (the op reserves
+    `blocks`; a rare rejection in Uniform reads on past them, as TF's local copy does)."""
 
     def __init__(self, stream, blocks: int):
-        self.stream = stream
-        self.words: list[int] = []
+        self.source = PhiloxWords.at(*stream)
+        self.words: list[int] = self.source.take(4 * max(blocks, 1)).tolist()
         self.used = 0
-        self._extend(max(blocks, 1))
-
-    def _extend(self, blocks: int) -> None:
-        first = len(self.words) // 4
-        offsets = np.arange(first, first + blocks, dtype=np.uint64)
-        self.words += philox_blocks(*self.stream, offsets).reshape(-1).tolist()
 
     def rand32(self) -> int:
         if self.used == len(self.words):
-            self._extend(4)
+            self.words += self.source.take(16).tolist()
         self.used += 1
         return self.words[self.used - 1]
 

@@ -96,18 +96,27 @@ def op_seeds(seed: int, seed2: int) -> tuple[int, int]:
 
 
 class PhiloxWords:
-    """TF's SingleSampleAdapter over PhiloxRandom(seed, seed2): its uint32 words in order,
-    handed out as arrays (`take`) computed 4 * WORD_BLOCKS at a time."""
+    """TF's SingleSampleAdapter over PhiloxRandom(seed, seed2) (or, from `at`, over the
+    generator at a given key and counter): its uint32 words in order, handed out as arrays
+    (`take`) computed 4 * WORD_BLOCKS at a time."""
 
     def __init__(self, seed: int, seed2: int):
-        self.seeds = (seed, seed2)
+        self.key, self.counter = seeded_key_counter(seed, seed2)
         self.next_block = 0
         self.pending = np.empty(0, np.uint32)
+
+    @classmethod
+    def at(cls, key, counter) -> PhiloxWords:
+        """The words from the Philox (key, counter) on: a stretch a stateful op reserved."""
+        words = cls(0, 0)
+        words.key, words.counter = key, counter
+        return words
 
     def take(self, m: int) -> np.ndarray:
         while self.pending.size < m:
             n_blocks = max(WORD_BLOCKS, -(-(m - self.pending.size) // 4))
-            fresh = philox_words(*self.seeds, self.next_block, n_blocks)
+            offsets = np.arange(self.next_block, self.next_block + n_blocks, dtype=np.uint64)
+            fresh = philox_blocks(self.key, self.counter, offsets).reshape(-1)
             self.next_block += n_blocks
             self.pending = np.concatenate([self.pending, fresh])
         out, self.pending = self.pending[:m], self.pending[m:]
