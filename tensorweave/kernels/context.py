@@ -6,9 +6,9 @@ class KernelContext:
     """Static facts of one node on one device: attrs, dtypes, the array module, resources."""
 
     __slots__ = ("node_name", "op_type", "attrs", "device", "xp", "resources",
-                 "input_dtypes", "output_dtypes", "creation_site", "session")
+                 "input_dtypes", "output_dtypes", "creation_site", "session", "intra_op_threads")
 
-    def __init__(self, node, device, session=None):
+    def __init__(self, node, device, session=None, intra_op_threads=None):
         self.node_name = node.name
         self.op_type = node.op
         self.attrs = node.attrs
@@ -19,6 +19,9 @@ class KernelContext:
         self.output_dtypes = node.output_dtypes
         self.creation_site = node.creation_site
         self.session = session
+        # The intra-op threads TF would give this kernel where that changes its values (the
+        # sharded random samplers): None for its session's device, 1 in tf.data functions.
+        self.intra_op_threads = intra_op_threads
 
     def attr(self, name: str):
         return self.attrs[name]

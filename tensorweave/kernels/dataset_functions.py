@@ -45,7 +45,9 @@ class FunctionRunner:
         rgraph = prune.prune(feeds, fetches, [])
         for node in rgraph:
             node.device = device.name
-        self._executor = Executor(rgraph, device, None, graph, None, "dataset_function")
+        # TF runs a tf.data function's kernels without intra-op sharding (kernels/multinomial.py).
+        self._executor = Executor(rgraph, device, None, graph, None, "dataset_function",
+                                  intra_op_threads=1)
         self._step = StepState()
         self._n_out = len(fetches)
         self._out_shapes = [tuple(t.shape.as_list()) if t.shape.is_fully_defined() else None

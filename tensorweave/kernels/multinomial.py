@@ -18,14 +18,15 @@ below about 110000 cycles) run as one block. The thread count is the one TF give
 CPU device: `intra_op_parallelism_threads` if set, else the schedulable cores
 (`device_threads`). The per-row work is one compiled loop (kernels/jit.py).
 
-Where TF's values can differ: (1) kernels run without a session take the cores: constant
-folding (TF folds on the session's device, so they differ only under an
-intra_op_parallelism_threads other than the cores) and tf.data functions (TF runs those with
-max_intra_op_parallelism 1 unless the dataset's options say otherwise, so it does not shard
-there); (2) TF sizes its intra-op pool once per process, from the first session's config;
-(3) exp is the C library's, TF's Eigen's vectorized one differs from it in the last bit for
-about 14% of arguments, which changes an index only if a target falls within an ulp or two of
-a class boundary (about 1e-16 a sample).
+In a tf.data function TF does not shard at all (checked with TF 2.21: also under a dataset
+option max_intra_op_parallelism of 2), so there the rows run as one block.
+
+Where TF's values can differ: (1) constant folding runs without a session and takes the
+cores (TF folds on the session's device, so they differ only under an
+intra_op_parallelism_threads other than the cores); (2) TF sizes its intra-op pool once per
+process, from the first session's config; (3) exp is the C library's, TF's Eigen's vectorized
+one differs from it in the last bit for about 14% of arguments, which changes an index only if
+a target falls within an ulp or two of a class boundary (about 1e-16 a sample).
 """
 from __future__ import annotations
 
@@ -61,8 +62,11 @@ def _cores() -> int:
 
 
 def device_threads(ctx) -> int:
-    """The intra-op thread count of the CPU device TF would run this kernel on: the session's
-    `intra_op_parallelism_threads`, else the schedulable cores (TF's default)."""
+    """The intra-op thread count of the CPU device TF would run this kernel on: 1 in a tf.data
+    function, else the session's `intra_op_parallelism_threads`, else the schedulable cores
+    (TF's default)."""
+    if ctx.intra_op_threads is not None:
+        return ctx.intra_op_threads
     config = getattr(ctx.session, "config", None)
     threads = config.intra_op_parallelism_threads if config is not None else 0
     return threads if threads > 0 else _cores()

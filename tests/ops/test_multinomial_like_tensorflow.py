@@ -137,6 +137,23 @@ def test_stateless_fed_logits_shard_like_tensorflow(threads):
     assert _digest(value) == STATELESS_64x50[threads]
 
 
+def test_dataset_functions_do_not_shard(monkeypatch):
+    """TF runs a tf.data function's kernels unsharded, whatever the session's threads and the
+    dataset's max_intra_op_parallelism: the one-thread values."""
+    monkeypatch.setattr(multinomial, "_cores", lambda: 2)
+    logits = _logits(64, 50, 6)
+    options = tf.data.Options()
+    options.threading.max_intra_op_parallelism = 2
+    for opts in (None, options):
+        with tf.Graph().as_default():
+            ds = tf.data.Dataset.range(1).map(
+                lambda _: tf.random.stateless_categorical(logits, 40, [3, 4]))
+            ds = ds if opts is None else ds.with_options(opts)
+            value = tf.data.make_one_shot_iterator(ds).get_next()
+            with tf.Session() as sess:
+                assert _digest(sess.run(value)) == STATELESS_64x50[1]
+
+
 def test_stateless_constant_logits_fold_with_the_cores(monkeypatch):
     """Constant inputs fold before any session runs: with the default thread count, the cores
     (here made 2, this machine's count when TensorFlow printed the values)."""

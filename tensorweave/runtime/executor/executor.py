@@ -54,10 +54,11 @@ class Executor:
     """Runs one partition graph on one device."""
 
     def __init__(self, graph, device, session, user_graph=None, pool=None, name="partition",
-                 control_flow=False):
+                 control_flow=False, intra_op_threads=None):
         self.device = device
         self.user_graph = user_graph
-        self.items, self.n_slots = compile_items(graph, device, session, user_graph)
+        self.items, self.n_slots = compile_items(graph, device, session, user_graph,
+                                                 intra_op_threads)
         self.pool = pool
         self.frame_graph = frames.FrameGraph(self.items) \
             if control_flow or frames.has_control_flow(self.items) else None

@@ -77,10 +77,12 @@ def topological_order(graph, consumers) -> list:
     return order
 
 
-def compile_items(graph, device, session, user_graph=None) -> tuple[list[NodeItem], int]:
+def compile_items(graph, device, session, user_graph=None,
+                  intra_op_threads=None) -> tuple[list[NodeItem], int]:
     """NodeItems in topological order and the number of value slots they use. A kernel that
     rejects its node's attrs fails with the node's error (naming it and its site, from
-    `user_graph`), as a kernel failing at run time does."""
+    `user_graph`), as a kernel failing at run time does. `intra_op_threads`: see
+    KernelContext."""
     order = topological_order(graph, graph.consumers())
     items, slot_of, by_name = [], {}, {}
     n_slots = 0
@@ -96,7 +98,7 @@ def compile_items(graph, device, session, user_graph=None) -> tuple[list[NodeIte
         item.in_slots = tuple(slot_of[src] for src in node.inputs)
         item.deref = tuple(_is_deref(graph, node, j, src, k)
                            for j, (src, k) in enumerate(node.inputs))
-        _bind_kernel(item, device, session, user_graph)
+        _bind_kernel(item, device, session, user_graph, intra_op_threads)
         by_name[node.name] = item
     mark_variable_aliases(items)
     if any(cost_model.uses_every_core(item.node) for item in items):
@@ -156,7 +158,7 @@ def input_arg_is_ref(node, j) -> bool:
     return False
 
 
-def _bind_kernel(item: NodeItem, device, session, user_graph) -> None:
+def _bind_kernel(item: NodeItem, device, session, user_graph, intra_op_threads) -> None:
     node = item.node
     if node.op in _SPECIAL:
         item.kind = node.op
@@ -178,7 +180,7 @@ def _bind_kernel(item: NodeItem, device, session, user_graph) -> None:
             None, None, f"No registered kernel for op '{node.op}' on device {device.name} "
             f"with attrs {_attr_summary(node.attrs)} (node {node.name}, defined at "
             f"{node.creation_site[0]}:{node.creation_site[1]})")
-    ctx = KernelContext(node, device, session)
+    ctx = KernelContext(node, device, session, intra_op_threads)
     item.ctx = ctx
     item.returns_view = kdef.returns_view
     item.needs_step = kdef.needs_step
