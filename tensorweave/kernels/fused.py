@@ -23,7 +23,7 @@ from tensorweave.framework.errors import invalid_argument
 from tensorweave.kernels import bias_rows, pool
 from tensorweave.kernels.context import KernelContext
 from tensorweave.kernels.linalg import MatMulKernel
-from tensorweave.kernels.nn import relu_grad_and_sums, relu_grad_into
+from tensorweave.kernels.nn import leaky_relu_alpha, relu_grad_and_sums, relu_grad_into
 from tensorweave.kernels.registry import find_kernel, kernel, register_pure
 
 _nd = np.ndarray
@@ -81,7 +81,9 @@ FUSIBLE_DTYPES = frozenset({_dtypes.float16, _dtypes.float32, _dtypes.float64})
 
 def _constants(dtype, attrs=None) -> dict:
     scalar = np.dtype(dtype).type
-    alpha = float((attrs or {}).get("alpha", (attrs or {}).get("leakyrelu_alpha", 0.2)))
+    # float32, as TF's LeakyRelu and _FusedMatMul kernels: see kernels/nn.leaky_relu_alpha
+    alpha = leaky_relu_alpha(
+        (attrs or {}).get("alpha", (attrs or {}).get("leakyrelu_alpha", 0.2)))
     return {"np": np, "ZERO": scalar(0), "SIX": scalar(6), "ALPHA": alpha,
             "PICK": np.maximum if alpha <= 1 else np.minimum}
 

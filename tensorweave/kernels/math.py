@@ -4,9 +4,10 @@ Both inputs of a binary op have the same dtype (the OpDef says so), and NumPy ke
 for arrays and NumPy scalars alike, so `operator.add` and the ufuncs are registered directly
 with `register_pure`. Where TensorFlow's meaning differs from NumPy's, the dtype picks a
 kernel once: float floor division is floor(x / y) (1.0 // 0.1 is 10, not NumPy's 9); integer
-division and modulo by zero raise InvalidArgumentError; truncating division of integers rounds
-toward zero. Integer Pow with a negative exponent raises NumPy's ValueError, which the executor
-reports as InvalidArgumentError, like TensorFlow.
+division and modulo by zero raise InvalidArgumentError (InternalError for TruncateDiv and
+TruncateMod, as in TensorFlow); truncating division of integers rounds toward zero. Integer Pow
+with a negative exponent raises NumPy's ValueError, which the executor reports as
+InvalidArgumentError, like TensorFlow.
 """
 from __future__ import annotations
 
@@ -30,6 +31,16 @@ def scratch(y):
 def _check_divisor(y) -> None:
     if not y.all():
         raise errors.InvalidArgumentError(None, None, "Integer division by zero")
+
+
+def _check_truncate_divisor(x, y) -> None:
+    """TF's TruncateDiv/TruncateMod functors, unlike Div's and FloorDiv's, do not declare that
+    they report errors, so their division by zero falls through to the BinaryOp's InternalError
+    (for every integer dtype, a constant or a fed divisor alike). Only a division actually done
+    fails: an empty result (x has no elements) divides nothing, so a zero y is no error."""
+    if np.size(x) and not y.all():
+        raise errors.InternalError(None, None, "Unexpected error in binary operator (only "
+                                   "integer div and mod should have errors)")
 
 
 # --- arithmetic -------------------------------------------------------------------------------
@@ -62,16 +73,27 @@ def _floor_mod_int(x, y):
     return np.remainder(x, y)
 
 
-def _truncate_div_int(x, y):
+def _c_quotient(x, y):
     """x / y rounded toward zero: x - fmod(x, y) is an exact multiple of y, so floor division
     of it is exact and cannot overflow."""
-    _check_divisor(y)
     return np.floor_divide(x - np.fmod(x, y), y)
+
+
+def _c_div_int(x, y):
+    """Div of integers: C's division, InvalidArgumentError for a zero divisor."""
+    _check_divisor(y)
+    return _c_quotient(x, y)
+
+
+def _truncate_div_int(x, y):
+    """TruncateDiv of integers: C's division, InternalError for a zero divisor."""
+    _check_truncate_divisor(x, y)
+    return _c_quotient(x, y)
 
 
 def _truncate_mod_int(x, y):
     """C's remainder: the result has the dividend's sign."""
-    _check_divisor(y)
+    _check_truncate_divisor(x, y)
     return np.fmod(x, y)
 
 
@@ -82,7 +104,7 @@ def _div_no_nan(x, y):
 
 register_pure("RealDiv", operator.truediv, dtypes=_FLOAT_COMPLEX)
 register_pure("Div", operator.truediv, dtypes=_FLOAT_COMPLEX)
-register_pure("Div", _truncate_div_int, dtypes=_INTEGER)  # C division for integers
+register_pure("Div", _c_div_int, dtypes=_INTEGER)  # C division for integers
 register_pure("DivNoNan", _div_no_nan, dtypes=_FLOAT_COMPLEX)
 register_pure("FloorDiv", _floor_div_float, dtypes=_dtypes.FLOATING)
 register_pure("FloorDiv", _floor_div_int, dtypes=_INTEGER)

@@ -200,12 +200,19 @@ for _op_type, _fn in (
     register_pure(_op_type, _fn)
 
 
+def leaky_relu_alpha(alpha) -> float:
+    """LeakyRelu's `alpha` as TensorFlow's kernels see it: the attr is a float32 and the
+    kernels multiply by static_cast<T>(alpha), so a float64 input is scaled by float32(0.3),
+    0.30000001192092896, not by 0.3 (and a float16 input by float16(float32(alpha)))."""
+    return float(np.float32(alpha))
+
+
 @kernel("LeakyRelu")
 class LeakyReluKernel:
     """x for x > 0, alpha * x otherwise: max(x, alpha x) for alpha <= 1, min(...) above."""
 
     def __init__(self, ctx):
-        self.alpha = float(ctx.attrs["alpha"])
+        self.alpha = leaky_relu_alpha(ctx.attrs["alpha"])
         self.pick = np.maximum if self.alpha <= 1 else np.minimum
 
     def compute(self, ctx, x):
@@ -215,17 +222,20 @@ class LeakyReluKernel:
 
 @kernel("LeakyReluGrad")
 class LeakyReluGradKernel:
-    """g where x > 0, alpha * g elsewhere: g * (alpha + (1 - alpha) * [x > 0])."""
+    """g where x > 0, alpha * g elsewhere (TF's select(x > 0, g, g * alpha)).
+
+    g is copied, not scaled by alpha + (1 - alpha) = 1: in float16 that sum rounds to
+    0.99951171875 for alphas such as 1.27, where TensorFlow passes g through exactly."""
 
     def __init__(self, ctx):
-        self.alpha = float(ctx.attrs["alpha"])
+        self.alpha = leaky_relu_alpha(ctx.attrs["alpha"])
 
     def compute(self, ctx, g, x):
-        factor = _mask(x > 0, g)
-        factor *= 1 - self.alpha
-        factor += self.alpha
-        factor *= g
-        return factor
+        scaled = np.multiply(g, self.alpha)
+        if not isinstance(scaled, np.ndarray):  # 0-d operands give a NumPy scalar
+            return np.where(x > 0, g, scaled)
+        np.copyto(scaled, g, where=x > 0)
+        return scaled
 
 
 # --- BiasAdd, BiasAddGrad -------------------------------------------------------------------

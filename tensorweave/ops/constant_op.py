@@ -66,7 +66,9 @@ def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
       TypeError: if `value` cannot be represented exactly in `dtype`.
       ValueError: for ragged lists or an impossible `shape`.
     """
-    dtype = _dtypes.as_dtype(dtype) if dtype is not None else None
+    # A ref dtype (a TF1 variable's `v.dtype`) means its base type: TF's Const holds a value,
+    # never a reference, so tf.constant(x, tf.float64_ref) is a float64 constant.
+    dtype = _dtypes.as_dtype(dtype).base_dtype if dtype is not None else None
     arr = to_numpy(value, dtype)
     if isinstance(value, np.ndarray) and np.may_share_memory(arr, value):
         arr = arr.copy()   # the graph holds the value at creation, as TF's TensorProto does
@@ -109,8 +111,9 @@ def placeholder(dtype, shape=None, name=None):
       A Tensor; running a step that needs it without feeding it raises InvalidArgumentError.
     """
     shape = _ts.as_shape(shape) if shape is not None else _ts.unknown_shape()
-    return apply_op(Placeholder, [], {"dtype": _dtypes.as_dtype(dtype), "shape": shape},
-                    name=name)
+    # TF makes every type attr a base type, so placeholder(tf.float64_ref) feeds float64.
+    return apply_op(Placeholder, [], {"dtype": _dtypes.as_dtype(dtype).base_dtype,
+                                      "shape": shape}, name=name)
 
 
 def _with_default_shape(ctx):

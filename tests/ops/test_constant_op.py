@@ -113,3 +113,25 @@ def test_a_constants_value_attr_is_a_tensor_proto_that_make_ndarray_reads():
         assert value.tolist() == [0.0, 1.0, 2.0] and value.flags.writeable
         static = tf.get_static_value(c)        # also a new array, as TF's
         assert static.tolist() == [0.0, 1.0, 2.0] and static.flags.writeable
+
+
+def test_a_ref_dtype_gives_its_base_dtype():
+    """TF 2.21: tf.constant(x, v.dtype) for a ref variable is a float64 Const (it used to be
+    float64_ref and fail at run time), and so is a placeholder of a ref dtype."""
+    with tf.Graph().as_default():
+        v = tf.Variable([1.0, 2.0], dtype=tf.float64)
+        assert v.dtype == tf.float64_ref
+        c = tf.constant([1.5, 2.5], v.dtype)
+        scalar = tf.constant(1.5, dtype=v.dtype, shape=[2])
+        ints = tf.constant([1, 2], tf.int32._as_ref)
+        filled = tf.fill([2], tf.constant(1.5, v.dtype))
+        p = tf.placeholder(v.dtype, [2])
+        for t, dtype in ((c, tf.float64), (scalar, tf.float64), (ints, tf.int32),
+                         (filled, tf.float64), (p, tf.float64)):
+            assert t.dtype == dtype
+        assert c.op.get_attr("dtype") == tf.float64 and p.op.get_attr("dtype") == tf.float64
+        with tf.Session() as sess:
+            got = sess.run([c, scalar, ints, filled, p], {p: [7.0, 8.0]})
+    for g, want in zip(got, ([1.5, 2.5], [1.5, 1.5], [1, 2], [1.5, 1.5], [7.0, 8.0])):
+        np.testing.assert_array_equal(g, want)
+    assert [g.dtype for g in got] == [np.float64, np.float64, np.int32, np.float64, np.float64]

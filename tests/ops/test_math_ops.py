@@ -398,13 +398,43 @@ def test_integer_division_family():
 
 
 @pytest.mark.parametrize("build", [
-    lambda x, y: x // y, lambda x, y: x % y, lambda x, y: tf.truncatediv(x, y),
-    lambda x, y: tf.truncatemod(x, y), lambda x, y: apply_op(math_ops.Div, [x, y])])
+    lambda x, y: x // y, lambda x, y: x % y, lambda x, y: apply_op(math_ops.Div, [x, y])])
 def test_integer_division_by_zero_fails_at_run_time(build):
     with tf.Graph().as_default():
         out = build(tf.constant([4, 5]), tf.constant([2, 0]))
         with pytest.raises(errors.InvalidArgumentError, match="Integer division by zero"):
             _run(out)
+
+
+# TF 2.21: TruncateDiv/TruncateMod's functors do not report division errors, so a zero divisor
+# reaches the BinaryOp's fallback, an InternalError, whether y is fed or constant (folded).
+_TRUNCATE_BY_ZERO = ("Unexpected error in binary operator "
+                     r"\(only integer div and mod should have errors\)")
+
+
+@pytest.mark.parametrize("dtype", [tf.int32, tf.int64], ids=lambda d: d.name)
+@pytest.mark.parametrize("fn", [tf.truncatediv, tf.truncatemod], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fed", ["both", "x", "none"])
+def test_integer_truncating_division_by_zero_is_an_internal_error(fn, dtype, fed):
+    with tf.Graph().as_default():
+        x_val = np.array([7, -7], dtype.as_numpy_dtype)
+        y_val = np.array([2, 0], dtype.as_numpy_dtype)
+        x = tf.placeholder(dtype, [2]) if fed != "none" else tf.constant(x_val)
+        y = tf.placeholder(dtype, [2]) if fed == "both" else tf.constant(y_val)
+        feed = {t: v for t, v in ((x, x_val), (y, y_val)) if t.op.type == "Placeholder"}
+        out = fn(x, y)
+        with pytest.raises(errors.InternalError, match=_TRUNCATE_BY_ZERO) as info:
+            _run(out, feed=feed)
+    assert info.value.op is out.op
+
+
+@pytest.mark.parametrize("fn", [tf.truncatediv, tf.truncatemod], ids=lambda f: f.__name__)
+def test_integer_truncating_division_of_nothing_by_zero_is_empty(fn):
+    """No element is divided, so TF 2.21 returns [] rather than failing."""
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.int32, [None])
+        (got,) = _run(fn(x, tf.constant(0)), feed={x: np.zeros([0], np.int32)})
+    assert got.shape == (0,) and got.dtype == np.int32
 
 
 def test_integer_pow_to_negative_power_fails_at_run_time():

@@ -365,6 +365,42 @@ def test_leaky_relu_gradient_keeps_alpha():
         np.testing.assert_allclose(_run(g), [0.3, 1.0])
 
 
+# TF 2.21's leaky_relu(x, alpha=0.3) and its gradient for x = [-1, -3, 2, -0.5]: the alpha attr
+# is a float32 and the kernels multiply by static_cast<T>(alpha), so float64 sees float32(0.3).
+_LEAKY_TF = {
+    tf.float16: ([-0.300048828125, -0.900390625, 2.0, -0.1500244140625],
+                 [0.300048828125, 0.300048828125, 1.0, 0.300048828125]),
+    tf.float32: ([-0.30000001192092896, -0.9000000357627869, 2.0, -0.15000000596046448],
+                 [0.30000001192092896, 0.30000001192092896, 1.0, 0.30000001192092896]),
+    tf.float64: ([-0.30000001192092896, -0.9000000357627869, 2.0, -0.15000000596046448],
+                 [0.30000001192092896, 0.30000001192092896, 1.0, 0.30000001192092896]),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.name)
+def test_leaky_relu_uses_alpha_rounded_to_float32(dtype):
+    with tf.Graph().as_default():
+        x = tf.placeholder(dtype, [4])
+        y = tf.nn.leaky_relu(x, alpha=0.3)
+        (g,) = tf.gradients(y, x)
+        got_y, got_g = _run([y, g], {x: [-1.0, -3.0, 2.0, -0.5]})
+    want_y, want_g = _LEAKY_TF[dtype]
+    assert got_y.dtype == got_g.dtype == dtype.as_numpy_dtype
+    np.testing.assert_array_equal(got_y, np.array(want_y, dtype.as_numpy_dtype))
+    np.testing.assert_array_equal(got_g, np.array(want_g, dtype.as_numpy_dtype))
+
+
+def test_leaky_relu_grad_passes_g_through_exactly_in_float16():
+    """TF selects g where x > 0; alpha + (1 - alpha) would round to 0.99951171875 here."""
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float16, [3])
+        y = tf.nn.leaky_relu(x, alpha=1.273923397064209)
+        (g,) = tf.gradients(y, x)
+        got_y, got_g = _run([y, g], {x: [-2.0, 3.0, 0.0]})
+    np.testing.assert_array_equal(got_y, np.array([-2.546875, 3.0, 0.0], np.float16))
+    np.testing.assert_array_equal(got_g, np.array([1.2734375, 1.0, 1.2734375], np.float16))
+
+
 # --- semantics -----------------------------------------------------------------------------------
 def test_nan_propagates_through_relu_family():
     with tf.Graph().as_default():

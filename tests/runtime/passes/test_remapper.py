@@ -29,6 +29,19 @@ def test_matmul_bias_add_activation_is_one_node_and_exact(pt, activation):
     pt.compare(y, feed)                                  # bit-identical
 
 
+def test_fused_leaky_relu_uses_alpha_rounded_to_float32_in_float64(pt):
+    """TF's leakyrelu_alpha is a float32 attr: -1 * 1 + -2 * 1 + 0 scaled by it is TF 2.21's
+    -0.9000000357627869, fused or not, even in float64."""
+    x = tf.placeholder(tf.float64, [1, 2])
+    w = tf.constant([[1.0], [1.0]], tf.float64)
+    y = tf.nn.leaky_relu(tf.nn.bias_add(tf.matmul(x, w), tf.constant([0.0], tf.float64)),
+                         alpha=0.3)
+    graph, _ = pt.apply(fuse_contractions, y, feeds=[x])
+    assert pt.ops(graph)["_FusedMatMul"] == 1
+    plain, fused = pt.compare(y, {x: [[-1.0, -2.0]]})
+    assert plain.item() == fused.item() == -0.9000000357627869
+
+
 @pytest.mark.parametrize("dtype", [tf.float32, tf.float64])
 def test_matmul_plus_bias_vector_and_transposes(pt, dtype):
     x = tf.placeholder(dtype, [3, 5])
