@@ -84,6 +84,13 @@ def _padding_value(value, spec) -> Tensor:
     return tensor
 
 
+def _default_padding(dtype: _dtypes.DType):
+    """TensorFlow's default padding value: b"" for strings, else the dtype's zero (False)."""
+    if dtype == _dtypes.string:
+        return b""
+    return False if dtype == _dtypes.bool else 0
+
+
 class PaddedBatch(UnaryDataset):
     """Batches elements, padding each component to `padded_shapes` (None or -1: the batch's
     largest). The padded shapes are int64 vectors read when the iterator starts."""
@@ -100,8 +107,8 @@ class PaddedBatch(UnaryDataset):
         shapes, self._shapes = zip(*(_padded_shape(v, s) for v, s in
                                      zip(_leaves(structure, padded_shapes), specs)))
         if padding_values is None:
-            self._pads = [convert_to_tensor(b"" if s.dtype == _dtypes.string else 0,
-                                            dtype=s.dtype, name="padding_value") for s in specs]
+            self._pads = [convert_to_tensor(_default_padding(s.dtype), dtype=s.dtype,
+                                            name="padding_value") for s in specs]
         else:
             self._pads = [_padding_value(v, s) for v, s in
                           zip(_leaves(structure, padding_values), specs)]

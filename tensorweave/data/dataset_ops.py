@@ -349,6 +349,8 @@ class Dataset(StructuredOutputs, DatasetMethods):
         typed by `output_types` (and `output_shapes`) or by a structure of TensorSpecs,
         `output_signature`."""
         from tensorweave.data.sources import GeneratorDataset, signature_types_and_shapes
+        if not callable(generator):
+            raise TypeError("`generator` must be a Python callable.")
         if output_signature is not None:
             output_types, output_shapes = signature_types_and_shapes(
                 output_signature, output_types, output_shapes)

@@ -109,8 +109,12 @@ def enable_debug_mode():
 def map_and_batch(map_func, batch_size, num_parallel_batches=None, drop_remainder=False,
                   num_parallel_calls=None):
     """`map(map_func)` then `batch(batch_size, drop_remainder)`, fused where exact (the
-    parallelism arguments are hints: the pipeline runs inline)."""
-    del num_parallel_batches, num_parallel_calls
+    parallelism arguments are hints: the pipeline runs inline).
+
+    Raises:
+      ValueError: if both `num_parallel_batches` and `num_parallel_calls` are given.
+    """
+    _one_parallelism("map_and_batch", num_parallel_batches, num_parallel_calls)
     return lambda dataset: dataset.map(map_func).batch(batch_size, drop_remainder)
 
 
@@ -118,8 +122,18 @@ def map_and_batch_with_legacy_function(map_func, batch_size, num_parallel_batche
                                        drop_remainder=False, num_parallel_calls=None):
     """TF1's map_and_batch through a `Defun`-style function: here the same as
     `map_and_batch` (the same traced function, as `map_with_legacy_function`)."""
-    return map_and_batch(map_func, batch_size, num_parallel_batches, drop_remainder,
-                         num_parallel_calls)
+    _one_parallelism("map_and_batch_with_legacy_function", num_parallel_batches,
+                     num_parallel_calls)
+    return map_and_batch(map_func, batch_size, num_parallel_batches, drop_remainder)
+
+
+def _one_parallelism(api: str, num_parallel_batches, num_parallel_calls) -> None:
+    """TensorFlow's ValueError when both parallelism arguments are set (0 counts as set)."""
+    if num_parallel_batches is not None and num_parallel_calls is not None:
+        raise ValueError(f"`{api}` allows only one of `num_parallel_batches` and "
+                         "`num_parallel_calls` to be set, but `num_parallel_batches` was set to "
+                         f"{num_parallel_batches} and `num_parallel_calls` as set to "
+                         f"{num_parallel_calls}.")
 
 
 def dense_to_sparse_batch(batch_size, row_shape):

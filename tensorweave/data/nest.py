@@ -57,3 +57,30 @@ def same_structure(a, b) -> bool:
         return (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)
                 and all(same_structure(x, y) for x, y in zip(a, b)))
     return True
+
+
+def assert_shallow_structure(shallow, structure) -> None:
+    """Raises TensorFlow's TypeError or ValueError unless `structure` nests as `shallow` does
+    down to `shallow`'s leaves (below them it may nest further): tf.data's
+    `assert_shallow_structure`, with its messages."""
+    if not is_nested(shallow):
+        return
+    if not is_nested(structure):
+        raise TypeError("If shallow structure is a sequence, input must also be a sequence. "
+                        f"Input has type: '{type(structure).__name__}'.")
+    if not isinstance(structure, type(shallow)):
+        raise TypeError("The two structures don't have the same sequence type. Input structure "
+                        f"has type '{type(structure).__name__}', while shallow structure has "
+                        f"type '{type(shallow).__name__}'.")
+    if len(structure) != len(shallow):
+        raise ValueError("The two structures don't have the same sequence length. Input "
+                         f"structure has length {len(structure)}, while shallow structure has "
+                         f"length {len(shallow)}.")
+    if isinstance(shallow, dict):
+        if set(structure) != set(shallow):
+            raise ValueError("The two structures don't have the same keys. Input structure has "
+                             f"keys {list(structure)}, while shallow structure has keys "
+                             f"{list(shallow)}.")
+        shallow, structure = sorted(shallow.items()), sorted(structure.items())
+    for shallow_item, item in zip(shallow, structure):
+        assert_shallow_structure(shallow_item, item)

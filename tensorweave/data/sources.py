@@ -17,7 +17,7 @@ from tensorweave.framework.operation import Tensor
 from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import to_numpy
-from tensorweave.kernels import dataset_runtime
+from tensorweave.kernels import dataset_runtime, script
 from tensorweave.platform import tf_logging
 
 __all__ = ["TextLineDataset", "TFRecordDataset"]
@@ -121,6 +121,7 @@ class GeneratorDataset(Dataset):
         if output_shapes is None:
             shapes = nest.map_structure(lambda _: _ts.unknown_shape(), types)
         else:
+            nest.assert_shallow_structure(types, output_shapes)
             shapes = nest.pack(types, [_ts.as_shape(s) for s in _flat_shapes(types,
                                                                              output_shapes)])
         self._structure = nest.pack(types, [TensorSpec(s, t) for t, s in
@@ -142,10 +143,15 @@ def _flat_shapes(types, shapes) -> list:
 
 
 def _flat_generator(generator, structure):
+    """`make(*args)`: the flat, checked elements of `generator(*args)`. As in TensorFlow, which
+    runs the generator in a py_func, the generator gets its arguments as a py_func does (a
+    string scalar as bytes, a number as a NumPy scalar), and an exception it raises is that
+    py_func's error (an OpError or StopIteration too: UnknownError, never an end of input)."""
     specs = nest.flatten(structure)
 
     def make(*args):
-        for value in generator(*args):
+        values = _python_calls(generator, [script.python_argument(a) for a in args])
+        for value in values:
             if nest.is_nested(structure) and not nest.same_structure(structure, value):
                 raise errors.InvalidArgumentError(
                     None, None, "TypeError: `generator` yielded an element that did not match "
@@ -153,6 +159,22 @@ def _flat_generator(generator, structure):
                     f"yielded element was {value}.")
             yield tuple(_checked(v, s) for v, s in zip(nest.flatten(value), specs))
     return make
+
+
+def _python_calls(generator, args):
+    """The items of `generator(*args)`, whose calls' exceptions become py_func errors."""
+    try:
+        items = iter(generator(*args))
+    except Exception as exc:  # noqa: BLE001 - every error of user code is reported
+        raise script.python_error(exc) from exc
+    while True:
+        try:
+            item = next(items)
+        except StopIteration:
+            return
+        except Exception as exc:  # noqa: BLE001 - every error of user code is reported
+            raise script.python_error(exc) from exc
+        yield item
 
 
 def _checked(value, spec: TensorSpec):

@@ -603,7 +603,8 @@ def _pad_column(column, padded_shape, pad_value, k):
     out = np.full([len(column)] + target, pad, dtype=pad.dtype if pad.dtype != object
                   else object)
     for i, c in enumerate(column):
-        out[(i,) + tuple(slice(0, d) for d in np.shape(c))] = c
+        # A 0-d string element is an object array: store its bytes, not the array.
+        out[(i,) + tuple(slice(0, d) for d in np.shape(c))] = np.asarray(c)[()]
     return out
 
 

@@ -25,7 +25,10 @@ _ERROR_FOR = (
     (MemoryError, errors.ResourceExhaustedError),
     (NotImplementedError, errors.UnimplementedError),
 )
-def _python_error(exc: BaseException) -> errors.OpError:
+def python_error(exc: BaseException) -> errors.OpError:
+    """The OpError TensorFlow reports for an exception of Python code it called (a py_func,
+    a from_generator generator): its class by the exception's type, its message
+    "<Type>: <text>" and the traceback."""
     cls = next((c for types, c in _ERROR_FOR if isinstance(exc, types)), errors.UnknownError)
     trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     error = cls(None, None, f"{type(exc).__name__}: {exc}\n{trace}")
@@ -33,7 +36,7 @@ def _python_error(exc: BaseException) -> errors.OpError:
     return error
 
 
-def _argument(value):
+def python_argument(value):
     """What the callable receives for one input: a private, writable copy. The function may
     write into its arguments, as TensorFlow's may, without changing a constant (read-only
     here, shared by every step) or the array the user fed. (TF 1.x hands a ref variable's
@@ -79,7 +82,7 @@ class PyFuncKernel:
             if func is None:
                 raise ValueError(f"Could not find callback with key={self.token} in the "
                                  "registry.")
-            ret = func(*[_argument(v) for v in inputs])
+            ret = func(*[python_argument(v) for v in inputs])
             if isinstance(ret, (tuple, list)):
                 values = [_convert(x) for x in ret]
             elif ret is None:
@@ -87,7 +90,7 @@ class PyFuncKernel:
             else:
                 values = [_convert(ret)]
         except Exception as exc:  # noqa: BLE001 - every error of user code is reported
-            raise _python_error(exc) from exc
+            raise python_error(exc) from exc
         if len(values) != len(self.out_types):
             raise errors.InvalidArgumentError(
                 None, None, f"{self.token} returns {len(values)} values, but expects to see "
