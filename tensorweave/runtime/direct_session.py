@@ -221,7 +221,8 @@ class DirectSessionCore(GraphGrowthWatch):
         pruned, optimized, placed and split by device; `partial`: feeds and fetches go through
         the step's rendezvous instead of the call frame."""
         client = prune.prune(feeds, fetches, targets)
-        pass_options = _passes.options_for(client, self.config)
+        pass_options = _passes.options_for(client, self.config,
+                                           len(self.graph.get_operations()))
         client = _passes.run_passes(client, self.config, _passes.PRE_PLACEMENT, pass_options)
         reasons = self._place(client)
         optimized = _passes.run_passes(client, self.config, _passes.POST_PLACEMENT,

@@ -227,7 +227,8 @@ def _family_cases():
 
 # These graphs are built to be run once: the graph rewrites would cost more than the step.
 _NO_GRAPH_REWRITES = tf.ConfigProto(graph_options=tf.GraphOptions(
-    optimizer_options=tf.OptimizerOptions(opt_level=tf.OptimizerOptions.L0)))
+    optimizer_options=tf.OptimizerOptions(opt_level=tf.OptimizerOptions.L0),
+    rewrite_options={"disable_meta_optimizer": True}))
 
 
 def _weighted_sum(t):

@@ -59,9 +59,10 @@ class PassInfo:
 _PASSES: list[PassInfo] = []
 _LOADED = False
 # The modules that register the built-in passes (imported on first use, after the ops).
-_BUILTIN = ("fed_shapes", "dependency", "iterator_shapes", "constant_folding", "arithmetic",
-            "cse", "layout", "remapper", "pool_grad_fusion", "update_fusion", "sum_update_fusion",
-            "bias_grad_fusion", "elementwise_fusion", "memory")
+_BUILTIN = ("fed_shapes", "dependency", "iterator_shapes", "constant_folding",
+            "constant_push_down", "arithmetic", "cse", "layout", "remapper", "pool_grad_fusion",
+            "update_fusion", "sum_update_fusion", "bias_grad_fusion", "elementwise_fusion",
+            "memory")
 
 
 def register_pass(name: str, phase: str = POST_PLACEMENT, order: int = 100, toggle: str = "",
@@ -93,9 +94,10 @@ def _load_builtin() -> None:
             importlib.import_module(f"{__name__}.{module}")
 
 
-def options_for(graph, config) -> PassOptions:
-    """The options of one run signature: config switches and the nodes every pass preserves."""
-    return PassOptions.from_config(config, graph)
+def options_for(graph, config, graph_nodes: int | None = None) -> PassOptions:
+    """The options of one run signature: config switches and the nodes every pass preserves
+    (`graph_nodes`: the size of the user's whole graph, which decides whether Grappler runs)."""
+    return PassOptions.from_config(config, graph, graph_nodes)
 
 
 def run_passes(graph, config, phase: str = POST_PLACEMENT, options: PassOptions | None = None):
@@ -108,7 +110,7 @@ def run_passes(graph, config, phase: str = POST_PLACEMENT, options: PassOptions 
     if options is None:
         options = options_for(graph, config)
     enabled = [p for p in registered_passes(phase) if options.enabled(p.toggle)]
-    if not enabled or len(graph) < options.min_graph_nodes:
+    if not enabled:
         return graph
     if options.fail_on_errors:
         return _run_all(enabled, graph, options)

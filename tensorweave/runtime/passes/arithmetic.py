@@ -5,39 +5,23 @@ for infinite parts, and bool/string have no arithmetic. Each rule says whether i
 
   exact      x * 1 -> x, x / 1 -> x, x + (-0.0) -> x, x - (+0.0) -> x (for integers any zero;
              for floats only that sign: -0.0 + 0.0 is +0.0, so x + 0.0 and x - (-0.0) turn
-             -0.0 into +0.0 and stay), -(-x) -> x, x / 2^k -> x * 2^-k,
-             transpose∘transpose, reshape∘reshape when the inner reshape cannot fail (its error
-             would be lost), reshape to the own static shape, exact cast round trips (an
-             integer of v value bits through a float of d >= v significand digits: int32
-             through float64, not int64), casts to the own dtype, not(not(x)), x - x -> 0 for
-             integers, add_n(a, a) -> a * 2, a reduction over no axes -> x, and every
-             reassociation of integers (wrap-around arithmetic is a ring).
+             -0.0 into +0.0 and stay), -(-x) -> x, transpose∘transpose, reshape∘reshape when
+             the inner reshape cannot fail (its error would be lost), reshape to the own
+             static shape, exact cast round trips (an integer of v value bits through a float
+             of d >= v significand digits: int32 through float64, not int64), casts to the
+             own dtype, not(not(x)), x - x -> 0 for integers, add_n(a, a) -> a * 2, a
+             reduction over no axes -> x.
   denormals  x * 1, x / 1, x + (-0.0), x - (+0.0) and float cast round trips drop an
              arithmetic op, and kernels flush denormals to zero as TensorFlow's do
              (runtime/float_env.py): the op would turn a denormal x into 0, the rewrite passes
              it through. For floating-point (and complex) dtypes they apply only when
              `arithmetic_optimization` is AGGRESSIVE; integer and bool dtypes always.
-  tolerance  float reassociation: hoisting constants in add/sub chains, (x + c1) + c2 ->
-             x + (c1 + c2). Each step of the original rounds once and the hoisted form once,
-             so for a chain of n constants the results differ by at most (n + 1)/2 ulp of the
-             largest partial sum (cancellation can make that large relative to the result;
-             the hoisted form is the more accurate one: 3e7 + 1.0 a hundred times is 3e7 in
-             float32, 3e7 + 100.0 is not); mul chains by at most (n + 1)/2 ulp;
-             x / c -> x * (1 / c) for any other c by at most 1.5 ulp: by default, as
-             TensorFlow's constant folding does (ReduceDivToReciprocalMul), so x / 255.0 and
-             a mean's gradient round as there; off with `constant_folding` (or this pass) OFF,
-             as in TensorFlow, for exact division (AGGRESSIVE keeps it on either way). TF's
-             folded reciprocal is 1 / c rounded for scalars, float16 and float64; for float32
-             constants of 8 or more values Eigen's vectorized reciprocal is an approximation
-             off by an ulp for some (a third, here), which is not followed;
-             add_n of repeated terms (a + b + a -> 2a + b) by the reordering, a few ulp.
-             Float hoisting needs finite constants and a finite, normal (or exactly zero when
-             every factor is) combined constant, but it is reassociation all the same: the
-             intermediate results it removes may overflow or underflow where the hoisted form
-             does not (or the reverse). In float32, (x * 10) * 0.1 is inf for x = 3e38 and
-             x * 1.0 is 3e38; (x + 1e38) - 1e38 is inf there and x + 0.0 is not;
-             (x * 1e-30) * 1e30 underflows to 0 for x = 1e-20 and x * 1.0 keeps it.
-             TensorFlow's arithmetic optimizer hoists the same way by default.
+  tolerance  add_n(a, a, ..., a) of n >= 3 equal terms -> a * n, which rounds once where the
+             sum rounds n - 1 times (TensorFlow's SimplifyAggregation; only when every term is
+             the same tensor, as there, so a sum with other terms keeps its order and bits).
+
+The algebra on constants TensorFlow does in its constant folding (x / c -> x * (1 / c),
+constants of add/mul chains combined) is constant_push_down.py, switched with constant folding.
 
 Never rewritten: x * 0 (NaN * 0 is NaN), x - x for floats (inf - inf is NaN). A rewrite that
 needs a broadcast to leave x's shape unchanged checks it statically (a scalar or all-ones-shaped
@@ -51,7 +35,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.runtime.passes import register_pass
-from tensorweave.runtime.passes.options import ARITHMETIC, CONSTANT_FOLDING, PassOptions
+from tensorweave.runtime.passes.options import ARITHMETIC, PassOptions
 from tensorweave.runtime.passes.rewrite import (
     CONTROL_FLOW_OPS,
     Editor,
@@ -138,7 +122,7 @@ def _forward(ed: Editor, node, x, kind: str, detail: str) -> bool:
     return ed.replace(node, [x], kind, detail)
 
 
-def _const_operand(ed: Editor, node):
+def const_operand(ed: Editor, node):
     """(x, c_value, c_index) for a binary node with exactly one Const operand, else None."""
     a, b = node.inputs
     va, vb = ed.const_value(a), ed.const_value(b)
@@ -149,14 +133,14 @@ def _const_operand(ed: Editor, node):
     return None
 
 
-def _new_const(ed: Editor, node, value, suffix: str):
+def new_const(ed: Editor, node, value, suffix: str):
     dtype = node.output_dtypes[0].base_dtype
     value = np.asarray(value, dtype=_dtypes.numpy_dtype(dtype))
     const = ed.add(ed.const(f"{node.name}/{suffix}", value, node))
     return (const.name, 0)
 
 
-def _rebuild(ed: Editor, node, op: str, inputs: list, kind: str, detail: str,
+def rebuild(ed: Editor, node, op: str, inputs: list, kind: str, detail: str,
              attrs: dict | None = None) -> bool:
     """Replaces `node` in place (same name, readers, dependents) by `op(inputs)`."""
     attrs = attrs if attrs is not None else {"T": node.output_dtypes[0].base_dtype}
@@ -166,7 +150,7 @@ def _rebuild(ed: Editor, node, op: str, inputs: list, kind: str, detail: str,
     return True
 
 
-def _finite(*values) -> bool:
+def finite(*values) -> bool:
     return all(np.all(np.isfinite(v)) for v in values)
 
 
@@ -191,7 +175,7 @@ def _exact_zero(ed: Editor, node, c: np.ndarray, negative: bool) -> bool:
 
 # --- rules ----------------------------------------------------------------------------------------
 def _mul(ed: Editor, node) -> bool:
-    found = _const_operand(ed, node)
+    found = const_operand(ed, node)
     if found is None:
         return False
     x, c, _ = found
@@ -200,18 +184,17 @@ def _mul(ed: Editor, node) -> bool:
         # x * 1 -> x  (exact: 1 is the multiplicative identity, also for NaN, inf and -0.0;
         # floats only when AGGRESSIVE, as the Mul would flush a denormal x)
         return _forward(ed, node, x, "mul_by_one", "x * 1 -> x")
-    return _hoist(ed, node, x, c, "Mul")
+    return False
 
 
 def _add(ed: Editor, node) -> bool:
-    found = _const_operand(ed, node)
+    found = const_operand(ed, node)
     if found is not None:
         x, c, _ = found
         if _exact_zero(ed, node, c, negative=True) and _keeps_shape(ed, x, c, node):
             # x + (-0.0) -> x  (exact: -0.0 is the additive identity, +0.0 is not, since
             # -0.0 + 0.0 is +0.0; for integers any zero)
             return _forward(ed, node, x, "add_zero", "x + 0 -> x")
-        return _hoist(ed, node, x, c, node.op)
     return False
 
 
@@ -226,9 +209,6 @@ def _sub(ed: Editor, node) -> bool:
         # x - (+0.0) -> x  (exact: x - (+0) is x for every x, -0.0 included; x - (-0.0) is
         # x + 0.0, which is +0.0 for x = -0.0; for integers any zero)
         return _forward(ed, node, a, "sub_zero", "x - 0 -> x")
-    found = _const_operand(ed, node)
-    if found is not None:
-        return _hoist(ed, node, found[0], found[1], "Sub")
     return False
 
 
@@ -242,7 +222,7 @@ def _zeros_like(ed: Editor, node, x) -> bool:
         zeros = ed.add(ed.const(f"{node.name}/zeros", np.zeros(dims, dtype), node,
                                 list(node.control_inputs) + anchors))
         return ed.replace(node, [(zeros.name, 0)], "sub_self", "x - x -> 0 (integer)")
-    return _rebuild(ed, node, "ZerosLike", [x], "sub_self", "x - x -> zeros_like(x) (integer)")
+    return rebuild(ed, node, "ZerosLike", [x], "sub_self", "x - x -> zeros_like(x) (integer)")
 
 
 def _div(ed: Editor, node) -> bool:
@@ -254,69 +234,7 @@ def _div(ed: Editor, node) -> bool:
             _keeps_shape(ed, x, c, node):
         # x / 1 -> x  (exact; floats only when AGGRESSIVE, as the division flushes denormals)
         return _forward(ed, node, x, "div_by_one", "x / 1 -> x")
-    if not node.output_dtypes[0].is_floating:
-        return False
-    # x / c -> x * (1 / c)  (floats; exact when every c is a power of two, else within 1.5 ulp)
-    with np.errstate(all="ignore"):
-        recip = np.reciprocal(c)
-    info = np.finfo(c.dtype)
-    if not _finite(c, recip) or np.any(c == 0) or np.any(np.abs(recip) < info.tiny):
-        return False
-    exact = bool(np.all(np.abs(np.frexp(c)[0]) == 0.5) and np.all(np.abs(c) >= info.tiny))
-    if not (exact or ARITHMETIC in ed.options.aggressive or
-            ed.options.enabled(CONSTANT_FOLDING)):
-        return False
-    k = _new_const(ed, node, recip, "reciprocal")
-    return _rebuild(ed, node, "Mul", [x, k], "div_to_mul", "x / c -> x * (1/c)")
-
-
-def _hoist(ed: Editor, node, x, c2, op: str) -> bool:
-    """Constant hoisting: the constants of an add/sub (or mul) chain combine into one.
-
-    (s·y + c1) ± c2 -> s·y + (c1 ± c2) and c2 - (s·y + c1) -> (-s)·y + (c2 - c1), where s is
-    ±1 and the inner node is read only by this one; (y * c1) * c2 -> y * (c1 * c2).
-    """
-    inner = ed.producer(x)
-    if inner.op not in (_ADD | {"Sub"} if op != "Mul" else {"Mul"}) or not is_pure(inner) or \
-            ed.only_reader(x) is not node or inner.device != node.device or \
-            inner.output_dtypes[0] != node.output_dtypes[0]:
-        return False
-    found = _const_operand(ed, inner)
-    if found is None:
-        return False
-    y, c1, c1_index = found
-    floating = node.output_dtypes[0].is_floating
-    if floating and not _finite(c1, c2):
-        return False
-    with np.errstate(all="ignore"):
-        if op == "Mul":
-            combined, sign = np.multiply(c1, c2), 1
-            algebra = "(y * c1) * c2 -> y * (c1 * c2)"
-        else:
-            # inner = s·y + c1' with s = -1 only for c1 - y, and c1' = -c1 for y - c1.
-            s = -1 if inner.op == "Sub" and c1_index == 0 else 1
-            c1s = np.negative(c1) if inner.op == "Sub" and c1_index == 1 else c1
-            x_index = node.inputs.index(x)
-            if op == "Sub" and x_index == 1:      # c2 - (s·y + c1')
-                combined, sign = np.subtract(c2, c1s), -s
-            elif op == "Sub":                     # (s·y + c1') - c2
-                combined, sign = np.subtract(c1s, c2), s
-            else:                                 # (s·y + c1') + c2
-                combined, sign = np.add(c1s, c2), s
-            algebra = "constants of an add/sub chain combined"
-    combined = np.asarray(combined)
-    if floating:
-        info = np.finfo(combined.dtype)
-        tiny = (combined != 0) & (np.abs(combined) < info.tiny)
-        vanished = op == "Mul" and np.any((combined == 0) & (c1 != 0) & (c2 != 0))
-        if not _finite(combined) or np.any(tiny) or vanished:
-            return False
-    k = _new_const(ed, node, combined, "hoisted")
-    if op == "Mul":
-        return _rebuild(ed, node, "Mul", [y, k], "hoist_constants", algebra)
-    if sign > 0:
-        return _rebuild(ed, node, "AddV2", [y, k], "hoist_constants", algebra)
-    return _rebuild(ed, node, "Sub", [k, y], "hoist_constants", algebra)
+    return False
 
 
 def _neg(ed: Editor, node) -> bool:
@@ -354,7 +272,7 @@ def _transpose(ed: Editor, node) -> bool:
     if composed == list(range(len(composed))):
         return _forward(ed, node, y, "transpose_pair", "transposes cancel")
     k = _perm_const(ed, node, composed)
-    return _rebuild(ed, node, "Transpose", [y, k], "transpose_pair",
+    return rebuild(ed, node, "Transpose", [y, k], "transpose_pair",
                     f"composed perm {composed}", attrs=dict(node.attrs))
 
 
@@ -379,7 +297,7 @@ def _reshape(ed: Editor, node) -> bool:
         # reshape(reshape(y, s1), s2) -> reshape(y, s2)  (exact: the element order is kept,
         # and the inner reshape, whose error would be lost, provably succeeds)
         attrs = dict(node.attrs)
-        return _rebuild(ed, node, "Reshape", [inner.inputs[0], shape_t], "reshape_pair",
+        return rebuild(ed, node, "Reshape", [inner.inputs[0], shape_t], "reshape_pair",
                         f"to {np.ravel(target).tolist()}", attrs=attrs)
     return False
 
@@ -464,29 +382,14 @@ def _exactly_in(a, b) -> bool:
 
 def _add_n(ed: Editor, node) -> bool:
     terms = node.inputs
-    counts: dict = {}
-    for t in terms:
-        counts[t] = counts.get(t, 0) + 1
-    if len(counts) == len(terms):
+    if len(terms) < 2 or any(t != terms[0] for t in terms):
         return False
-    # add_n(a, a, b) -> add_n(a * 2, b)  (a + a = 2a exactly; reordering: a few ulp)
+    # add_n(a, ..., a) -> a * n  (n equal terms: 2a is exact, more round once instead of n - 1
+    # times, as TensorFlow rewrites it)
     dtype = node.output_dtypes[0].base_dtype
-    new_terms = []
-    for t, count in counts.items():
-        if count == 1:
-            new_terms.append(t)
-            continue
-        k = _new_const(ed, node, np.array(count, _dtypes.numpy_dtype(dtype)), "count")
-        shape = ed.producer(t).output_shapes[t[1]]
-        mul = make_node(ed.unique_name(f"{node.name}/repeated"), "Mul", {"T": dtype}, [t, k],
-                        node, ed.graph, [node.output_dtypes[0]], [shape])
-        ed.add(mul)
-        new_terms.append((mul.name, 0))
-    detail = f"{len(terms)} terms -> {len(new_terms)}"
-    if len(new_terms) == 1:
-        return ed.replace(node, new_terms, "add_n_repeated", detail)
-    attrs = dict(node.attrs, N=len(new_terms))
-    return _rebuild(ed, node, "AddN", new_terms, "add_n_repeated", detail, attrs=attrs)
+    k = new_const(ed, node, np.array(len(terms), _dtypes.numpy_dtype(dtype)), "count")
+    return rebuild(ed, node, "Mul", [terms[0], k], "add_n_repeated",
+                   f"{len(terms)} equal terms -> one product")
 
 
 _RULES = {

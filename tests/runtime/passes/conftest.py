@@ -2,7 +2,8 @@
 
 `pt.rgraph(fetches, feeds)` is the pruned and placed runtime graph the session would optimize;
 `pt.apply(fn, ...)` runs one pass on it alone; `pt.compare(fetches, feed)` runs the same fetches
-with every optimization off (L0) and on, and checks the results agree (exactly by default).
+with every optimization off (L0, Grappler disabled) and on, and checks the results agree
+(exactly by default).
 """
 import collections
 
@@ -19,9 +20,12 @@ RewriterConfig = rewriter_config_pb2.RewriterConfig
 
 
 def config(level_off=False, **rewrite):
-    """A ConfigProto: L0 when `level_off`, and RewriterConfig fields (ON/OFF toggles...)."""
+    """A ConfigProto: every rewrite off when `level_off` (L0 and Grappler disabled), else
+    these RewriterConfig fields (ON/OFF toggles...)."""
     opt = config_pb2.OptimizerOptions(opt_level=config_pb2.OptimizerOptions.L0 if level_off
                                       else config_pb2.OptimizerOptions.L1)
+    if level_off:
+        rewrite["disable_meta_optimizer"] = True
     return config_pb2.ConfigProto(graph_options=config_pb2.GraphOptions(
         optimizer_options=opt, rewrite_options=RewriterConfig(**rewrite)))
 

@@ -28,8 +28,7 @@ def test_integer_identities_disappear(pt):
 
 
 def _float_identities(x):
-    return [x * 1.0, x / 1.0, x + (-0.0), x - 0.0, (x * 2.0) * 0.5,
-            tf.cast(tf.cast(x, tf.float64), tf.float32)]
+    return [x * 1.0, x / 1.0, x + (-0.0), x - 0.0, tf.cast(tf.cast(x, tf.float64), tf.float32)]
 
 
 def test_float_identities_keep_the_op_that_flushes_denormals(pt):
@@ -48,12 +47,11 @@ def test_float_identities_disappear_when_aggressive(pt):
     x = tf.placeholder(tf.float32, [2, 4])
     ys = _float_identities(x)
     graph, opts = pt.apply(simplify_arithmetic, ys, feeds=[x], aggressive=AGGRESSIVE)
-    assert pt.ops(graph) == {"_Arg": 1, "Identity": 6, "_Retval": 6}
+    assert pt.ops(graph) == {"_Arg": 1, "Identity": 5, "_Retval": 5}
     assert {"mul_by_one", "div_by_one", "add_zero", "sub_zero", "cast_round_trip"} <= \
         set(opts.log.kinds())
     cfg = pt.config(arithmetic_optimization=pt.RewriterConfig.AGGRESSIVE)
-    # not 3e38: (x * 2) * 0.5 overflows it, x * 1.0 does not (hoisting is reassociation)
-    feed = {x: np.array([[np.nan, np.inf, -np.inf, -0.0], [0.0, 1.5, -2.25, 3e30]], np.float32)}
+    feed = {x: np.array([[np.nan, np.inf, -np.inf, -0.0], [0.0, 1.5, -2.25, 3e38]], np.float32)}
     for a, b in zip(pt.run(ys, feed, pt.OFF), pt.run(ys, feed, cfg)):
         np.testing.assert_array_equal(b, a)   # NaN, inf and -0.0 pass through unchanged
         assert np.array_equal(np.signbit(a), np.signbit(b))
@@ -171,128 +169,18 @@ def test_integer_cast_round_trip_only_through_enough_significand_digits(pt, dtyp
         assert optimized[-1][0] != value       # the narrow float rounds it, optimized or not
 
 
-def test_integer_constant_hoisting_is_exact(pt):
-    x = tf.placeholder(tf.int32, [3])
-    y = x
-    for c in (5, -3, 2**30, 2**30):            # wraps around: still exact
-        y = y + c
-    y = 7 - y
-    graph, opts = pt.apply(simplify_arithmetic, y, feeds=[x])
-    assert pt.ops(graph) == {"_Arg": 1, "Const": 1, "Sub": 1, "_Retval": 1}
-    assert "hoist_constants" in opts.log.kinds()
-    pt.compare(y, {x: np.array([0, 1, 2**31 - 1], np.int32)})
-
-
-def test_float_add_chain_becomes_one_add_within_tolerance(pt):
-    x = tf.placeholder(tf.float32, [], name="x")
-    y = x
-    for _ in range(100):
-        y = y + 1.0
-    graph, _ = pt.apply(simplify_arithmetic, y, feeds=[x])
-    assert pt.ops(graph) == {"_Arg": 1, "Const": 1, "AddV2": 1, "_Retval": 1}
-    for v in (0.0, 1e-3, -57.5, 3e7):
-        plain = pt.run(y, {x: np.float32(v)}, pt.OFF)
-        optimized = pt.run(y, {x: np.float32(v)})
-        # reassociation: at most (n + 1)/2 ulp of the largest partial sum (n = 100)
-        assert abs(optimized - plain) <= 50.5 * np.spacing(np.float32(abs(v) + 100))
-    # and the hoisted form is the exact one where float32 drops the small steps
-    assert pt.run(y, {x: np.float32(3e7)}) == np.float32(3e7) + np.float32(100)
-
-
-def test_mul_chain_hoists_and_keeps_overflow(pt):
-    x = tf.placeholder(tf.float32, [2])
-    y = (x * 3.0) * 0.5
-    huge = (x * 3e38) * 10.0            # the combined constant overflows: not hoisted
-    graph, _ = pt.apply(simplify_arithmetic, [y, huge], feeds=[x])
-    assert pt.ops(graph)["Mul"] == 3
-    pt.compare([y, huge], {x: np.array([1.0, -2.0], np.float32)}, rtol=2.5e-7)
-
-
-def test_hoisting_is_reassociation_whose_intermediate_may_overflow(pt):
-    # documented: (x * 10) * 0.1 -> x * 1.0 and (x + 1e38) - 1e38 -> x + 0.0 lose the
-    # intermediate's overflow (TensorFlow's optimizer hoists the same way), within the combined
-    # constant's limits
-    x = tf.placeholder(tf.float32, [2])
-    ys = [(x * 10.0) * 0.1, (x + 1e38) - 1e38]
-    graph, opts = pt.apply(simplify_arithmetic, ys, feeds=[x])
-    assert opts.log.kinds().count("hoist_constants") == 2
-    feed = {x: np.array([3e38, 1.0], np.float32)}
-    plain, optimized = pt.run(ys, feed, pt.OFF), pt.run(ys, feed)
-    assert np.isinf(plain[0][0]) and np.isinf(plain[1][0])
-    assert optimized[0][0] == np.float32(3e38) and optimized[1][0] == np.float32(3e38)
-    np.testing.assert_allclose(optimized[0][1], plain[0][1], rtol=2.5e-7)
-
-
-def test_add_n_of_repeated_terms(pt):
+def test_add_n_of_equal_terms_is_one_product(pt):
+    """TensorFlow's SimplifyAggregation: only an AddN whose terms are all one tensor becomes a
+    product; a sum with other terms keeps its order (and TF's bits)."""
     a = tf.placeholder(tf.float32, [3])
     b = tf.placeholder(tf.float32, [3])
-    twice = tf.add_n([a, a])
-    mixed = tf.add_n([a, b, a, a])
-    graph, opts = pt.apply(simplify_arithmetic, [twice, mixed], feeds=[a, b])
-    assert opts.log.kinds().count("add_n_repeated") == 2
+    twice, thrice, mixed = tf.add_n([a, a]), tf.add_n([a, a, a]), tf.add_n([a, b, a, a])
+    graph, opts = pt.apply(simplify_arithmetic, [twice, thrice, mixed], feeds=[a, b])
+    assert opts.log.kinds().count("add_n_repeated") == 2 and pt.ops(graph)["AddN"] == 1
     feed = {a: np.array([1.0, 0.1, -3.0], np.float32), b: np.array([2.0, 0.2, 5.0], np.float32)}
-    plain, optimized = pt.compare([twice, mixed], feed, rtol=3e-7)
+    plain, optimized = pt.compare([twice, thrice, mixed], feed, rtol=2.5e-7)
     np.testing.assert_array_equal(plain[0], optimized[0])   # a + a == 2a exactly
-
-
-def test_division_by_a_power_of_two_becomes_an_exact_multiplication(pt):
-    x = tf.placeholder(tf.float32, [4])
-    y, z = x / 4.0, x / tf.constant([0.5, -2.0, 8.0, 0.25])
-    graph, opts = pt.apply(simplify_arithmetic, [y, z], feeds=[x],
-                           switches={"arithmetic_optimization"})   # without constant folding
-    assert "RealDiv" not in pt.ops(graph) and opts.log.kinds().count("div_to_mul") == 2
-    feed = {x: np.array([1.0, 7.0, -0.1, 3e38], np.float32)}
-    pt.compare([y, z], feed)                                   # exact
-
-
-@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
-@pytest.mark.parametrize("divisor", [255.0, [7.0, 3.0, 5.0, 9.0, 11.0]])
-def test_division_by_a_constant_rounds_as_tensorflow_does(pt, dtype, divisor):
-    """TensorFlow's constant folding turns x / c into x * (1 / c) (unless constant folding or
-    arithmetic optimization is off), so x / 255.0 rounds as there: checked against TF 2.21
-    for these dtypes, a scalar and a vector (under 8 float32 values, where TF's reciprocal is
-    rounded rather than Eigen's vectorized approximation)."""
-    c = np.array(divisor, dtype)
-    values = np.random.RandomState(0).uniform(0, 255, (200, c.size)).astype(dtype)
-    x = tf.placeholder(tf.as_dtype(dtype), [None, c.size])
-    y = x / tf.constant(c)
-    graph, opts = pt.apply(simplify_arithmetic, y, feeds=[x])
-    assert "RealDiv" not in pt.ops(graph) and "div_to_mul" in opts.log.kinds()
-    reciprocal = values * (dtype(1) / c)
-    np.testing.assert_array_equal(pt.run(y, {x: values}), reciprocal)   # default config
-    assert not np.array_equal(reciprocal, values / c)          # the rewrite is visible
-    for off in (pt.config(constant_folding=pt.RewriterConfig.OFF),
-                pt.config(arithmetic_optimization=pt.RewriterConfig.OFF), pt.OFF):
-        np.testing.assert_array_equal(pt.run(y, {x: values}, off), values / c)
-
-
-def test_division_by_a_constant_is_exact_with_constant_folding_off_unless_aggressive(pt):
-    x = tf.placeholder(tf.float32, [4])
-    y = x / 3.0
-    graph, _ = pt.apply(simplify_arithmetic, y, feeds=[x], switches={"arithmetic_optimization"})
-    assert pt.ops(graph)["RealDiv"] == 1
-    graph, _ = pt.apply(simplify_arithmetic, y, feeds=[x], switches={"arithmetic_optimization"},
-                        aggressive={"arithmetic_optimization"})
-    assert "RealDiv" not in pt.ops(graph)
-
-
-def test_aggressive_mode_divides_by_any_constant_within_tolerance(pt):
-    x = tf.placeholder(tf.float32, [4])
-    y = x / 3.0
-    graph, opts = pt.apply(simplify_arithmetic, y, feeds=[x],
-                           aggressive={"arithmetic_optimization"})
-    assert "RealDiv" not in pt.ops(graph) and "div_to_mul" in opts.log.kinds()
-    feed = {x: np.array([1.0, 7.0, -0.1, 3e38], np.float32)}
-    cfg = pt.config(arithmetic_optimization=pt.RewriterConfig.AGGRESSIVE)
-    plain, optimized = pt.run(y, feed, pt.OFF), pt.run(y, feed, cfg)
-    np.testing.assert_allclose(optimized, plain, rtol=1.5 * np.finfo(np.float32).eps)
-
-
-def test_division_by_zero_or_tiny_constant_is_kept(pt):
-    x = tf.placeholder(tf.float32, [2])
-    a, b = x / 0.0, x / 1e-39
-    graph, _ = pt.apply(simplify_arithmetic, [a, b], feeds=[x])
-    assert pt.ops(graph)["RealDiv"] == 2
+    np.testing.assert_array_equal(plain[2], optimized[2])
 
 
 @pytest.mark.parametrize("dtype", [tf.float32, tf.int32])
@@ -312,7 +200,8 @@ def test_a_reshape_whose_static_shape_came_from_its_input_size_is_kept():
         logits = tf.placeholder(tf.float32, [None, 3])
         cost = tf.nn.softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits)
         off = tf.ConfigProto(graph_options=tf.GraphOptions(
-            optimizer_options=tf.OptimizerOptions(opt_level=tf.OptimizerOptions.L0)))
+            optimizer_options=tf.OptimizerOptions(opt_level=tf.OptimizerOptions.L0),
+            rewrite_options={"disable_meta_optimizer": True}))
         for config in (None, off):
             with tf.Session(config=config) as sess:
                 with pytest.raises(tf.errors.InvalidArgumentError, match="Input to reshape"):

@@ -13,7 +13,8 @@ import tensorweave as tf
 from tensorweave.protos import config_pb2
 
 OFF = config_pb2.ConfigProto(graph_options=config_pb2.GraphOptions(
-    optimizer_options=config_pb2.OptimizerOptions(opt_level=config_pb2.OptimizerOptions.L0)))
+    optimizer_options=config_pb2.OptimizerOptions(opt_level=config_pb2.OptimizerOptions.L0),
+    rewrite_options={"disable_meta_optimizer": True}))
 ROWS, COLS = 3, 4
 FLOAT_UNARY = ["neg", "abs", "tanh", "sigmoid", "relu", "square", "exp_clip", "identity",
                "double_neg", "transpose2", "reshape2", "cast_round_trip", "times_one",

@@ -22,7 +22,8 @@ import tensorweave as tf
 from tensorweave.protos import config_pb2
 
 OFF = config_pb2.ConfigProto(graph_options=config_pb2.GraphOptions(
-    optimizer_options=config_pb2.OptimizerOptions(opt_level=config_pb2.OptimizerOptions.L0)))
+    optimizer_options=config_pb2.OptimizerOptions(opt_level=config_pb2.OptimizerOptions.L0),
+    rewrite_options={"disable_meta_optimizer": True}))
 ACTIVATIONS = {"relu": tf.nn.relu, "relu6": tf.nn.relu6, "elu": tf.nn.elu, "tanh": tf.tanh,
                "sigmoid": tf.sigmoid, "none": lambda h: h}
 OPTIMIZERS = {
