@@ -4,19 +4,51 @@
 `FuncGraph`. A tensor of an enclosing graph used there is captured: it becomes a placeholder of
 the function graph and an extra input of the dataset op, evaluated when the iterator is
 initialized. The traced graph travels as a serialized GraphDef inside the pipeline description.
+
+As in TensorFlow 2.21, whose tf.data traces with tf.function, the traced function gets automatic
+control dependencies (`_add_control_dependencies`): every stateful op it creates runs on each
+call whether or not its result is used (tf.Assert, tf.print, an update), those that touch no
+resource in creation order, those that touch one in program order for that resource. The ops
+that must run are the function's `targets`. A function without them is traced as before.
+
+A variable read inside the function is read when the function runs: a resource variable's
+handle is captured and its ReadVariableOp is in the function. A reference variable's read is
+captured (so initializing the iterator fails if the variable is not) and shares the variable's
+storage: in-place updates (assign_add) show, but tensorweave's Assign stores a new array, where
+TensorFlow's overwrites the buffer it shares. Creating a variable inside the function is
+refused, as tf.function does.
 """
 from __future__ import annotations
 
 import base64
 
 from tensorweave.data import nest
+from tensorweave.framework import dtypes
 from tensorweave.framework.graph import Graph
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops.constant_op import placeholder
+from tensorweave.ops.control_flow_context import WhileContext
 
 _VARIABLE_OPS = frozenset({"VariableV2", "Variable", "VarHandleOp"})
+
+# Stateful ops that TensorFlow's automatic control dependencies do not make run
+# (auto_control_deps.py): legacy random ops, which each draw from their own generator,
+# asynchronous collectives and a few order-insensitive ops.
+_RUN_ONLY_IF_USED = frozenset({
+    "RandomUniform", "RandomUniformInt", "RandomStandardNormal", "ParameterizedTruncatedNormal",
+    "TruncatedNormal", "RandomShuffle", "Multinomial", "RandomGamma", "RandomGammaGrad",
+    "RandomPoisson", "RandomPoissonV2", "Recv", "CudnnRNN", "CudnnRNNV2", "CudnnRNNV3",
+    "RestoreV2", "SaveV2", "CollectiveGather", "CollectiveReduce", "NcclAllReduce",
+})
+# Stateful here but not in TensorFlow's OpDefs (so never made to run there). Ops taking a
+# reference argument are not stateful there either; refs cannot enter a function anyway.
+_STATELESS_IN_TF = frozenset({"Placeholder", "PlaceholderV2", "MatchingFiles",
+                              "FractionalAvgPool", "FractionalMaxPool"})
+# Ops that only read the resources they take: they run only if their value is used.
+_RESOURCE_READS = frozenset({"ReadVariableOp", "VariableShape", "ResourceGather",
+                             "ResourceGatherNd", "_ReadVariablesOp"})
 
 
 class FuncGraph(Graph):
@@ -30,6 +62,16 @@ class FuncGraph(Graph):
         self._building_function = True
         self.captures: dict[Tensor, Tensor] = {}   # outer tensor -> placeholder here
         self._capture_order: list[Tensor] = []
+        self._sources: dict = {}   # placeholder op -> the outer tensor it stands for
+
+    def _add_op(self, op) -> None:
+        if op.type in _VARIABLE_OPS:   # tf.function's refusal (TF 2.21 words)
+            raise ValueError(
+                "tf.function only supports singleton tf.Variables created on the first call. "
+                "Make sure the tf.Variable is only created once or created outside "
+                "tf.function. See https://www.tensorflow.org/guide/function#creating_tfvariables "
+                "for more information.")
+        super()._add_op(op)
 
     def capture(self, tensor: Tensor) -> Tensor:
         """The placeholder standing for `tensor` of an enclosing graph (created once)."""
@@ -43,36 +85,30 @@ class FuncGraph(Graph):
             source = self.outer.capture(tensor)
         else:
             source = tensor
-        _check_capturable(tensor, self.name)
         with self.as_default():
             inner = placeholder(source.dtype.base_dtype, source.shape, name="captured")
         self.captures[source] = self.captures[tensor] = inner
+        self._sources[inner.op] = source
         self._capture_order.append(source)
         return inner
+
+    def captured_source(self, placeholder_op):
+        """The outer tensor the placeholder `placeholder_op` stands for, or None."""
+        return self._sources.get(placeholder_op)
 
     def captured_tensors(self) -> list:
         """The outer tensors captured, in the order of their placeholders."""
         return list(self._capture_order)
 
 
-def _check_capturable(tensor: Tensor, fn_name: str) -> None:
-    op = tensor.op
-    reads_variable = op.type in _VARIABLE_OPS or (
-        op.type == "Identity" and op.inputs[0].op.type in _VARIABLE_OPS)
-    if reads_variable or tensor.dtype._is_ref_dtype:
-        raise ValueError(
-            f"The function of {fn_name} uses the variable {tensor.name}: tensorweave's tf.data "
-            "functions cannot read variables (the value would be frozen when the iterator is "
-            "initialized). Read the variable outside the dataset instead.")
-
-
 class TracedFunction:
     """A traced function: its graph, argument placeholders, results and captured tensors."""
 
-    def __init__(self, graph: FuncGraph, args: list, result):
+    def __init__(self, graph: FuncGraph, args: list, result, targets: list):
         self.graph = graph
         self.args = args
         self.result = result
+        self.targets = targets   # the stateful ops that run on every call
 
     @property
     def captured(self) -> list:
@@ -84,9 +120,12 @@ class TracedFunction:
         """The JSON-able description the DatasetPipeline kernel compiles."""
         placeholders = [self.graph.captures[t] for t in self.captured]
         graph_def = self.graph.as_graph_def().SerializeToString()
-        return {"graph": base64.b64encode(graph_def).decode("ascii"),
-                "inputs": [t.name for t in self.args + placeholders],
-                "outputs": [t.name for t in outputs], "n_element": len(self.args)}
+        record = {"graph": base64.b64encode(graph_def).decode("ascii"),
+                  "inputs": [t.name for t in self.args + placeholders],
+                  "outputs": [t.name for t in outputs], "n_element": len(self.args)}
+        if self.targets:
+            record["targets"] = [op.name for op in self.targets]
+        return record
 
 
 def trace(fn, structure, outer: Graph, name: str) -> TracedFunction:
@@ -121,7 +160,72 @@ def trace(fn, structure, outer: Graph, name: str) -> TracedFunction:
         if isinstance(result, list):
             result = tuple(result)
         result = _to_tensors(graph, result)
-    return TracedFunction(graph, flat, result)
+    return TracedFunction(graph, flat, result, _add_control_dependencies(graph))
+
+
+def is_stateful_in_tf(op) -> bool:
+    """Whether TensorFlow's OpDef of `op` is stateful (tensorweave marks a few more so)."""
+    op_def = op.op_def
+    return op_def.is_stateful and op.type not in _STATELESS_IN_TF and \
+        not any(a.is_ref for a in op_def.inputs)
+
+
+def _is_stateful(op) -> bool:
+    """TensorFlow's `op_is_stateful` of automatic control dependencies."""
+    return is_stateful_in_tf(op) and op.type not in _RUN_ONLY_IF_USED
+
+
+def _in_while_loop(op) -> bool:
+    ctx = op._control_flow_context
+    while ctx is not None:
+        if isinstance(ctx, WhileContext):
+            return True
+        ctx = ctx.outer
+    return False
+
+
+def _add_control_dependencies(graph: FuncGraph) -> list:
+    """Adds TensorFlow's automatic control dependencies to the ops of a traced function and
+    returns the ops that must run on every call, in creation order (auto_control_deps.py).
+
+    A stateful op touching no resource waits for the previous one; an op touching a resource
+    waits for the last op that wrote it, and a write also for the reads since then. A v1 cond's
+    Merge waits for the ops that must run so far and stands for them. Ops inside a while loop
+    are left alone (TensorFlow's while_v2 would run their effects; tensorweave's loops are
+    v1).
+    """
+    must_run: list = []
+    last_write: dict = {}     # resource tensor, or None for resource-less ops -> op
+    reads: dict = {}          # resource tensor -> its reads since the last write
+    for op in graph.get_operations():
+        if _in_while_loop(op):
+            continue
+        stateful = _is_stateful(op)
+        if stateful and (op.type not in _RESOURCE_READS or
+                         any(t.consumers() for t in op.outputs)):
+            must_run.append(op)
+        if op.type == "Merge":
+            op._add_control_inputs([o for o in must_run if o is not op])
+            must_run = [op]
+            continue
+        control, resources = [], []
+        for t in op.inputs:
+            if t.dtype.base_dtype != dtypes.resource or any(t is r for r in resources):
+                continue
+            resources.append(t)
+            if t in last_write:
+                control.append(last_write[t])
+            if op.type in _RESOURCE_READS:
+                reads.setdefault(t, []).append(op)
+            else:
+                control.extend(reads.pop(t, ()))
+                last_write[t] = op
+        if stateful and not resources and op._control_flow_context is None:
+            if None in last_write:
+                control.append(last_write[None])
+            last_write[None] = op
+        op._add_control_inputs([c for c in control if c is not op])
+    return must_run
 
 
 def _to_tensors(graph: FuncGraph, result):

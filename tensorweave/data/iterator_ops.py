@@ -136,26 +136,43 @@ def make_initializable_iterator(dataset: Dataset, shared_name=None) -> Iterator:
 
 
 def make_one_shot_iterator(dataset: Dataset) -> Iterator:
-    """An iterator that starts itself on first use; the dataset may not read placeholders."""
+    """An iterator that starts itself on first use; the dataset may not read placeholders or
+    stateful ops (a variable, a random op, a table) of the graph: ValueError, as TensorFlow's
+    capture by value refuses them."""
     types, shapes = _flat_signature(tensor_structure(dataset, "An iterator"))
     variant, reads = pipeline_tensor(dataset)
-    _check_no_placeholders(reads)
+    _check_capturable_by_value(reads)
     handle = data_ops.one_shot_iterator(variant, types, shapes)
     return Iterator(handle, None, dataset._structure)
 
 
-def _check_no_placeholders(tensors) -> None:
-    seen, stack = set(), [t.op for t in tensors]
-    while stack:
-        op = stack.pop()
+def _check_capturable_by_value(tensors) -> None:
+    """TensorFlow's capture by value (framework/function.py `_add_op_and_parents`): the ops
+    the tensors are computed from, depth first through data inputs (not control inputs),
+    must be neither stateful nor placeholders; a dataset variant may be stateful."""
+    from tensorweave.data.function import is_stateful_in_tf
+    seen = set()
+
+    def visit(op):
         if op in seen:
-            continue
+            return
         seen.add(op)
-        if op.type in ("Placeholder", "PlaceholderWithDefault"):
+        if op.type in ("Placeholder", "PlaceholderV2"):
             raise ValueError(f"Cannot capture a placeholder (name:{op.name}, type:"
                              f"{op.type}) by value.")
-        stack.extend(t.op for t in op.inputs)
-        stack.extend(op.control_inputs)
+        if is_stateful_in_tf(op) and not (op.outputs and
+                                          op.outputs[0].dtype.base_dtype == _dtypes.variant):
+            raise ValueError(
+                f"Cannot capture a stateful node (name:{op.name}, type:{op.type}) by value.: A "
+                "likely cause of this error is that the dataset for which you are calling "
+                "`make_one_shot_iterator()` captures a stateful object, such as a "
+                "`tf.Variable` or `tf.lookup.StaticHashTable`, which is not supported. Use "
+                "`make_initializable_iterator()` instead.")
+        for t in op.inputs:
+            visit(t.op)
+
+    for t in tensors:
+        visit(t.op)
 
 
 def get_output_types(dataset_or_iterator):

@@ -1,7 +1,9 @@
 """Functions of tf.data transformations, compiled once and run per element or per batch.
 
 A traced function arrives as a serialized GraphDef with the names of its argument placeholders
-(element components, then captured tensors) and of its outputs. It is imported into a private
+(element components, then captured tensors), of its outputs and of the stateful ops that run on
+every call whether or not an output needs them (`targets`: data/function.py's automatic control
+dependencies; a function without them has none). It is imported into a private
 Graph, pruned to an RGraph and compiled into one Executor (the straight-line code of
 runtime/executor), so a call is one generated-function call. A function built only from
 elementwise ops over element components of one fully known shape and scalar constants/captures
@@ -42,7 +44,8 @@ class FunctionRunner:
             import_graph_def(graph_def, name="")
         feeds = [graph.get_tensor_by_name(n) for n in record["inputs"]]
         fetches = [graph.get_tensor_by_name(n) for n in record["outputs"]]
-        rgraph = prune.prune(feeds, fetches, [])
+        targets = [graph.get_operation_by_name(n) for n in record.get("targets", ())]
+        rgraph = prune.prune(feeds, fetches, targets)
         for node in rgraph:
             node.device = device.name
         # TF runs a tf.data function's kernels without intra-op sharding (kernels/multinomial.py).

@@ -102,8 +102,16 @@ _FORWARDING = frozenset({"Identity", "Switch", "Enter"})
 def _handle_op(handle):
     """The VarHandleOp a DT_RESOURCE `handle` comes from, or None."""
     op = handle.op
-    while op.type in _FORWARDING:
-        op = op.inputs[0].op
+    while True:
+        if op.type in _FORWARDING:
+            op = op.inputs[0].op
+        elif op.type == "Placeholder" and hasattr(op.graph, "captured_source"):
+            source = op.graph.captured_source(op)   # a handle a tf.data function captured
+            if source is None:
+                break
+            op = source.op
+        else:
+            break
     return op if op.type == "VarHandleOp" else None
 
 
