@@ -5,6 +5,12 @@
 column types inferred from the first rows, batches of OrderedDicts of features, optionally
 split off a label); `FixedLengthRecordDataset` yields the records of binary files between a
 header and a footer. Their runtime nodes are in kernels/dataset_readers.py.
+
+`FileRecordDataset` is what TextLineDataset, TFRecordDataset (data/sources.py) and
+FixedLengthRecordDataset share, TF's readers.py machinery: the file names become a dataset
+(a dataset of scalar strings, or strings of any shape flattened), and a one-file dataset per
+name is flat-mapped over them, or with `num_parallel_reads` interleaved that many files at a
+time, one record from each in turn (TF's deterministic parallel interleave).
 """
 from __future__ import annotations
 
@@ -12,11 +18,15 @@ import collections
 import csv
 import glob
 import gzip
+import os
 
 import numpy as np
 
+from tensorweave.data import nest
 from tensorweave.data.dataset_ops import Dataset, TensorSpec
+from tensorweave.data.options import AUTOTUNE
 from tensorweave.framework import dtypes as _dtypes
+from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.kernels import dataset_readers  # noqa: F401 - registers the nodes
@@ -26,15 +36,125 @@ __all__ = ["FixedLengthRecordDataset"]
 _CSV_TYPES = (_dtypes.float32, _dtypes.float64, _dtypes.int32, _dtypes.int64, _dtypes.string)
 
 
-def _compression(compression_type) -> str:
-    compression = compression_type or ""
-    if compression not in ("", "GZIP", "ZLIB"):
-        raise ValueError(f'Not a valid compression_type: "{compression}"')
-    return compression
-
-
 def _filenames(filenames) -> Tensor:
     return convert_to_tensor(filenames, dtype=_dtypes.string, name="filenames")
+
+
+# --- TF's readers.py: file names -> one dataset per file, flat-mapped or interleaved --------
+
+def _fspath(value):
+    """Path-like file names as strings, in nested lists too (TF's `_normalise_fspath`)."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(_fspath(v) for v in value)
+    return os.fspath(value) if isinstance(value, os.PathLike) else value
+
+
+def filenames_dataset(filenames) -> Dataset:
+    """The file names as a dataset of scalar strings (TF's
+    `_create_or_validate_filenames_dataset`): a dataset is checked, anything else converted
+    to a string tensor and flattened.
+
+    Raises:
+      TypeError: for names that are not strings, or a dataset of non-scalars (TF's messages).
+    """
+    if isinstance(filenames, Dataset):
+        types = nest.map_structure(lambda s: s.dtype, filenames._structure)
+        if types != _dtypes.string:
+            raise TypeError("The `filenames` argument must contain `tf.string` elements. Got a "
+                            f"dataset of `{types!r}` elements.")
+        shape = filenames._structure.shape
+        if not shape.is_compatible_with(_ts.TensorShape([])):
+            raise TypeError("The `filenames` argument must contain `tf.string` elements of "
+                            "shape [] (i.e. scalars). Got a dataset of element shape "
+                            f"{shape!r}.")
+        return filenames
+    from tensorweave.ops.array_ops import reshape
+    names = convert_to_tensor(_fspath(filenames), dtype_hint=_dtypes.string)
+    if names.dtype != _dtypes.string:
+        raise TypeError("The `filenames` argument must contain `tf.string` elements. Got "
+                        f"`{names.dtype!r}` elements.")
+    return Dataset.from_tensor_slices(reshape(names, [-1], name="flat_filenames"))
+
+
+def _schedulable_cpus() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def _cycle_length(num_parallel_reads) -> int:
+    """How many files are read in turn for `num_parallel_reads` (TF's cycle_length)."""
+    if not isinstance(num_parallel_reads, (int, np.integer)):
+        # TF converts it to an int64 tensor, refusing floats and tensors (True is 1).
+        raise TypeError(f"Expected int64, but got {num_parallel_reads!r} of type "
+                        f"'{type(num_parallel_reads).__name__}'.")
+    if num_parallel_reads == AUTOTUNE:
+        # TF interleaves with cycle_length and num_parallel_calls both AUTOTUNE: a cycle of
+        # the schedulable CPUs / 3, rounded up (each file in the cycle gets a reading thread
+        # and 2 prefetching ones), so 1 to 3 CPUs read the files one after another.
+        return -(-_schedulable_cpus() // 3)
+    return int(num_parallel_reads)
+
+
+class _Refused(Dataset):
+    """`dataset`'s elements, but a pipeline TensorFlow refuses with `message` when its
+    iterator is made (InvalidArgumentError)."""
+
+    def __init__(self, dataset: Dataset, message: str):
+        self._structure, self._message = dataset._structure, message
+
+    def _dataset_spec(self, builder):
+        return {"kind": "refused", "message": self._message}
+
+
+def read_files(read_one_file, filenames, num_parallel_reads=None) -> Dataset:
+    """The datasets `read_one_file(filename)` makes, one after another or, with
+    `num_parallel_reads`, that many interleaved a record at a time: files a, b give
+    a1 b1 a2 b2 a3, in this deterministic order (TF's `_create_dataset_reader`)."""
+    files = filenames_dataset(filenames)
+    if num_parallel_reads is None:
+        return files.flat_map(read_one_file)
+    cycle = _cycle_length(num_parallel_reads)
+    dataset = files.interleave(read_one_file, max(cycle, 1), 1)
+    # TF checks the cycle length when the iterator is made: 0 or below, other than AUTOTUNE,
+    # fails then, whatever the files.
+    return dataset if cycle > 0 else _Refused(dataset, "`cycle_length` must be > 0")
+
+
+class _OneFile(Dataset):
+    """The records of one file, read by the runtime node `kind` with the string tensor
+    `compression` (checked by the node, at run time, as TensorFlow does) and `options`."""
+
+    def __init__(self, kind: str, filename, compression: Tensor, options: dict):
+        self._kind, self._options = kind, options
+        self._args = [convert_to_tensor(filename, _dtypes.string, name="filename"), compression]
+        self._structure = TensorSpec([], _dtypes.string)
+
+    def _dataset_spec(self, builder):
+        return {"kind": self._kind, "args": builder.args(self._args), **self._options}
+
+
+class FileRecordDataset(Dataset):
+    """The string records of files, one file or `num_parallel_reads` interleaved files at a
+    time: what TF1's TextLineDataset, TFRecordDataset and FixedLengthRecordDataset share.
+    A subclass names its runtime node in `_kind`."""
+
+    _kind = ""
+
+    def __init__(self, filenames, compression_type=None, buffer_size=None,
+                 num_parallel_reads=None, name=None):
+        del buffer_size, name
+        self._read(filenames, compression_type, num_parallel_reads)
+
+    def _read(self, filenames, compression_type, num_parallel_reads, **options) -> None:
+        compression = convert_to_tensor("" if compression_type is None else compression_type,
+                                        _dtypes.string, name="compression_type")
+        self._impl = read_files(lambda name: _OneFile(self._kind, name, compression, options),
+                                filenames, num_parallel_reads)
+        self._structure = self._impl._structure
+
+    def _dataset_spec(self, builder):
+        return self._impl._dataset_spec(builder)
 
 
 def _record_default(value) -> Tensor:
@@ -74,7 +194,8 @@ class CsvDataset(Dataset):
         del buffer_size
         self._filenames = _filenames(filenames)
         self._defaults = [_record_default(d) for d in record_defaults]
-        self._options = {"compression": _compression(compression_type),
+        # An unsupported compression_type fails when the iterator is made, as in TF.
+        self._options = {"compression": compression_type or "",
                          "header": bool(header), "field_delim": str(field_delim),
                          "use_quote_delim": bool(use_quote_delim), "na_value": str(na_value),
                          "select_cols": None if select_cols is None else
@@ -86,28 +207,26 @@ class CsvDataset(Dataset):
                 **self._options}
 
 
-class FixedLengthRecordDataset(Dataset):
+class FixedLengthRecordDataset(FileRecordDataset):
     """The `record_bytes`-long records of binary files, after `header_bytes` and before
-    `footer_bytes` (TF1's tf.data.FixedLengthRecordDataset).
+    `footer_bytes` (TF1's tf.data.FixedLengthRecordDataset); `num_parallel_reads` files are
+    interleaved a record at a time.
+
+    An unsupported compression_type fails each file when it is read (InvalidArgumentError).
 
     Raises:
-      ValueError: for an unknown compression_type.
+      TypeError: for file names that are not strings.
     """
+
+    _kind = "fixed_length"
 
     def __init__(self, filenames, record_bytes, header_bytes=None, footer_bytes=None,
                  buffer_size=None, compression_type=None, num_parallel_reads=None,
                  name=None):
-        del buffer_size, num_parallel_reads, name
-        self._filenames = _filenames(filenames)
-        self._options = {"record_bytes": int(record_bytes),
-                         "header_bytes": int(header_bytes or 0),
-                         "footer_bytes": int(footer_bytes or 0),
-                         "compression": _compression(compression_type)}
-        self._structure = TensorSpec([], _dtypes.string)
-
-    def _dataset_spec(self, builder):
-        return {"kind": "fixed_length", "args": [builder.arg(self._filenames)],
-                **self._options}
+        del buffer_size, name
+        self._read(filenames, compression_type, num_parallel_reads,
+                   record_bytes=int(record_bytes), header_bytes=int(header_bytes or 0),
+                   footer_bytes=int(footer_bytes or 0))
 
 
 # --- make_csv_dataset: TensorFlow's pipeline and its column inference ------------------------

@@ -10,6 +10,7 @@ from tensorweave.data.dataset_ops import (
     sparse_starts,
     spec_of,
 )
+from tensorweave.data.readers import FileRecordDataset
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
 from tensorweave.framework import tensor_shape as _ts
@@ -192,32 +193,22 @@ def _checked(value, spec: TensorSpec):
     return arr
 
 
-class _FileDataset(Dataset):
-    _kind = ""
+class TextLineDataset(FileRecordDataset):
+    """The lines of text files, without line terminators (TF1's tf.data.TextLineDataset).
 
-    def __init__(self, filenames, compression_type=None, buffer_size=None,
-                 num_parallel_reads=None, name=None):
-        del buffer_size, num_parallel_reads
-        compression = compression_type or ""
-        if compression not in ("", "GZIP", "ZLIB"):
-            raise ValueError(f'Not a valid compression_type: "{compression}"')
-        self._compression = compression
-        self._filenames = convert_to_tensor(filenames, dtype=_dtypes.string, name="filenames")
-        self._structure = TensorSpec([], _dtypes.string)
-
-    def _dataset_spec(self, builder):
-        return {"kind": self._kind, "args": [builder.arg(self._filenames)],
-                "compression": self._compression}
-
-
-class TextLineDataset(_FileDataset):
-    """The lines of text files, without line terminators (TF1's tf.data.TextLineDataset)."""
+    Lines end at "\\n"; every "\\r" is dropped, as TensorFlow reads lines. The files (a
+    string tensor or a dataset of scalar strings) are read one after another, or
+    `num_parallel_reads` at a time, a line from each in turn. An unsupported compression_type
+    (TF's are "", "GZIP" and "ZLIB") fails each file when it is read (InvalidArgumentError).
+    """
 
     _kind = "text_line"
 
 
-class TFRecordDataset(_FileDataset):
-    """The records of TFRecord files (compression_type "", "GZIP" or "ZLIB")."""
+class TFRecordDataset(FileRecordDataset):
+    """The records of TFRecord files (compression_type "", "GZIP" or "ZLIB"; any other is
+    logged and the files read uncompressed, as TensorFlow does), read one file after another
+    or `num_parallel_reads` files at a time, a record from each in turn."""
 
     _kind = "tfrecord"
 

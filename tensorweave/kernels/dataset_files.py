@@ -51,11 +51,13 @@ def file_bytes(name, compression: str) -> bytes:
 
 
 def text_lines(name, compression: str):
-    """The lines of a text file without their line terminators (\\n or \\r\\n)."""
-    lines = file_bytes(name, compression).split(b"\n")
+    """The lines of a text file, as TF's TextLineDataset reads them (BufferedInputStream's
+    ReadLine): split at "\\n", every "\\r" dropped wherever it is, and text after the last
+    "\\n" a line only if something but "\\r" is left of it ("a\\rb\\r\\n\\r" -> [b"ab"])."""
+    lines = file_bytes(name, compression).replace(b"\r", b"").split(b"\n")
     if lines[-1] == b"":
         lines.pop()
-    return [line[:-1] if line.endswith(b"\r") else line for line in lines]
+    return lines
 
 
 def tf_records(name, compression: str):

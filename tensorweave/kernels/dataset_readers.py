@@ -1,10 +1,16 @@
-"""Runtime nodes of the CSV and fixed-length-record file datasets (data/readers.py).
+"""Runtime nodes of the file datasets (data/readers.py): CSV, text, TFRecord, fixed-length.
 
 Each file is read and decoded whole, then parsed a column at a time with NumPy: a CSV file's
 fields are split by Python's csv module (TensorFlow's quoting rules: RFC 4180 quotes, doubled
 quotes inside them), each selected column becomes one array converted in one `astype`; a
 fixed-length file's body is cut into records by slicing. As in TensorFlow, the records before
 a bad one are yielded before its error is raised.
+
+A per-file node reads one file name (args[0]) with the compression type of args[1], a run-time
+string as in TensorFlow, where the Python classes flat_map or interleave these nodes over the
+file names. Its compression type is checked when the node is made (TF's MakeDataset), so an
+unsupported one fails each file's dataset in turn: the text and fixed-length readers with
+InvalidArgumentError, while the TFRecord reader logs an error and reads the file uncompressed.
 """
 from __future__ import annotations
 
@@ -17,9 +23,11 @@ from tensorweave.framework import errors
 from tensorweave.framework.errors import invalid_argument
 from tensorweave.kernels import dataset_files, dataset_runtime
 from tensorweave.kernels.dataset_runtime import Node
+from tensorweave.platform import tf_logging
 
 _NUMPY = {"int32": np.int32, "int64": np.int64, "float32": np.float32,
           "float64": np.float64}
+_COMPRESSIONS = ("", "GZIP", "ZLIB")   # TF's names, case-sensitive: "gzip" is unsupported
 
 
 class _Csv(Node):
@@ -30,6 +38,9 @@ class _Csv(Node):
         self.files = np.ravel(args[spec["args"][0]])
         self.defaults = [np.asarray(args[i]) for i in spec["args"][1:]]
         self.spec = spec
+        if spec["compression"] not in _COMPRESSIONS:
+            # TF's CSVDatasetV2 checks it when the iterator is made, files or not.
+            raise invalid_argument(f"Unsupported compression_type: {spec['compression']}.")
         select = spec["select_cols"]
         if select is not None:
             if any(b <= a for a, b in zip(select, select[1:])) or (select and select[0] < 0):
@@ -136,30 +147,76 @@ def _parses(field: str, dtype) -> bool:
         return False
 
 
-class _FixedLength(Node):
+class _FileRecords(Node):
+    """The records of one file: args are its name and compression type, both scalars."""
+
     def __init__(self, spec, args, functions):
-        self.files = np.ravel(args[spec["args"][0]])
+        self.name = np.asarray(args[spec["args"][0]]).item()
+        compression = np.asarray(args[spec["args"][1]]).item()
+        self.compression = compression.decode() if isinstance(compression, bytes) \
+            else str(compression)
         self.spec = spec
+        if self.compression not in _COMPRESSIONS:
+            self.unsupported_compression()
+
+    def unsupported_compression(self) -> None:
+        raise invalid_argument("Unsupported compression_type.")
+
+    def records(self):
+        raise NotImplementedError
 
     def __iter__(self):
-        spec = self.spec
-        size, header, footer = spec["record_bytes"], spec["header_bytes"], spec["footer_bytes"]
-        if size <= 0:
+        for record in self.records():
+            yield (np.array(record, dtype=object),)
+
+
+class _TextLine(_FileRecords):
+    def records(self):
+        return dataset_files.text_lines(self.name, self.compression)
+
+
+class _TFRecord(_FileRecords):
+    def unsupported_compression(self) -> None:
+        # TF's RecordReaderOptions: an unknown type is logged and the file read uncompressed.
+        tf_logging.error("Unsupported compression_type:%s. No compression will be used.",
+                         self.compression)
+        self.compression = ""
+
+    def records(self):
+        return dataset_files.tf_records(self.name, self.compression)
+
+
+class _FixedLength(_FileRecords):
+    def __init__(self, spec, args, functions):
+        super().__init__(spec, args, functions)
+        if spec["record_bytes"] <= 0:
             raise invalid_argument("`record_bytes` must be > 0")
-        for name in self.files:
-            data = dataset_files.file_bytes(name, spec["compression"])
-            body = data[header:max(header, len(data) - footer)]
-            n, extra = divmod(len(body), size)
-            message = (f"Excluding the header ({header} bytes) and footer ({footer} bytes), "
-                       f'input file "{dataset_files.path(name)}" has body length '
-                       f"{len(body)} bytes, which is not an exact multiple of the record "
-                       f"length ({size} bytes).")
-            if extra and not spec["compression"]:
-                raise invalid_argument(message)
-            for i in range(0, n * size, size):
-                yield (np.array(body[i:i + size], dtype=object),)
-            if extra:
-                raise errors.DataLossError(None, None, message)
+
+    def records(self):
+        spec, name = self.spec, self.name
+        size, header, footer = spec["record_bytes"], spec["header_bytes"], spec["footer_bytes"]
+        data = dataset_files.file_bytes(name, self.compression)
+        body = data[header:max(header, len(data) - footer)]
+        n, extra = divmod(len(body), size)
+        message = (f"Excluding the header ({header} bytes) and footer ({footer} bytes), "
+                   f'input file "{dataset_files.path(name)}" has body length '
+                   f"{len(body)} bytes, which is not an exact multiple of the record "
+                   f"length ({size} bytes).")
+        if extra and not self.compression:
+            raise invalid_argument(message)
+        for i in range(0, n * size, size):
+            yield body[i:i + size]
+        if extra:
+            raise errors.DataLossError(None, None, message)
 
 
-dataset_runtime.register_nodes({"csv": _Csv, "fixed_length": _FixedLength})
+class _Refused(Node):
+    """A dataset TensorFlow refuses when its iterator is made (a reader's `num_parallel_reads`
+    that is neither positive nor AUTOTUNE): the error is raised then, not when it is built."""
+
+    def __init__(self, spec, args, functions):
+        raise invalid_argument(spec["message"])
+
+
+dataset_runtime.register_nodes({"csv": _Csv, "text_line": _TextLine, "tfrecord": _TFRecord,
+                                "fixed_length": _FixedLength, "refused": _Refused})

@@ -99,11 +99,12 @@ def _stack_column(column, k: int):
             f"{list(np.shape(column[i]))}.") from None
 
 
-def stack_with_sparse(elements, starts):
+def stack_with_sparse(elements, starts, row_shapes: bool = False):
     """One batch of elements with SparseTensor components (indices, values, dense_shape at
     each position of `starts`): as TensorFlow batches them, one SparseTensor whose indices
     are each element's with its batch position in front, whose values follow in order, and
-    whose dense shape is the batch size and then each dimension's largest."""
+    whose dense shape is the batch size and then each dimension's largest (with `row_shapes`,
+    as a window travels: the elements' dense shapes stacked instead)."""
     out, k, width = [], 0, len(elements[0])
     starts = set(starts)
     while k < width:
@@ -121,7 +122,8 @@ def stack_with_sparse(elements, starts):
                                for i, ix in enumerate(indices)])
         out.append(np.concatenate([rows, np.concatenate(indices)], axis=1))
         out.append(np.concatenate([np.asarray(e[k + 1]) for e in elements]))
-        out.append(np.concatenate([[len(elements)], np.max(shapes, axis=0)]).astype(np.int64))
+        out.append(np.stack(shapes) if row_shapes else
+                   np.concatenate([[len(elements)], np.max(shapes, axis=0)]).astype(np.int64))
         k += 3
     return tuple(out)
 
@@ -635,8 +637,13 @@ class _SparseSlices(Node):
     def __init__(self, spec, args, functions):
         self.values = [args[i] for i in spec["args"]]
         self.starts = spec["sparse"]
+        self.row_shapes = spec.get("row_shapes", False)
 
     def __iter__(self):
+        if self.row_shapes:   # one window's SparseTensors (data/dataset_ops.py DatasetSpec)
+            indices, values, shapes = (np.asarray(v) for v in self.values)
+            return ((indices[indices[:, 0] == i, 1:], values[indices[:, 0] == i], shape)
+                    for i, shape in enumerate(shapes))
         return rows_of(self.values, self.starts, "Dimension 0 in both shapes must be equal: "
                                                   "the components of from_tensor_slices have "
                                                   "different sizes")
@@ -712,7 +719,9 @@ class _Window(UnaryNode):
             window = list(itertools.islice(ahead, 0, span, stride))
             if len(window) < size and self.spec["drop_remainder"]:
                 return
-            yield next((e for e in window if type(e) is ElementError), None) or stack(window)
+            starts = self.spec.get("sparse")
+            yield next((e for e in window if type(e) is ElementError), None) or (
+                stack_with_sparse(window, starts, row_shapes=True) if starts else stack(window))
             skip = shift
             while skip and ahead:
                 ahead.popleft()
@@ -749,28 +758,10 @@ class _Cache(UnaryNode):
             dataset_files.write_cache(self.filename, recorded)
 
 
-class _TextLine(Node):
-    def __init__(self, spec, args, functions):
-        self.files, self.compression = args[spec["args"][0]], spec["compression"]
-
-    def __iter__(self):
-        for name in np.ravel(self.files):
-            for line in dataset_files.text_lines(name, self.compression):
-                yield (np.array(line, dtype=object),)
-
-
-class _TFRecord(_TextLine):
-    def __iter__(self):
-        for name in np.ravel(self.files):
-            for record in dataset_files.tf_records(name, self.compression):
-                yield (np.array(record, dtype=object),)
-
-
 _NODES = {
     "tensors": _Tensors, "slices": _Slices, "sparse_slices": _SparseSlices, "range": _Range,
     "generator": _Generator,
     "zip": _Zip, "concatenate": _Concatenate, "map": MapNode, "filter": FilterNode,
     "interleave": _Interleave, "batch": _Batch, "padded_batch": _PaddedBatch,
-    "unbatch": _Unbatch, "window": _Window, "cache": _Cache, "text_line": _TextLine,
-    "tfrecord": _TFRecord,
+    "unbatch": _Unbatch, "window": _Window, "cache": _Cache,
 }

@@ -50,12 +50,14 @@ def decompress(data: bytes, kind: str) -> bytes:
 
 @kernel("MatchingFiles")
 def _matching_files(ctx, pattern):
-    """Per pattern its sorted matches (TF's glob matches dot files too), concatenated."""
+    """The matches of all the patterns, sorted together as bytes (TF sorts the combined list,
+    so [g*, f*] gives f0 f1 g0; a file two patterns match appears twice). TF's glob matches
+    dot files too."""
     names = []
     for p in np.asarray(pattern, dtype=object).reshape(-1):
-        names.extend(sorted(glob.glob(_as_bytes(p).decode(), include_hidden=True)))
+        names.extend(n.encode() for n in glob.glob(_as_bytes(p).decode(), include_hidden=True))
     out = np.empty(len(names), dtype=object)
-    out[:] = [n.encode() for n in names]
+    out[:] = sorted(names)
     return out
 
 

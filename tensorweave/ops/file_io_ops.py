@@ -55,8 +55,8 @@ def matching_files(pattern, name=None):
       name: a name for the operation (optional).
 
     Returns:
-      A 1-D string tensor: each pattern's matches in sorted order, concatenated (empty when
-      nothing matches).
+      A 1-D string tensor: the matches of all the patterns, sorted together (a file that
+      several patterns match appears once per pattern; empty when nothing matches).
 
     Raises:
       ValueError: if `pattern` has rank greater than 1.

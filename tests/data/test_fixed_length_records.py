@@ -71,8 +71,10 @@ def test_errors(tmp_path):
         drain(tf.data.FixedLengthRecordDataset(path + ".missing", 3))
     with pytest.raises(tf.errors.DataLossError, match="not a valid GZIP stream"):
         drain(tf.data.FixedLengthRecordDataset(path, 3, compression_type="GZIP"))
-    with pytest.raises(ValueError, match="Not a valid compression_type"):
-        tf.data.FixedLengthRecordDataset(path, 3, compression_type="BZ2")
+    # TF 2.21 refuses it when each file's dataset is made, at run time.
+    dataset = tf.data.FixedLengthRecordDataset(path, 3, compression_type="BZ2")
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"^Unsupported compression_type\."):
+        drain(dataset)
 
 
 def test_cardinality_is_unknown(tmp_path):
