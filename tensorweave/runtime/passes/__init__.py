@@ -59,7 +59,7 @@ class PassInfo:
 _PASSES: list[PassInfo] = []
 _LOADED = False
 # The modules that register the built-in passes (imported on first use, after the ops).
-_BUILTIN = ("fed_shapes", "dependency", "iterator_shapes", "constant_folding",
+_BUILTIN = ("fed_shapes", "dependency", "canonical_inputs", "iterator_shapes", "constant_folding",
             "constant_push_down", "arithmetic", "cse", "layout", "remapper", "pool_grad_fusion",
             "update_fusion", "sum_update_fusion", "bias_grad_fusion", "elementwise_fusion",
             "memory")

@@ -25,18 +25,21 @@ exactly when TF's does: with Grappler's `constant_folding` on (options.py), what
              float32, (x * 10) * 0.1 is inf for x = 3e38 and x * 1.0 is 3e38. Not for float16
              and bfloat16, which TF leaves alone.
 
-TF also pushes a constant into a chain whose other leaf is not constant (c + (x - y) ->
-x + (c - y)); that canonicalization is not followed here.
+  c ∘ (x • y) -> x ∘' (c •' y)   both leaves not constant (c + (x - y) -> x + (c - y),
+             c * (x * y) -> x * (c * y)): TF's canonical form, which rounds differently, so it
+             is followed where TF does it: the chain read only by this node and not fetched,
+             c no larger than y, same device; sub/div forms for floats only.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from tensorweave.framework import dtypes as _dtypes
+from tensorweave.framework.shape_fns import broadcast_shapes
 from tensorweave.runtime.passes import register_pass
 from tensorweave.runtime.passes.arithmetic import const_operand, finite, new_const, rebuild
 from tensorweave.runtime.passes.options import CONSTANT_PUSH_DOWN, PassOptions
-from tensorweave.runtime.passes.rewrite import Editor, is_pure
+from tensorweave.runtime.passes.rewrite import Editor, is_pure, make_node
 
 _ADD = frozenset({"Add", "AddV2"})
 _HALF_WIDTH = (_dtypes.float16, _dtypes.bfloat16)
@@ -63,8 +66,79 @@ def push_down_constants(graph, options: PassOptions | None = None):
 def _chain(op: str):
     def rule(ed: Editor, node) -> bool:
         found = const_operand(ed, node)
-        return found is not None and _hoist(ed, node, found[0], found[1], op or node.op)
+        return found is not None and (_hoist(ed, node, found[0], found[1], op or node.op) or
+                                      _push_down(ed, node))
     return rule
+
+
+def _quotient(ed: Editor, node) -> bool:
+    return _div(ed, node) or (node.op == "Div" and _push_down(ed, node))
+
+
+# TF's IsAdd/IsSub/IsMul/IsDiv: a RealDiv is none of them (by a constant it became a Mul).
+_FAMILY = {"Add": "+", "AddV2": "+", "Sub": "-", "Mul": "*", "Div": "/"}
+
+
+def _push_down(ed: Editor, node) -> bool:
+    """TF's ConstantPushDown where the chain's other leaf is not constant: c ∘ (x • y) is
+    rebuilt as x ∘' (c •' y) (each op an add or sub, or a mul or div, as the signs need), so
+    that the constant meets y, TF's canonical form. x is the chain's first input (second if
+    the first is constant): with canonical_inputs.py, the smaller of TF's input names."""
+    parent = _FAMILY.get(node.op)
+    dtype = node.output_dtypes[0].base_dtype
+    a, b = node.inputs
+    c_index = 0 if ed.const_value(a) is not None else 1
+    c, op_in = node.inputs[c_index], node.inputs[1 - c_index]
+    child = ed.producer(op_in)
+    kind = _FAMILY.get(child.op)
+    if parent is None or kind is None or (parent in "+-") != (kind in "+-") or \
+            dtype in _HALF_WIDTH or len(child.inputs) != 2 or not is_pure(child) or \
+            ed.is_preserved(child.name) or len(ed.readers.get(op_in, ())) != 1 or \
+            child.output_dtypes[0] != node.output_dtypes[0]:
+        return False
+    left, right = child.inputs
+    left_const, right_const = ed.const_value(left) is not None, ed.const_value(right) is not None
+    if left_const or right_const:
+        return False    # a constant leaf: _hoist combines the constants (or declined to)
+    symmetric, child_symmetric = parent in "+*", kind in "+*"
+    if not (symmetric and child_symmetric) and not (dtype.is_floating or dtype.is_complex):
+        return False
+    if any(ed.producer(t).device != node.device for t in (c, left, right)):
+        return False
+    if not _fits(ed.producer(c).output_shapes[c[1]], ed.producer(right).output_shapes[right[1]]):
+        return False
+    x, y = left, right
+    sym, nonsym = ("AddV2", "Sub") if parent in "+-" else ("Mul", "Div")
+    if symmetric and child_symmetric:
+        node_op, node_in, child_op, child_in = node.op, [x, op_in], child.op, [c, y]
+    else:
+        # TF's sign bookkeeping: which of c, x, y end up subtracted (or divided by).
+        c_first = c_index == 0
+        neg_c = not symmetric and not c_first
+        neg_x = c_first and not symmetric
+        neg_y = (not child_symmetric) != (not symmetric and c_first)
+        node_op = nonsym if neg_x or (neg_c and neg_y) else sym
+        node_in = [op_in, x] if neg_x else [x, op_in]
+        child_op = nonsym if neg_c != neg_y else sym
+        child_in = [y, c] if neg_c else [c, y]
+    child_shape = broadcast_shapes(ed.producer(child_in[0]).output_shapes[child_in[0][1]],
+                                   ed.producer(child_in[1]).output_shapes[child_in[1][1]])
+    new_child = make_node(child.name, child_op, {"T": dtype}, child_in, child, ed.graph,
+                          child.output_dtypes, [child_shape], child.control_inputs)
+    ed.substitute(child, new_child, "push_down", "constant pushed into the chain")
+    return rebuild(ed, node, node_op, node_in, "push_down", "c ∘ (x • y) -> x ∘' (c •' y)")
+
+
+def _fits(c_shape, y_shape) -> bool:
+    """TF's check that c ∘ y is no larger than y: fewer elements, and no leading dimension of
+    c larger than y's (both compared where known)."""
+    if c_shape.is_fully_defined() and y_shape.is_fully_defined() and \
+            c_shape.num_elements() > y_shape.num_elements():
+        return False
+    if c_shape.ndims is None or y_shape.ndims is None or c_shape.ndims == 0:
+        return True
+    return all(yd is None or cd is None or cd <= yd
+               for cd, yd in zip(c_shape.as_list(), y_shape.as_list()))
 
 
 def _div(ed: Editor, node) -> bool:
@@ -131,4 +205,4 @@ def _hoist(ed: Editor, node, x, c2, op: str) -> bool:
 
 
 _RULES = {"Mul": _chain("Mul"), "Add": _chain(""), "AddV2": _chain(""), "Sub": _chain("Sub"),
-          "RealDiv": _div, "Div": _div}
+          "RealDiv": _div, "Div": _quotient}

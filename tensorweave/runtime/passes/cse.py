@@ -24,7 +24,7 @@ from tensorweave.runtime.passes.rewrite import Editor, is_pure
 _MAX_CONST_BYTES = 1 << 16
 
 
-@register_pass("common_subgraph_elimination", order=40, toggle=CSE, group="main")
+@register_pass("common_subgraph_elimination", order=13, toggle=CSE, group="main")
 def eliminate_common_subexpressions(graph, options: PassOptions | None = None):
     """Merges identical pure nodes; see the module docstring."""
     options = options or PassOptions.defaults(graph)

@@ -42,6 +42,8 @@ DEPENDENCY = "dependency_optimization"
 CONSTANT_FOLDING = "constant_folding"
 # Grappler's constant-folding algebra, on with its constant folding only (not the old optimizer's).
 CONSTANT_PUSH_DOWN = "constant_push_down"
+# Grappler's canonical order of commutative inputs, on with its subgraph elimination only.
+COMMUTATIVE_ORDER = "canonical_inputs"
 ARITHMETIC = "arithmetic_optimization"
 CSE = "common_subgraph_elimination"
 LAYOUT = "layout_optimizer"
@@ -51,7 +53,7 @@ MEMORY = "memory_optimization"
 # others' assumptions true, such as shapes that hold under this run's feeds).
 ANY = "any"
 SWITCHES = (MODEL_PRUNING, DEPENDENCY, CONSTANT_FOLDING, CONSTANT_PUSH_DOWN, ARITHMETIC, CSE,
-            LAYOUT, REMAPPING, MEMORY)
+            COMMUTATIVE_ORDER, LAYOUT, REMAPPING, MEMORY)
 _TOGGLE_FIELDS = (DEPENDENCY, CONSTANT_FOLDING, ARITHMETIC, CSE, LAYOUT, REMAPPING)
 
 DEFAULT_MAX_FOLDED_BYTES = 10 << 20
@@ -173,10 +175,18 @@ class PassOptions:
             switches.clear()
         for name in os.environ.get("TW_PASSES_OFF", "").split(","):
             switches.discard(name.strip())
-        if CONSTANT_FOLDING not in switches:
-            switches.discard(CONSTANT_PUSH_DOWN)
+        _drop_orphans(switches)
         return cls(switches, targets_of(graph) if graph is not None else (),
                    aggressive=aggressive, **kwargs)
+
+
+def _drop_orphans(switches: set) -> None:
+    """Grappler's parts of a switch go with it: the push-down with constant folding, the input
+    order with subgraph elimination."""
+    if CONSTANT_FOLDING not in switches:
+        switches.discard(CONSTANT_PUSH_DOWN)
+    if CSE not in switches:
+        switches.discard(COMMUTATIVE_ORDER)
 
 
 def _grappler_switches(rw, aggressive: set) -> set:
@@ -191,8 +201,7 @@ def _grappler_switches(rw, aggressive: set) -> set:
             switches.discard(field)
         elif value == _AGGRESSIVE:
             aggressive.add(field)
-    if CONSTANT_FOLDING not in switches:
-        switches.discard(CONSTANT_PUSH_DOWN)
+    _drop_orphans(switches)
     if rw.disable_model_pruning:
         switches.discard(MODEL_PRUNING)
     if rw.memory_optimization == _NO_MEM_OPT:

@@ -147,6 +147,38 @@ def test_constant_folding_owns_the_algebra_as_in_tensorflow(settings, rewritten)
     assert not np.array_equal(want[0], ((values + f(1.1)) + f(2.2)) + f(3.3)) or not rewritten
 
 
+def test_constants_are_pushed_into_chains_of_fed_tensors_as_in_tensorflow():
+    """TF 2.21's results for chains whose leaves are both fed (or computed): the constant is
+    pushed next to the leaf with the larger input name (canonical_inputs.py), unless the chain
+    has other readers (subgraph elimination merged the three (ra + b) first, so it is left
+    alone). Each case names the expression TF's value equals bit for bit."""
+    rng = np.random.RandomState(0)
+    av = rng.randn(1000).astype(np.float32) * 3
+    bv = rng.randn(1000).astype(np.float32) * 1e-3
+    ra_v, rb_v, c = np.maximum(av, 0), np.maximum(bv, 0), np.float32(1.1)
+    a = tf.placeholder(tf.float32, [1000])      # "Placeholder" < "Placeholder_1" < "Relu"
+    b = tf.placeholder(tf.float32, [1000])
+    ra, rb = tf.nn.relu(a), tf.nn.relu(b)
+    cases = {   # built: (tensor, TF's value)
+        "(ra+b)+c": ((ra + b) + 1.1, (ra_v + bv) + c),      # (ra + b) has three readers
+        "(a+rb)+c": ((a + rb) + 1.1, av + (c + rb_v)),
+        "(ra+rb)+c": ((ra + rb) + 1.1, ra_v + (c + rb_v)),
+        "(a+b)+c": ((a + b) + 1.1, av + (c + bv)),
+        "(ra-b)+c": ((ra - b) + 1.1, ra_v + (c - bv)),
+        "(a-b)+c": ((a - b) + 1.1, av + (c - bv)),
+        "(ra*b)*c": ((ra * b) * 1.1, bv * (c * ra_v)),      # b's name sorts first
+        "(a*b)*c": ((a * b) * 1.1, av * (c * bv)),
+        "c+(ra+b)": (1.1 + (ra + b), (ra_v + bv) + c),
+        "(ra+b)-c": ((ra + b) - 1.1, (ra_v + bv) - c),
+    }
+    with tf.Session() as sess:
+        got = sess.run({k: t for k, (t, _) in cases.items()}, {a: av, b: bv})
+    for name, (_, want) in cases.items():
+        np.testing.assert_array_equal(got[name], want, err_msg=name)
+    plain = {"(a+b)+c": (av + bv) + c, "(ra*b)*c": (ra_v * bv) * c, "(a-b)+c": (av - bv) + c}
+    assert all(not np.array_equal(cases[k][1], v) for k, v in plain.items())   # visible
+
+
 def test_half_precision_chains_keep_their_order(pt):
     """TF does not push constants down in float16 or bfloat16."""
     x = tf.placeholder(tf.float16, [8])

@@ -9,10 +9,11 @@ import tensorweave as tf
 from tensorweave.runtime import passes
 from tensorweave.runtime.passes import options as opt
 
-EXPECTED_ORDER = ["fed_shapes", "model_pruning", "iterator_shapes", "constant_folding",
-                  "constant_push_down", "arithmetic_optimization", "common_subgraph_elimination",
-                  "dependency_optimization", "layout_optimizer", "remapping", "pool_grad_fusion",
-                  "update_fusion", "sum_update_fusion", "bias_grad_fusion", "elementwise_fusion",
+EXPECTED_ORDER = ["fed_shapes", "model_pruning", "canonical_inputs",
+                  "common_subgraph_elimination", "iterator_shapes", "constant_folding",
+                  "constant_push_down", "arithmetic_optimization", "dependency_optimization",
+                  "layout_optimizer", "remapping", "pool_grad_fusion", "update_fusion",
+                  "sum_update_fusion", "bias_grad_fusion", "elementwise_fusion",
                   "memory_optimization"]
 
 
