@@ -105,6 +105,8 @@ def _push_down(ed: Editor, node) -> bool:
         return False
     if any(ed.producer(t).device != node.device for t in (c, left, right)):
         return False
+    if child.name in ed.producer(c).control_inputs:
+        return False    # a constant anchored to the chain's frame (rewrite.Editor.const)
     if not _fits(ed.producer(c).output_shapes[c[1]], ed.producer(right).output_shapes[right[1]]):
         return False
     x, y = left, right

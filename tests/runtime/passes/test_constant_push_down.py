@@ -208,3 +208,15 @@ def test_division_by_zero_or_tiny_constant_is_kept(pt):
     assert pt.ops(graph)["RealDiv"] == 2
 
 
+
+
+def test_a_constant_anchored_to_the_chain_is_not_pushed_into_it():
+    """In a graph with control flow a new constant waits on its node's first input (here the
+    product the AddN's two equal terms became): pushing it into that input would make a cycle."""
+    x = tf.Variable(2.0, name="x")
+    p = tf.placeholder_with_default(True, [], name="p")
+    y = tf.cond(p, lambda: x * x, lambda: x * 3.0, name="c")
+    grad = tf.gradients(y, x)[0]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert sess.run([y, grad]) == [4.0, 4.0]
