@@ -145,11 +145,17 @@ def sparse_starts(structure) -> list[int]:
 
 class DatasetSpec:
     """The static type of an element component that is itself a dataset (what `window` makes):
-    the spec of that dataset's elements. Reported as-is by output_types/shapes/classes."""
+    the spec of that dataset's elements. Reported as-is by output_types/shapes/classes.
+
+    A window travels stacked (`component_specs()`): a tensor as its elements stacked along a
+    new first dimension; a SparseTensor as the indices of all its elements, each with its
+    position in the window in front, their values, and their dense shapes stacked, so each
+    keeps its own. `from_components` makes the dataset of those elements again.
+    """
 
     __slots__ = ("element_spec",)
 
-    def __init__(self, element_spec: TensorSpec):
+    def __init__(self, element_spec: TensorSpec | SparseTensorSpec):
         self.element_spec = element_spec
 
     def __eq__(self, other):
@@ -160,15 +166,20 @@ class DatasetSpec:
     def __repr__(self):
         return f"DatasetSpec({self.element_spec!r}, TensorShape([]))"
 
-    def placeholder_spec(self) -> TensorSpec:
-        """How the runtime passes one such component: its elements stacked along a new first
-        dimension."""
+    def component_specs(self) -> list[TensorSpec]:
+        """The tensors one such component travels as (see the class docstring)."""
         spec = self.element_spec
-        return TensorSpec(_ts.TensorShape([None]).concatenate(spec.shape), spec.dtype)
+        if isinstance(spec, SparseTensorSpec):
+            rank = spec.shape.ndims
+            return [TensorSpec([None, None if rank is None else rank + 1], _dtypes.int64),
+                    TensorSpec([None], spec.dtype), TensorSpec([None, rank], _dtypes.int64)]
+        return [TensorSpec(_ts.TensorShape([None]).concatenate(spec.shape), spec.dtype)]
 
-    def from_stacked(self, tensor: Tensor) -> Dataset:
-        """The dataset a traced function sees for the stacked component `tensor`."""
-        return Dataset.from_tensor_slices(tensor)
+    def from_components(self, tensors) -> Dataset:
+        """The dataset a traced function sees for the stacked window `tensors`."""
+        if isinstance(self.element_spec, SparseTensorSpec):
+            return _SparseWindowSlices(self.element_spec, tensors)
+        return Dataset.from_tensor_slices(tensors[0])
 
 
 def tensor_structure(dataset, what: str):
@@ -276,14 +287,15 @@ def merge_specs(a, b):
 
 def _leaf_kind(spec):
     if isinstance(spec, DatasetSpec):
-        return "dataset", spec.element_spec.dtype
-    return "tensor", spec.dtype
+        return "dataset", _leaf_kind(spec.element_spec)
+    return type(spec), spec.dtype
 
 
 def _merge_leaf(x, y):
+    """A TensorSpec or SparseTensorSpec (of a relaxed shape), or a DatasetSpec of one."""
     if isinstance(x, DatasetSpec):
         return DatasetSpec(_merge_leaf(x.element_spec, y.element_spec))
-    return TensorSpec(x.shape.most_specific_compatible_shape(y.shape), x.dtype)
+    return type(x)(x.shape.most_specific_compatible_shape(y.shape), x.dtype)
 
 
 class Dataset(StructuredOutputs, DatasetMethods):
@@ -357,7 +369,7 @@ class Dataset(StructuredOutputs, DatasetMethods):
         elif output_types is None:
             raise TypeError("To specify the output signature you need to provide either the "
                             "`output_signature` argument or the `output_types` argument.")
-        return GeneratorDataset(generator, output_types, output_shapes, args)
+        return GeneratorDataset(generator, output_types, output_shapes, args, output_signature)
 
     @staticmethod
     def range(*args, **kwargs):
@@ -469,6 +481,11 @@ class Dataset(StructuredOutputs, DatasetMethods):
 
     def apply(self, transformation_func):
         return transformation_func(self)
+
+    def __iter__(self):
+        """Python iteration is TensorFlow's in eager mode or a tf.function only."""
+        raise RuntimeError("`tf.data.Dataset` only supports Python-style iteration in eager "
+                           "mode or within tf.function.")
 
     def as_numpy_iterator(self):
         """Eager-only in TensorFlow; graph-mode programs read elements through an iterator."""
@@ -627,28 +644,48 @@ class _Batch(UnaryDataset):
 
 class _Window(UnaryDataset):
     def __init__(self, input_dataset, size, shift, stride, drop_remainder):
-        # Windows travel stacked, which SparseTensors cannot: refused (TensorFlow has them).
-        structure = dense_structure(input_dataset, "window")
+        structure = tensor_structure(input_dataset, "window")
         self._args = [int64_arg(size, "size"), int64_arg(size if shift is None else shift,
                                                            "shift"), int64_arg(stride, "stride")]
         self._drop = bool(drop_remainder)
         super().__init__(input_dataset, nest.map_structure(DatasetSpec, structure))
 
     def _dataset_spec(self, builder):
+        sparse = sparse_starts(self._input._structure)
         return self._spec(builder, "window", args=builder.args(self._args),
-                          drop_remainder=self._drop)
+                          drop_remainder=self._drop, **({"sparse": sparse} if sparse else {}))
+
+
+class _SparseWindowSlices(Dataset):
+    """The SparseTensors of one window (DatasetSpec.component_specs): row i of the indices
+    and values, with the i-th dense shape."""
+
+    def __init__(self, spec: SparseTensorSpec, tensors):
+        self._tensors, self._structure = list(tensors), spec
+
+    def _dataset_spec(self, builder):
+        return {"kind": "sparse_slices", "args": builder.args(self._tensors), "sparse": [0],
+                "row_shapes": True}
 
 
 class _Shuffle(UnaryDataset):
     def __init__(self, input_dataset, buffer_size, seed, reshuffle):
         self._size = int64_arg(buffer_size, "buffer_size")
+        self._seed2 = None
+        if isinstance(seed, Tensor):
+            # TensorFlow's get_seed: a tensor op seed taken modulo 2**31 - 1 in the graph (an
+            # int64 one: others fail as there), beside the graph seed; the kernel turns (0, 0)
+            # into (0, 2**31 - 1) as TF's `where` does.
+            self._seed2 = convert_to_tensor(seed % (2**31 - 1), dtype=_dtypes.int64)
+            seed = 0
         seeds = random_seed.get_seed(seed)
         self._seeds = None if seeds[0] is None else list(seeds)
         self._reshuffle = True if reshuffle is None else bool(reshuffle)
         super().__init__(input_dataset)
 
     def _dataset_spec(self, builder):
-        return self._spec(builder, "shuffle", args=[builder.arg(self._size)],
+        seed2 = [] if self._seed2 is None else [self._seed2]
+        return self._spec(builder, "shuffle", args=builder.args([self._size] + seed2),
                           seeds=self._seeds, reshuffle=self._reshuffle)
 
 

@@ -132,26 +132,24 @@ def trace(fn, structure, outer: Graph, name: str) -> TracedFunction:
     """Calls `fn` on placeholders matching `structure` (nested TensorSpecs) in a FuncGraph.
 
     A tuple element is passed as separate arguments, anything else as one, as tf.data does.
-    A component that is a dataset (a DatasetSpec: a window) arrives stacked in one placeholder
-    and is passed to `fn` as the dataset of its slices; a SparseTensor component arrives as
-    its three tensors and is passed as a SparseTensor. A list the function returns is taken as
-    a tuple (its items may differ in dtype and shape), as tf.data does at the top level only:
-    a list inside the result stays one tensor.
+    A component of a composite spec (`component_specs()`) arrives as its tensors and is passed
+    as what its `from_components` makes: a SparseTensor's three tensors as a SparseTensor, a
+    window (a DatasetSpec) stacked as the dataset of its elements. A list the function returns
+    is taken as a tuple (its items may differ in dtype and shape), as tf.data does at the top
+    level only: a list inside the result stays one tensor.
     """
     graph = FuncGraph(outer, name)
     with graph.as_default():
         flat, values = [], []
         for s in nest.flatten(structure):
-            if hasattr(s, "component_specs"):   # a SparseTensorSpec: its three tensors
+            if hasattr(s, "component_specs"):   # a SparseTensorSpec or a DatasetSpec
                 parts = [placeholder(c.dtype, c.shape, name=f"arg{len(flat) + k}")
                          for k, c in enumerate(s.component_specs())]
                 flat.extend(parts)
                 values.append(s.from_components(parts))
                 continue
-            stacked = hasattr(s, "from_stacked")   # a DatasetSpec (dataset_ops imports us)
-            arg = s.placeholder_spec() if stacked else s
-            flat.append(placeholder(arg.dtype, arg.shape, name=f"arg{len(flat)}"))
-            values.append(s.from_stacked(flat[-1]) if stacked else flat[-1])
+            flat.append(placeholder(s.dtype, s.shape, name=f"arg{len(flat)}"))
+            values.append(flat[-1])
         element = nest.pack(structure, values)
         if isinstance(element, tuple) and not hasattr(element, "_fields"):
             result = fn(*element)

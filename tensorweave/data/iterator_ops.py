@@ -12,6 +12,7 @@ from __future__ import annotations
 from tensorweave.data import nest
 from tensorweave.data.dataset_ops import (
     Dataset,
+    SparseTensorSpec,
     StructuredOutputs,
     TensorSpec,
     flat_specs,
@@ -21,9 +22,11 @@ from tensorweave.data.dataset_ops import (
 )
 from tensorweave.data.optional import Optional
 from tensorweave.framework import dtypes as _dtypes
+from tensorweave.framework import random_seed
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.ops import data_ops, optional_ops
 
 __all__ = ["Iterator", "make_one_shot_iterator", "make_initializable_iterator",
@@ -35,14 +38,35 @@ def _flat_signature(structure):
     return [s.dtype for s in flat], [s.shape for s in flat]
 
 
-def _structure_of(output_types, output_shapes):
+def _structure_of(output_types, output_shapes, output_classes):
+    """TensorFlow's `convert_legacy_structure`: a TensorSpec or SparseTensorSpec per class (a
+    Tensor when `output_classes` is None); as there, the flat lists are zipped and the specs
+    packed as `output_classes` nests."""
     types = nest.map_structure(_dtypes.as_dtype, output_types)
     if output_shapes is None:
         shapes = [_ts.unknown_shape()] * len(nest.flatten(types))
     else:
         from tensorweave.data.batching import shape_leaves
         shapes = shape_leaves(types, output_shapes)
-    return nest.pack(types, [TensorSpec(s, t) for t, s in zip(nest.flatten(types), shapes)])
+    if output_classes is None:
+        output_classes = nest.map_structure(lambda _: Tensor, types)
+    specs = [_spec_of_class(c, s, t) for t, s, c in
+             zip(nest.flatten(types), shapes, nest.flatten(output_classes))]
+    return nest.pack(output_classes, specs)
+
+
+def _spec_of_class(output_class, shape, dtype):
+    if isinstance(output_class, (TensorSpec, SparseTensorSpec)):
+        return output_class
+    if isinstance(output_class, type) and issubclass(output_class, SparseTensor):
+        return SparseTensorSpec(shape, dtype)
+    if isinstance(output_class, type) and issubclass(output_class, Tensor):
+        return TensorSpec(shape, dtype)
+    raise TypeError(f"Could not build a structure for output class "
+                    f"{getattr(output_class, '__name__', output_class)}. Make sure any "
+                    "component class in `output_classes` inherits from one of the following "
+                    "classes: `tf.TypeSpec`, `tf.sparse.SparseTensor`, `tf.Tensor`, "
+                    "`tf.TensorArray`.")
 
 
 class Iterator(StructuredOutputs):
@@ -58,8 +82,7 @@ class Iterator(StructuredOutputs):
     def from_structure(output_types, output_shapes=None, shared_name=None,
                        output_classes=None):
         """An uninitialized iterator for datasets of this structure (see make_initializer)."""
-        del output_classes
-        structure = _structure_of(output_types, output_shapes)
+        structure = _structure_of(output_types, output_shapes, output_classes)
         types, shapes = _flat_signature(structure)
         handle = data_ops.iterator_v2(types, shapes, shared_name=shared_name or "")
         return Iterator(handle, None, structure)
@@ -68,8 +91,7 @@ class Iterator(StructuredOutputs):
     def from_string_handle(string_handle, output_types, output_shapes=None,
                            output_classes=None):
         """The iterator whose `string_handle()` value is fed to `string_handle` at run time."""
-        del output_classes
-        structure = _structure_of(output_types, output_shapes)
+        structure = _structure_of(output_types, output_shapes, output_classes)
         types, shapes = _flat_signature(structure)
         handle = data_ops.iterator_from_string_handle(string_handle, types, shapes)
         return Iterator(handle, None, structure)
@@ -84,6 +106,11 @@ class Iterator(StructuredOutputs):
         """An op that (re)starts this iterator on `dataset`."""
         got = _flat_signature(tensor_structure(dataset, "An iterator"))
         want = _flat_signature(self._structure)
+        if nest.same_structure(dataset._structure, self._structure) and any(
+                type(a) is not type(b) for a, b in zip(nest.flatten(self._structure),
+                                                       nest.flatten(dataset._structure))):
+            raise TypeError(f"Expected output classes {self.output_classes!r} but got dataset "
+                            f"with output classes {dataset.output_classes!r}.")
         if not nest.same_structure(dataset._structure, self._structure) or got[0] != want[0]:
             raise TypeError(f"Expected output types {self.output_types} but got dataset with "
                             f"output types {dataset.output_types}.")
@@ -141,6 +168,9 @@ def make_one_shot_iterator(dataset: Dataset) -> Iterator:
     capture by value refuses them."""
     types, shapes = _flat_signature(tensor_structure(dataset, "An iterator"))
     variant, reads = pipeline_tensor(dataset)
+    # TensorFlow takes an op seed here (to seed its dataset factory function), so with a graph
+    # seed every later unseeded random op or shuffle gets the next one: take it as well.
+    random_seed.get_seed(None)
     _check_capturable_by_value(reads)
     handle = data_ops.one_shot_iterator(variant, types, shapes)
     return Iterator(handle, None, dataset._structure)

@@ -1,20 +1,27 @@
 """Nested element structures of tf.data: tuples, namedtuples and dicts of leaves.
 
-As in tf.data, a Python list is a leaf (it becomes one tensor), dict keys are visited in sorted
-order, and `pack` rebuilds a structure from its flat leaves.
+As in tf.data, a Python list is a leaf (it becomes one tensor), so is a SparseTensorValue (a
+namedtuple that stands for one SparseTensor), dict keys are visited in sorted order, and `pack`
+rebuilds a structure from its flat leaves.
 """
 from __future__ import annotations
 
+from tensorweave.framework.sparse_tensor import SparseTensorValue
+
 
 def is_nested(value) -> bool:
-    return isinstance(value, (tuple, dict))
+    return isinstance(value, dict) or _is_tuple(value)
+
+
+def _is_tuple(value) -> bool:
+    return isinstance(value, tuple) and not isinstance(value, SparseTensorValue)
 
 
 def flatten(structure) -> list:
     """The leaves of `structure` in tf.nest order."""
     if isinstance(structure, dict):
         return [leaf for k in sorted(structure) for leaf in flatten(structure[k])]
-    if isinstance(structure, tuple):
+    if _is_tuple(structure):
         return [leaf for item in structure for leaf in flatten(item)]
     return [structure]
 
@@ -35,7 +42,7 @@ def _pack(structure, it):
     if isinstance(structure, dict):
         packed = {k: _pack(structure[k], it) for k in sorted(structure)}
         return type(structure)((k, packed[k]) for k in structure)
-    if isinstance(structure, tuple):
+    if _is_tuple(structure):
         items = [_pack(s, it) for s in structure]
         return type(structure)(*items) if hasattr(structure, "_fields") else tuple(items)
     value = next(it, _END)
@@ -53,8 +60,8 @@ def same_structure(a, b) -> bool:
     if isinstance(a, dict) or isinstance(b, dict):
         return (isinstance(a, dict) and isinstance(b, dict) and sorted(a) == sorted(b)
                 and all(same_structure(a[k], b[k]) for k in a))
-    if isinstance(a, tuple) or isinstance(b, tuple):
-        return (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)
+    if _is_tuple(a) or _is_tuple(b):
+        return (_is_tuple(a) and _is_tuple(b) and len(a) == len(b)
                 and all(same_structure(x, y) for x, y in zip(a, b)))
     return True
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from tensorweave.data import nest
 from tensorweave.data.dataset_ops import (
     Dataset,
+    SparseTensorSpec,
     TensorSpec,
     flat_tensors,
     int64_arg,
@@ -98,8 +99,8 @@ class RangeDataset(Dataset):
 
 
 def signature_types_and_shapes(output_signature, output_types, output_shapes):
-    """from_generator's (output_types, output_shapes) from a structure of TensorSpecs, which
-    may not come with either of them (TensorFlow's TypeErrors)."""
+    """from_generator's (output_types, output_shapes) from a structure of TensorSpecs and
+    SparseTensorSpecs, which may not come with either of them (TensorFlow's TypeErrors)."""
     if output_types is not None:
         raise TypeError("The `output_types` argument can not be used together with the "
                         "`output_signature` argument.")
@@ -107,7 +108,7 @@ def signature_types_and_shapes(output_signature, output_types, output_shapes):
         raise TypeError("The `output_shapes` argument can not be used together with the "
                         "`output_signature` argument.")
     for spec in nest.flatten(output_signature):
-        if not isinstance(spec, TensorSpec):
+        if not isinstance(spec, (TensorSpec, SparseTensorSpec)):
             raise TypeError("`output_signature` must contain objects that are subclass of "
                             f"`tf.TypeSpec` but found {type(spec)} which is not.")
     return (nest.map_structure(lambda s: s.dtype, output_signature),
@@ -115,9 +116,11 @@ def signature_types_and_shapes(output_signature, output_types, output_shapes):
 
 
 class GeneratorDataset(Dataset):
-    """Elements from a Python generator, converted and checked against the declared types."""
+    """Elements from a Python generator, converted and checked against the declared types
+    (SparseTensors where `output_signature` has SparseTensorSpecs)."""
 
-    def __init__(self, generator, output_types, output_shapes=None, args=None):
+    def __init__(self, generator, output_types, output_shapes=None, args=None,
+                 output_signature=None):
         types = nest.map_structure(_dtypes.as_dtype, output_types)
         if output_shapes is None:
             shapes = nest.map_structure(lambda _: _ts.unknown_shape(), types)
@@ -125,8 +128,10 @@ class GeneratorDataset(Dataset):
             nest.assert_shallow_structure(types, output_shapes)
             shapes = nest.pack(types, [_ts.as_shape(s) for s in _flat_shapes(types,
                                                                              output_shapes)])
-        self._structure = nest.pack(types, [TensorSpec(s, t) for t, s in
-                                            zip(nest.flatten(types), nest.flatten(shapes))])
+        classes = [type(s) for s in nest.flatten(output_signature)] if output_signature \
+            is not None else [TensorSpec] * len(nest.flatten(types))
+        self._structure = nest.pack(types, [c(s, t) for c, t, s in zip(
+            classes, nest.flatten(types), nest.flatten(shapes))])
         self._args = [convert_to_tensor(a, name="args") for a in (args or ())]
         self._token = dataset_runtime.register_generator(
             _flat_generator(generator, self._structure))
@@ -158,8 +163,54 @@ def _flat_generator(generator, structure):
                     None, None, "TypeError: `generator` yielded an element that did not match "
                     f"the expected structure. The expected structure was {structure}, but the "
                     f"yielded element was {value}.")
-            yield tuple(_checked(v, s) for v, s in zip(nest.flatten(value), specs))
+            if any(isinstance(s, SparseTensorSpec) for s in specs):
+                yield _with_sparse(value, structure)
+            else:
+                yield tuple(_checked(v, s) for v, s in zip(nest.flatten(value), specs))
     return make
+
+
+def _with_sparse(value, structure) -> tuple:
+    """The flat arrays of a yielded element whose structure has SparseTensorSpecs, checked as
+    TensorFlow checks an element against `output_signature`: each SparseTensor must come as a
+    well-formed SparseTensorValue (its values of the dtype they convert to, not converted),
+    and the element's spec must be compatible with the signature."""
+    flat, got = [], []
+    for v, spec in zip(nest.flatten(value), nest.flatten(structure)):
+        if not isinstance(spec, SparseTensorSpec):
+            flat.append(_checked(v, spec))
+            got.append(TensorSpec(flat[-1].shape, spec.dtype))
+            continue
+        try:
+            indices, values, dense_shape = _sparse_arrays(v)
+        except (TypeError, ValueError):
+            raise errors.InvalidArgumentError(
+                None, None, "TypeError: `generator` yielded an element that did not match the "
+                f"expected structure. The expected structure was {structure}, but the yielded "
+                f"element was {value}.") from None
+        flat.extend((indices, values, dense_shape))
+        got.append(SparseTensorSpec(dense_shape.tolist(), _dtypes.string if values.dtype == object
+                                    else _dtypes.as_dtype(values.dtype)))
+    if any(g.dtype != s.dtype or not s.shape.is_compatible_with(g.shape)
+           for g, s in zip(got, nest.flatten(structure))):
+        raise errors.InvalidArgumentError(
+            None, None, f"TypeError: `generator` yielded an element of {nest.pack(structure, got)}"
+                        f" where an element of {structure} was expected.")
+    return tuple(flat)
+
+
+def _sparse_arrays(value):
+    """A SparseTensorValue's int64 indices, values and int64 dense_shape; TypeError or
+    ValueError unless it is one whose parts agree in shape."""
+    if not isinstance(value, SparseTensorValue):
+        raise TypeError(f"Not a SparseTensorValue: {value!r}")
+    indices, dense_shape = (to_numpy(value.indices, _dtypes.int64),
+                            to_numpy(value.dense_shape, _dtypes.int64))
+    values = to_numpy(value.values)
+    if indices.ndim != 2 or values.ndim != 1 or dense_shape.ndim != 1 or \
+            indices.shape != (len(values), len(dense_shape)):
+        raise ValueError("The shapes of a SparseTensorValue's parts do not agree.")
+    return indices, values, dense_shape
 
 
 def _python_calls(generator, args):

@@ -43,8 +43,11 @@ def _slices(spec, args):
 
 
 def _sparse_slices(spec, args):
-    """The first dimension: a dense component's, or a SparseTensor's dense shape's first."""
+    """The first dimension: a dense component's, or a SparseTensor's dense shape's first (a
+    window's SparseTensors: the number of their dense shapes)."""
     starts, first = spec["sparse"], spec["args"][0]
+    if spec.get("row_shapes"):
+        return len(args[spec["args"][2]])
     return int(args[spec["args"][2]][0]) if 0 in starts else int(np.shape(args[first])[0])
 
 

@@ -74,6 +74,9 @@ class _Shuffle(Reorder):
     def __init__(self, spec, args, functions):
         super().__init__(spec, args, functions)
         seeds = spec["seeds"]
+        if len(self.params) > 1:   # a tensor op seed (data/dataset_ops.py _Shuffle)
+            seed2 = int(self.params[1])
+            seeds = [seeds[0], seed2 if (seeds[0], seed2) != (0, 0) else 2**31 - 1]
         self.seeds = seeds if seeds is not None else random_seeds()
         self.epoch = 0
 
