@@ -24,6 +24,8 @@ from collections import deque
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.shape_text import shape_text
+from tensorweave.protos import types_pb2
 
 _log = logging.getLogger("tensorweave")
 
@@ -112,6 +114,32 @@ class QueueResource:
         if not self.shapes or not self.shapes[k].is_fully_defined():
             return ()
         return tuple(self.shapes[k].as_list())
+
+    # --- sharing -------------------------------------------------------------------------
+    def check_shared(self, op_type: str, capacity: int, dtypes, shapes, attrs) -> None:
+        """Raises InvalidArgumentError unless a queue op of `op_type` with these attrs may use
+        this queue: TF's MatchesNodeDef (op, capacity, own attrs, types, shapes, in order)."""
+        if op_type not in (self.kind, self.kind + "V2"):
+            raise _invalid(f"Expected {self.kind}, found {op_type}")
+        self._check_same("capacity", _capacity_text(self.capacity),
+                         _capacity_text(capacity if capacity >= 0 else None), "was")
+        self._check_attrs(attrs)
+        self._check_same("component types", _types_text(self.dtypes), _types_text(dtypes),
+                         "were")
+        if not self._shapes_match(list(shapes)):
+            self._check_same("component shapes", _shapes_text(self.shapes),
+                             _shapes_text(shapes), "were")
+
+    def _check_same(self, what: str, have: str, requested: str, verb: str, end: str = "") -> None:
+        if have != requested:
+            raise _invalid(f"Shared queue '{self.name}' has {what} {have} but requested {what} "
+                           f"{verb} {requested}{end}")
+
+    def _check_attrs(self, attrs) -> None:
+        """The attrs only this kind of queue has (none)."""
+
+    def _shapes_match(self, shapes) -> bool:
+        return [s.as_list() for s in shapes] == [s.as_list() for s in self.shapes]
 
     # --- the kernels' interface ---------------------------------------------------------------
     def size(self) -> int:
@@ -222,6 +250,10 @@ class QueueResource:
                 finished.append((attempt, (), None))
             while self._dequeues:
                 attempt = self._dequeues[0]
+                if self._closed and self._size() < attempt.n and not self._settle(attempt):
+                    self._dequeues.popleft()
+                    finished.append(self._finish_dequeue(attempt))
+                    continue
                 k = min(attempt.n - attempt.count, self._available())
                 if k > 0:
                     attempt.taken.extend(self._take_many(k))
@@ -232,6 +264,18 @@ class QueueResource:
                 self._dequeues.popleft()
                 finished.append(self._finish_dequeue(attempt))
         return finished
+
+    def _settle(self, attempt) -> bool:
+        """A closed queue holds fewer elements than the attempt wants in all (TF compares
+        what is left, not what is missing): what it took goes back, then a dequeue_up_to
+        wants what is there and may go on (True); a dequeue_many fails without drawing."""
+        if attempt.taken:
+            self._put_back(attempt.taken)
+            attempt.taken, attempt.count = [], 0
+        if attempt.allow_smaller and self._size():
+            attempt.n = self._size()
+            return True
+        return False
 
     def _finish_dequeue(self, attempt):
         taken = attempt.taken
@@ -274,10 +318,20 @@ class RandomShuffleQueueResource(QueueResource):
     kind = "RandomShuffleQueue"
 
     def __init__(self, name, dtypes, shapes, capacity, min_after_dequeue, words,
-                 on_starved=None):
+                 on_starved=None, seeds=(0, 0)):
         self.min_after_dequeue = min_after_dequeue
         self.words = words   # philox.PhiloxWords of the queue's seeds
+        self.seeds = tuple(seeds)   # the op's seed and seed2 attrs, for sharing
         super().__init__(name, dtypes, shapes, capacity, on_starved)
+
+    def _check_attrs(self, attrs) -> None:
+        self._check_same("min_after_dequeue", str(self.min_after_dequeue),
+                         str(attrs.get("min_after_dequeue", 0)), "was", ".")
+        seeds = (attrs.get("seed", 0), attrs.get("seed2", 0))
+        if seeds != (0, 0) and seeds != self.seeds:   # unseeded ops may share any queue
+            have, want = (", ".join(map(str, pair)) for pair in (self.seeds, seeds))
+            raise _invalid(f"Shared queue '{self.name}' has random seeds ({have}) but "
+                           f"requested seeds are ({want}).")
 
     def _init_storage(self) -> None:
         self._items: list = []   # runs of one row
@@ -300,7 +354,9 @@ class RandomShuffleQueueResource(QueueResource):
             out.append(items.pop())
         return out
 
-    _put_back = _put_many
+    def _put_back(self, runs) -> None:
+        """TF pushes taken elements back last first."""
+        self._items.extend(reversed(unit_runs(runs)))
 
 
 class PaddingFIFOQueueResource(QueueResource):
@@ -308,12 +364,18 @@ class PaddingFIFOQueueResource(QueueResource):
 
     kind = "PaddingFIFOQueue"
 
+    def _shapes_match(self, shapes) -> bool:
+        """Compatible shapes suffice (PartialTensorShapeUtils::AreCompatible)."""
+        return len(shapes) == len(self.shapes) and all(
+            a.is_compatible_with(b) for a, b in zip(shapes, self.shapes))
+
     def _batch(self, runs) -> list:
         out = []
         for k, dtype in enumerate(self.dtypes):
             parts = [chunk[k][i] for chunk, i, _ in unit_runs(runs)]
+            # An empty batch (dequeue_many(0)) pads its unknown dimensions to 0, as TF.
             dims = tuple(max(p.shape[i] for p in parts) for i in range(parts[0].ndim)) \
-                if parts else self._component_dims(k)
+                if parts else tuple(d or 0 for d in self.shapes[k].as_list())
             np_dtype = dtype.as_numpy_dtype
             batch = np.full((len(parts),) + dims, b"" if np.dtype(np_dtype) == object else 0,
                             np_dtype)
@@ -345,6 +407,28 @@ class PriorityQueueResource(QueueResource):
         return [heapq.heappop(self._items)[2] for _ in range(k)]
 
     _put_back = _put_many
+
+
+_UNBOUNDED = 2 ** 31 - 1   # TF's capacity of an unbounded queue (kUnbounded, INT32_MAX)
+
+
+def _invalid(message: str) -> errors.InvalidArgumentError:
+    return errors.InvalidArgumentError(None, None, message)
+
+
+def _capacity_text(capacity) -> str:
+    return str(_UNBOUNDED if capacity is None else capacity)
+
+
+def _types_text(dtypes) -> str:
+    """DataTypeSliceString: `int32, float`."""
+    return ", ".join(types_pb2.DataType.Name(d.base_dtype.as_datatype_enum)[3:].lower()
+                     for d in dtypes)
+
+
+def _shapes_text(shapes) -> str:
+    """QueueBase::ShapeListString: `[[], [2,3]]` (`[?,3]`, `<unknown>` when partial)."""
+    return "[" + ", ".join(shape_text(s, "<unknown>") for s in shapes) + "]"
 
 
 def run_length(runs) -> int:

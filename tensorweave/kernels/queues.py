@@ -12,6 +12,7 @@ import itertools
 
 import numpy as np
 
+from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.graph import GraphKeys
@@ -62,6 +63,9 @@ class _QueueOpKernel:
         if self.handle is None:
             queue = ctx.resources.lookup_or_create(
                 self.container, self.shared_name or ctx.node_name, lambda: self._create(ctx))
+            # A queue another op created must match this op's (TF's VerifyResource); the
+            # handle is kept only once it does, so a mismatch fails every run.
+            queue.check_shared(ctx.op_type, self.capacity, *self.components(), ctx.attrs)
             self.handle = resource_handle(queue)
         return self.handle
 
@@ -70,6 +74,10 @@ class _QueueOpKernel:
         warn = queue_state.starved_warning(ctx.node_name, ctx.op_type,
                                            _is_fed_by_runner(ctx.session, ctx.node_name))
         return self.make(name, warn, ctx)
+
+    def components(self) -> tuple[list, list]:
+        """The dtypes and shapes of the queue's elements."""
+        return self.dtypes, self.shapes
 
     def make(self, name, warn, ctx):
         return queue_state.QueueResource(name, self.dtypes, self.shapes, self.capacity, warn)
@@ -95,21 +103,22 @@ class RandomShuffleQueueKernel(_QueueOpKernel):
 
     def make(self, name, warn, ctx):
         attrs = ctx.attrs
-        words = PhiloxWords(*op_seeds(attrs.get("seed", 0), attrs.get("seed2", 0)))
+        seeds = (attrs.get("seed", 0), attrs.get("seed2", 0))
         return queue_state.RandomShuffleQueueResource(
             name, self.dtypes, self.shapes, self.capacity, attrs.get("min_after_dequeue", 0),
-            words, warn)
+            PhiloxWords(*op_seeds(*seeds)), warn, seeds)
 
 
 @kernel("PriorityQueueV2")
 class PriorityQueueKernel(_QueueOpKernel):
     """PriorityQueueV2: component 0 of every element is its scalar int64 priority."""
 
+    def components(self) -> tuple[list, list]:
+        """The int64 priority, then the components of the op's attrs."""
+        return [_dtypes.int64] + self.dtypes, [_ts.TensorShape([])] + self.shapes
+
     def make(self, name, warn, ctx):
-        from tensorweave.framework import dtypes
-        shapes = [_ts.TensorShape([])] + self.shapes
-        return queue_state.PriorityQueueResource(name, [dtypes.int64] + self.dtypes, shapes,
-                                                 self.capacity, warn)
+        return queue_state.PriorityQueueResource(name, *self.components(), self.capacity, warn)
 
 
 def _check_types(queue, dtypes) -> None:

@@ -20,14 +20,17 @@ from tensorweave.framework.tensor_conversion import convert_to_tensor
 __all__ = ["QueueBase", "FIFOQueue", "PaddingFIFOQueue", "RandomShuffleQueue",
            "PriorityQueue"]
 
-_QUEUE_ATTRS = [Attr("component_types", "list(type)"), Attr("shapes", "list(shape)", []),
-                Attr("capacity", "int", -1), Attr("container", "string", ""),
-                Attr("shared_name", "string", "")]
+_QUEUE_ATTRS = [Attr("shapes", "list(shape)", []), Attr("capacity", "int", -1),
+                Attr("container", "string", ""), Attr("shared_name", "string", "")]
 _HANDLE = ["handle: resource"]
 
 
-def _define_queue(op_type: str, extra=()):
-    return define_op(op_type, outputs=_HANDLE, attrs=_QUEUE_ATTRS + list(extra),
+_COMPONENT_TYPES = Attr("component_types", "list(type)", minimum=1)
+
+
+def _define_queue(op_type: str, extra=(), types=_COMPONENT_TYPES):
+    """A queue-creating op; `component_types: list(type) >= 1` unless `types` says else."""
+    return define_op(op_type, outputs=_HANDLE, attrs=[types] + _QUEUE_ATTRS + list(extra),
                      shape_fn=scalar, is_stateful=True, not_differentiable=True)
 
 
@@ -35,7 +38,9 @@ FIFOQueueV2 = _define_queue("FIFOQueueV2")
 PaddingFIFOQueueV2 = _define_queue("PaddingFIFOQueueV2")
 RandomShuffleQueueV2 = _define_queue("RandomShuffleQueueV2", [
     Attr("min_after_dequeue", "int", 0), Attr("seed", "int", 0), Attr("seed2", "int", 0)])
-PriorityQueueV2 = _define_queue("PriorityQueueV2")
+# The priority is a component of its own: the others may be none.
+PriorityQueueV2 = _define_queue("PriorityQueueV2", types=Attr(
+    "component_types", "list(type)", [], minimum=0))
 
 _TIMEOUT = Attr("timeout_ms", "int", -1)
 QueueEnqueueV2, QueueEnqueueManyV2 = (
@@ -66,7 +71,11 @@ def _as_type_list(dtypes) -> list:
 
 
 def _as_shape_list(shapes, dtypes, unknown_dim_allowed=False) -> list:
-    """TF1's rules: no shapes → []; one shape per dtype; fully defined unless padding."""
+    """TF1's rules: no shapes → []; one shape per dtype; fully defined unless padding, and
+    then a list of shapes of known rank."""
+    if unknown_dim_allowed and (not isinstance(shapes, (list, tuple)) or not shapes or any(
+            s is None or isinstance(s, int) for s in shapes)):
+        raise ValueError("When providing partial shapes, a list of shapes must be provided.")
     if shapes is None:
         return []
     # A flat list of dims (even an empty one: a scalar) is the one component's shape.
@@ -77,9 +86,16 @@ def _as_shape_list(shapes, dtypes, unknown_dim_allowed=False) -> list:
     shapes = [_ts.as_shape(s) for s in shapes]
     if not unknown_dim_allowed and any(not s.is_fully_defined() for s in shapes):
         raise ValueError(f"All shapes must be fully defined: {shapes}")
-    if len(shapes) != len(dtypes):
-        raise ValueError("Queue shapes must have the same length as dtypes")
+    if any(s.ndims is None for s in shapes):
+        raise ValueError("All shapes must have a defined rank.")
     return shapes
+
+
+def _check_lengths(shapes, dtypes) -> None:
+    """TF's QueueBase check, once the queue op exists."""
+    if shapes and len(shapes) != len(dtypes):
+        raise ValueError("Queue shapes must have the same length as dtypes, received "
+                         f"len(shapes)={len(shapes)}, len(dtypes)={len(dtypes)}")
 
 
 def _as_name_list(names, dtypes):
@@ -99,6 +115,7 @@ class QueueBase:
     """
 
     def __init__(self, dtypes, shapes, names, queue_ref):
+        _check_lengths(shapes, dtypes)
         self._dtypes = list(dtypes)
         self._shapes = list(shapes) if shapes else [_ts.unknown_shape()] * len(dtypes)
         self._names = names
@@ -354,5 +371,5 @@ class PriorityQueue(QueueBase):
         shapes = _as_shape_list(shapes, types)
         ref = _queue_ref(PriorityQueueV2, types, shapes, capacity, shared_name, name)
         dtypes = [_dtypes.int64] + types
-        shapes = [_ts.TensorShape([])] + (shapes or [_ts.unknown_shape()] * len(types))
+        shapes = [_ts.TensorShape([])] + shapes if shapes else []
         super().__init__(dtypes, shapes, _as_name_list(names, dtypes), ref)

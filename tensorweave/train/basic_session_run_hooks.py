@@ -182,11 +182,14 @@ class LoggingTensorHook(SessionRunHook):
 
     def _log_tensors(self, values):
         elapsed_secs, _ = self._timer.update_last_triggered_step(self._iter_count)
-        if self._formatter:
-            logging.info(self._formatter(values))
-            return
+        # TF prints with NumPy's suppress=True, a `formatter` too.
         with np.printoptions(suppress=True):
-            stats = ", ".join(f"{tag} = {values[tag]}" for tag in self._tag_order)
+            if self._formatter:
+                logging.info(self._formatter(values))
+                return
+            # str() of the NumPy value, as TF's "%s": 1.4 for a float32 1.4 (format() would
+            # go through Python's float, 1.399999976158142).
+            stats = ", ".join(f"{tag} = {values[tag]!s}" for tag in self._tag_order)
         if elapsed_secs is not None:
             logging.info("%s (%.3f sec)", stats, elapsed_secs)
         else:

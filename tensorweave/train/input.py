@@ -13,6 +13,7 @@ from tensorweave.framework import scopes as _scopes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.operation import Tensor
+from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.framework.tensor_util import constant_value
 from tensorweave.ops import data_flow_ops, summary_ops
@@ -21,13 +22,18 @@ from tensorweave.ops.array_index_ops import gather
 from tensorweave.ops.array_ops import identity, shape, size
 from tensorweave.ops.cond import cond
 from tensorweave.ops.constant_op import constant
-from tensorweave.ops.control_flow_ops import no_op
+from tensorweave.ops.control_flow_ops import no_op, with_dependencies
 from tensorweave.ops.file_io_ops import matching_files
 from tensorweave.ops.logging_ops import Assert
 from tensorweave.ops.math_ops import maximum
 from tensorweave.ops.math_unary_ops import cast
 from tensorweave.ops.partition_ops import dynamic_partition
 from tensorweave.ops.random_ops import random_shuffle
+from tensorweave.ops.sparse_serialize_ops import (
+    deserialize_many_sparse,
+    serialize_many_sparse,
+    serialize_sparse,
+)
 from tensorweave.ops.variables import Variable
 from tensorweave.train.queue_runner import QueueRunner, add_queue_runner
 
@@ -133,7 +139,9 @@ def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=Non
       A FIFOQueue of scalar strings, fed by a QueueRunner.
     """
     message = "string_input_producer requires a non-null input tensor"
-    if not isinstance(string_tensor, Tensor) and not len(string_tensor):
+    # TF's test is `not string_tensor` for anything but a Tensor: a (ref) Variable such as
+    # match_filenames_once's passes, and so does its numpy's truth-value ValueError.
+    if not isinstance(string_tensor, (Tensor, Variable)) and not string_tensor:
         raise ValueError(message)
     with _scopes.name_scope(name, "input_producer") as scope:
         string_tensor = convert_to_tensor(string_tensor, dtype=_dtypes.string)
@@ -174,20 +182,96 @@ def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None, 
 
 
 # --- batching ---------------------------------------------------------------------------------
-def _flatten(tensors) -> list:
-    if isinstance(tensors, dict):
-        return [convert_to_tensor(tensors[k]) for k in sorted(tensors)]
-    if isinstance(tensors, (list, tuple)):
-        return [convert_to_tensor(t) for t in tensors]
-    raise TypeError("tensors must be a list, tuple or dict of Tensors")
+def _as_tensor_lists(tensors_list) -> list:
+    """Each example's tensors as a list: a dict's values by key, else what iterating gives
+    (TF iterates before opening its name scope: a single Tensor raises TypeError, a NumPy
+    array gives its rows)."""
+    if isinstance(tensors_list[0], dict):
+        keys = set(tensors_list[0])
+        if any(set(tensors) != keys for tensors in tensors_list[1:]):
+            raise ValueError("All dictionaries in tensors_list must have the same keys")
+        return [[tensors[k] for k in sorted(tensors, key=str)] for tensors in tensors_list]
+    return [list(tensors) for tensors in tensors_list]
+
+
+def _validate(tensor_list) -> list:
+    """Tensors and SparseTensors (TF's convert_n_to_tensor_or_indexed_slices)."""
+    tensor_list = [t if isinstance(t, SparseTensor) else convert_to_tensor(t)
+                   for t in tensor_list]
+    if not tensor_list:
+        raise ValueError("Expected at least one tensor in batch().")
+    return tensor_list
 
 
 def _restore(original, dequeued):
     """Dequeued tensors in the caller's structure (a one-tensor list gives a Tensor, like TF)."""
     flat = dequeued if isinstance(dequeued, list) else [dequeued]
     if isinstance(original, dict):
-        return {k: flat[i] for i, k in enumerate(sorted(original))}
+        return {k: flat[i] for i, k in enumerate(sorted(original, key=str))}
     return dequeued
+
+
+# SparseTensors travel through the queue serialized: each example as the [3] strings of
+# serialize_sparse (rows of serialize_many_sparse with enqueue_many), a batch of them
+# deserialize_many_sparse back into one SparseTensor. TF stores them in a SparseTensorsMap
+# (AddSparseToTensorsMap / TakeManySparseFromTensorsMap) and enqueues int64 handles instead;
+# the batches are the same.
+def _store_sparse(tensor_list, enqueue_many, length=None):
+    """The tensors to enqueue (the first `length`, as TF's zip) and, per tensor, None or the
+    rank of one example of a SparseTensor."""
+    stored, ranks = [], []
+    for t in tensor_list[:length]:
+        if not isinstance(t, SparseTensor):
+            stored.append(t)
+            ranks.append(None)
+            continue
+        rank = _ts.Dimension(t.dense_shape.shape.with_rank(1)[0])
+        ranks.append(rank - 1 if enqueue_many else rank)
+        stored.append(serialize_many_sparse(t) if enqueue_many else serialize_sparse(t))
+    return stored, ranks
+
+
+def _same_sparsity(ranks, other) -> bool:
+    """TF's _SparseMetaData equality: sparse where the other is, with compatible ranks."""
+    return len(ranks) == len(other) and all(
+        (a is None) == (b is None) and (a is None or a.is_compatible_with(b))
+        for a, b in zip(ranks, other))
+
+
+def _store_sparse_join(tensor_lists, enqueue_many):
+    """_store_sparse for each list: TF takes as many tensors from each as the first has,
+    which must be sparse in the same places."""
+    stored_lists, ranks = [], None
+    for tensor_list in tensor_lists:
+        stored, other = _store_sparse(tensor_list, enqueue_many,
+                                      None if ranks is None else len(ranks))
+        if ranks is not None and not _same_sparsity(ranks, other):
+            raise ValueError(f"Inconsistent SparseTensors list: {tensor_lists[0]} vs. "
+                             f"{tensor_list}")
+        ranks = other if ranks is None else [
+            None if a is None else a.merge_with(b) for a, b in zip(ranks, other)]
+        stored_lists.append(stored)
+    return stored_lists, ranks
+
+
+def _restore_sparse(dequeued, ranks, dtypes):
+    """The dequeued batch with SparseTensors rebuilt; with several outputs, each passes
+    through a control_dependency on all of them (TF's names and order)."""
+    single = not isinstance(dequeued, list)
+    tensors = [t if rank is None else
+               deserialize_many_sparse(t, dtype, rank=(rank + 1).value)
+               for t, rank, dtype in zip([dequeued] if single else dequeued, ranks, dtypes)]
+    if single or all(rank is None for rank in ranks):
+        return tensors[0] if single else tensors
+    values = [t.values if isinstance(t, SparseTensor) else t for t in tensors]
+    gated = []
+    for t in tensors:
+        if isinstance(t, SparseTensor):
+            gated.append(SparseTensor(*(with_dependencies(values, c) for c in
+                                        (t.indices, t.values, t.dense_shape))))
+        else:
+            gated.append(with_dependencies(values, t))
+    return gated
 
 
 def _common_dtypes(tensor_lists) -> list:
@@ -252,19 +336,20 @@ def _batch_impl(tensors_list, batch_size, make_queue, threads_per_list, enqueue_
                 keep_input=True):
     """The shared body of the batching functions (batch, ..., maybe_shuffle_batch_join).
 
-    In TensorFlow's order, inside the name scope: `check()` (shuffle_batch's capacity), the
-    tensors, `keep_input`, the dtypes agreeing across lists, then the shapes, before any
-    queue op.
+    In TensorFlow's order: the lists iterated; inside the name scope `check()`
+    (shuffle_batch's capacity), the tensors, `keep_input`, SparseTensors serialized, the
+    dtypes agreeing across lists, then the shapes, before any queue op.
     """
     if not tensors_list:
         raise ValueError("Expected at least one set of tensors")
+    tensor_lists = _as_tensor_lists(tensors_list)
     with _scopes.name_scope(name, scope_default) as scope:
         if check is not None:
             check()
-        tensor_lists = [_flatten(t) for t in tensors_list]
-        if not tensor_lists[0]:
-            raise ValueError("Expected at least one tensor in batch().")
+        tensor_lists = [_validate(tensor_list) for tensor_list in tensor_lists]
         keep_input = _validate_keep_input(keep_input, enqueue_many)
+        value_dtypes = [t.dtype.base_dtype for t in tensor_lists[0]]
+        tensor_lists, sparse_ranks = _store_sparse_join(tensor_lists, enqueue_many)
         dtypes = _common_dtypes(tensor_lists)
         queue = make_queue(dtypes, _shapes(tensor_lists, shapes, enqueue_many))
         enqueue = queue.enqueue_many if enqueue_many else queue.enqueue
@@ -275,6 +360,7 @@ def _batch_impl(tensors_list, batch_size, make_queue, threads_per_list, enqueue_
             dequeued = queue.dequeue_up_to(batch_size, name=scope)
         else:
             dequeued = queue.dequeue_many(batch_size, name=scope)
+        dequeued = _restore_sparse(dequeued, sparse_ranks, value_dtypes)
         return _restore(tensors_list[0], dequeued)
 
 

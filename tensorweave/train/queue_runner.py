@@ -30,6 +30,18 @@ _log = logging.getLogger("tensorweave")
 __all__ = ["QueueRunner", "add_queue_runner", "start_queue_runners"]
 
 
+def _check_exception_types(queue, enqueue_ops, types) -> None:
+    """TypeError unless `types` is a non-empty tuple of tf.errors classes: TF's check, message
+    included (formatted with `%`, so a tuple of two or none raises a TypeError of its own)."""
+    if not queue or not enqueue_ops:
+        return   # TF reports the missing queue first
+    if (not isinstance(types, tuple) or not types
+            or not all(issubclass(t, errors.OpError) for t in types)):
+        message = ("queue_closed_exception_types, when provided, must be a tuple of tf.error "
+                   "types, but saw: %s")
+        raise TypeError(message % types)   # TF's own %, odd tuples and all
+
+
 class QueueRunner:
     """Holds a list of enqueue ops for a queue, each to be run in its own thread."""
 
@@ -54,6 +66,8 @@ class QueueRunner:
                 raise ValueError("queue_runner_def and queue are mutually exclusive.")
             queue, enqueue_ops, close_op, cancel_op, queue_closed_exception_types = \
                 _parts_from_proto(queue_runner_def, import_scope)
+        elif queue_closed_exception_types is not None:
+            _check_exception_types(queue, enqueue_ops, queue_closed_exception_types)
         if not queue or not enqueue_ops:
             raise ValueError("Must provide queue and enqueue_ops.")
         self._queue = queue
