@@ -34,7 +34,8 @@ from tensorweave.kernels import intra_op, linalg
 from tensorweave.kernels.blas import gemm_accumulate
 from tensorweave.kernels.context import KernelContext
 from tensorweave.kernels.fused import InnerNode
-from tensorweave.kernels.jit import LOOP_DTYPES, compiled
+from tensorweave.kernels.jit import LOOP_DTYPES, compiled, loop_helper
+from tensorweave.kernels.math import add_n_head
 from tensorweave.kernels.registry import find_kernel, kernel
 from tensorweave.kernels.training import (
     PARALLEL_SIZE,
@@ -209,30 +210,33 @@ def _blockwise(state, scalars, a, b, transpose_a: bool, transpose_b: bool) -> bo
 _SCALES = {"none": 0, "mul": 1, "div": 2}
 
 
-def _add_n_update_loop(var, grads, alpha, factor, scale):
+@loop_helper
+def _grads_sum(grads, head, i):
+    """AddN's sum of element i of `grads`, in TensorFlow's order (kernels/math.add_n_head)."""
+    s = grads[0][i]
+    for k in range(1, head):
+        s += grads[k][i]
+    for start in range(head, len(grads), 8):
+        b = grads[start][i]
+        for k in range(start + 1, start + 8):
+            b += grads[k][i]
+        s += b
+    return s
+
+
+def _add_n_update_loop(var, grads, head, alpha, factor, scale):
     """var -= (AddN(grads) [* or / factor]) * alpha on flat arrays; `grads` a tuple (numba
     compiles and caches one loop per length). The scale branch is outside the loops: a branch
     inside kept LLVM from vectorizing (kernels/training.py)."""
-    n = len(grads)
-    g0 = grads[0]
     if scale == 0:
         for i in range(var.size):
-            s = g0[i]
-            for k in range(1, n):
-                s += grads[k][i]
-            var[i] -= s * alpha
+            var[i] -= _grads_sum(grads, head, i) * alpha
     elif scale == 1:
         for i in range(var.size):
-            s = g0[i]
-            for k in range(1, n):
-                s += grads[k][i]
-            var[i] -= s * factor * alpha
+            var[i] -= _grads_sum(grads, head, i) * factor * alpha
     else:
         for i in range(var.size):
-            s = g0[i]
-            for k in range(1, n):
-                s += grads[k][i]
-            var[i] -= s / factor * alpha
+            var[i] -= _grads_sum(grads, head, i) / factor * alpha
 
 
 @kernel(("_FusedAddNApplyGradientDescent", "_FusedAddNResourceApplyGradientDescent"),
@@ -282,8 +286,9 @@ class FusedAddNApplyGradientDescentKernel:
         alpha, factor, scale = t(alpha), t(factor), self.scale
         flat = var.reshape(-1)
         flat_grads = tuple(g.reshape(-1) for g in grads)
+        head = add_n_head(len(grads))
         over_update_chunks(var.size, lambda part: self.loop(
-            flat[part], tuple(g[part] for g in flat_grads), alpha, factor, scale))
+            flat[part], tuple(g[part] for g in flat_grads), head, alpha, factor, scale))
 
 
 def _compilable(var, alpha, factor, grads) -> bool:

@@ -132,8 +132,17 @@ register_pure("SquaredDifference", _squared_difference, dtypes=_dtypes.REAL_NUME
 register_pure("SquaredDifference", _squared_difference_complex, dtypes=_dtypes.COMPLEX)
 
 
+def add_n_head(n: int) -> int:
+    """How many of AddN's n inputs TensorFlow's kernel adds first, left to right: n % 8, or
+    8 + n % 8 when that is 0 or 1. Each following block of 8 is summed on its own, left to
+    right, and then added to the total (Eigen's out += in1 + ... + in8), which rounds
+    differently from one long left-to-right sum once n >= 10."""
+    head = n % 8
+    return head + 8 if head < 2 else head
+
+
 def _add_n(*inputs):
-    """Sums left to right (a fixed order, so results are deterministic); shapes must match."""
+    """Sums as TensorFlow's AddN kernel does (`add_n_head`); shapes must match."""
     shape = np.shape(inputs[0])
     for x in inputs:
         if np.shape(x) != shape:
@@ -142,10 +151,16 @@ def _add_n(*inputs):
                 f"Input 0: {list(shape)} != input: {list(np.shape(x))}")
     if len(inputs) == 1:
         return np.copy(inputs[0])
+    head = add_n_head(len(inputs))
     total = operator.add(inputs[0], inputs[1])
     out = scratch(total)
-    for x in inputs[2:]:
+    for x in inputs[2:head]:
         total = np.add(total, x, out=out)
+    for start in range(head, len(inputs), 8):
+        block = operator.add(inputs[start], inputs[start + 1])
+        for x in inputs[start + 2:start + 8]:
+            block = np.add(block, x, out=scratch(block))
+        total = np.add(total, block, out=out)
     return total
 
 

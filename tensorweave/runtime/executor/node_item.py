@@ -15,6 +15,7 @@ from tensorweave.kernels.registry import find_kernel
 from tensorweave.runtime import cost_model
 from tensorweave.runtime.executor.frames import is_back_edge
 from tensorweave.runtime.executor.kernel_errors import node_error
+from tensorweave.runtime.executor.sum_order import order_sums
 
 # Kernels of stateful ops keep state across steps (random generators): a session shares one
 # instance per node across all its executors, like TensorFlow's OpSegment.
@@ -101,6 +102,7 @@ def compile_items(graph, device, session, user_graph=None,
         _bind_kernel(item, device, session, user_graph, intra_op_threads)
         by_name[node.name] = item
     mark_variable_aliases(items)
+    order_sums(items)
     if any(cost_model.uses_every_core(item.node) for item in items):
         for item in items:   # the contractions use every core: nothing to overlap with them
             item.expensive = False
