@@ -112,7 +112,7 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
                 raise ValueError(f"Node '{n.name}' expects to be colocated with unknown node "
                                  f"'{c[5:]}'")
     with name_scope(name, "import") as scope:
-        renamed = {} if scope else _unique_names(graph, nodes)
+        renamed = _unique_names(graph, nodes, scope)
         created = _import_nodes(graph, nodes, scope, input_map, {}, renamed)
     return _return_elements(return_elements, created, nodes)
 
@@ -175,10 +175,34 @@ def _import_nodes(graph, nodes, scope, input_map, existing, renamed) -> dict:
     return new
 
 
-def _unique_names(graph, nodes) -> dict[str, str]:
-    """{node name: new name} for the nodes of an import without a prefix (name="") whose
-    names the graph already uses: each gets the next free `name_N`, as TensorFlow does."""
-    return {n.name: graph.unique_name(n.name) for n in nodes if n.name in graph._ops_by_name}
+def _unique_names(graph, nodes, scope: str) -> dict[str, str]:
+    """{node name: new name} for the nodes whose (prefixed) name the graph already uses, as
+    an op's name or a scope of one ("a" of "a/b"). As TF's GraphConstructor::FindUniqueName,
+    each takes the first `name_N` (N = 1, 2, ...) that neither the graph nor the GraphDef
+    uses; the other nodes keep their names, so the ones sharing a name with a renamed node's
+    new name never clash. Names compare case-sensitively, as TF's do."""
+    in_graph = _names_and_scopes(graph._ops_by_name)
+    in_def = _names_and_scopes(n.name for n in nodes)
+    renamed = {}
+    for node in nodes:
+        name = f"{scope}{node.name}"
+        if name not in in_graph:
+            continue
+        count, new = 1, f"{name}_1"
+        while new in in_graph or new in in_def:
+            count += 1
+            new = f"{name}_{count}"
+        renamed[node.name] = new[len(scope):]
+    return renamed
+
+
+def _names_and_scopes(names) -> set[str]:
+    """The names and each of their enclosing scopes: "a/b/c" gives "a", "a/b", "a/b/c"."""
+    out = set()
+    for name in names:
+        parts = name.split("/")
+        out.update("/".join(parts[:k]) for k in range(1, len(parts) + 1))
+    return out
 
 
 def _colocation_names(op) -> list[str]:

@@ -1,5 +1,5 @@
-"""Kernels for joining, splitting and slicing: ConcatV2, Pack, Unpack, Split, SplitV, Slice,
-StridedSlice, StridedSliceGrad.
+"""Kernels for joining, splitting and slicing: ConcatV2, ConcatOffset, Pack, Unpack, Split,
+SplitV, Slice, StridedSlice, StridedSliceGrad.
 
 Splits, unpacks and slices return NumPy views of their input (`returns_view=True`). The slicing
 kernels turn (begin, end, strides) into a NumPy index once per distinct value, caching it by
@@ -46,6 +46,47 @@ def _concat_v2(*args):
 
 
 register_pure("ConcatV2", _concat_v2)
+
+
+def _summarize(v) -> str:
+    """A shape vector as TF's SummarizeValue(10) prints it: "[2 3 5]"."""
+    items = [str(x) for x in v.tolist()]
+    return " ".join(items[:10]) + (" ..." if len(items) > 10 else "")
+
+
+def _concat_offset(concat_dim, *shapes):
+    """ConcatOffset(concat_dim, shapes...): input i starts at the sum of the earlier inputs'
+    sizes along the axis, 0 elsewhere; every other dim must match input 0's."""
+    if np.ndim(concat_dim) != 0:
+        raise invalid_argument("Concat dim tensor should be a scalar integer, but got shape "
+                               f"{dims_text(np.shape(concat_dim))}")
+    for i, s in enumerate(shapes, 1):
+        if np.ndim(s) != 1:
+            raise invalid_argument(f"input {i} should be a vector, but got shape "
+                                   f"{dims_text(np.shape(s))}")
+    shapes = [np.asarray(s) for s in shapes]
+    first, dims, cdim = shapes[0], len(shapes[0]), int(concat_dim)
+    axis = cdim + dims if cdim < 0 else cdim
+    if not 0 <= axis < dims:
+        raise invalid_argument(f"Concat dim is out of range: {cdim} vs. {dims}")
+    offsets, offset = [], 0
+    for i, s in enumerate(shapes):
+        if len(s) != dims:
+            raise invalid_argument(f"input {i} should contain {dims} elements, but got "
+                                   f"{len(s)}")
+        others = np.arange(dims) != axis
+        if (s[others] != first[others]).any():
+            raise invalid_argument(f"All dimensions except {axis} must match. Input {i} has "
+                                   f"shape [{_summarize(s)}] and doesn't match input 0 with "
+                                   f"shape [{_summarize(first)}].")
+        out = np.zeros(dims, s.dtype)
+        out[axis] = offset
+        offset += int(s[axis])
+        offsets.append(out)
+    return tuple(offsets)
+
+
+register_pure("ConcatOffset", _concat_offset)
 
 
 @kernel("Pack")

@@ -83,8 +83,9 @@ def _concat_value(op, index):
 
 @ConcatV2.gradient
 def _concat_grad(op, grad):
-    """Splits the gradient back into the inputs' sizes along the axis (static sizes when the
-    shapes fix them, else read with Shape ops)."""
+    """Splits the gradient back into the inputs' sizes along the axis: one Split when the
+    static shapes fix the sizes; else, as TF, the inputs' shapes (ShapeN) give each input's
+    offset in the output (ConcatOffset) and its piece is a Slice."""
     import tensorweave as tw
     values, axis = op.inputs[:-1], op.inputs[-1]
     rank = values[0].shape.ndims
@@ -96,8 +97,24 @@ def _concat_grad(op, grad):
             return split(grad, sizes, axis) + [None]
     else:
         axis = tw.floormod(tw.cast(axis, _dtypes.int32), tw.rank(values[0]))
-    sizes = stack([tw.shape(v)[axis] for v in values])
-    return split(grad, sizes, axis, num=len(values)) + [None]
+    shapes = tw.shape_n(values)
+    offsets = apply_op(ConcatOffset, [axis, shapes])
+    return [tw.slice(grad, begin, size) for begin, size in zip(offsets, shapes)] + [None]
+
+
+def _concat_offset_shape(ctx):
+    """Each offset has its shape vector's shape (TF checks nothing more before running)."""
+    return list(ctx.input_shapes[1:])
+
+
+ConcatOffset = define_op(
+    "ConcatOffset", inputs=["concat_dim: int32", "shape: N * shape_type"],
+    outputs=["offset: N * shape_type"],
+    attrs=[Attr("N", "int", minimum=2),
+           TypeAttr("shape_type", INDEX_TYPES, default=_dtypes.int32)],
+    shape_fn=_concat_offset_shape, not_differentiable=True,
+    doc="Where each of N inputs of a concat along `concat_dim` starts in its output, "
+        "given their shapes (the gradient of ConcatV2 slices by these).")
 
 
 def concat(values, axis, name="concat"):

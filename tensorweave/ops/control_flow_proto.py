@@ -108,36 +108,37 @@ def cond_context_from_proto(proto, import_scope=None, outer=None) -> CondContext
 
 def while_context_from_proto(proto, import_scope=None, outer=None) -> WhileContext:
     """A WhileContext over the imported loop `proto` names: its parts are found from the
-    loop-variable Enters (Enter -> Merge -> Switch(pred) -> Exit / body Identity, and the
-    Merge's NextIteration input carrying the body's output)."""
+    loop-variable Enters (Enter -> Merge -> Switch(pred) -> Exit / body Identity, if any, and
+    the Merge's NextIteration input carrying the body's output)."""
     graph = get_default_graph()
     tensor = functools.partial(_imported, graph, import_scope)
     enters = [tensor(name).op for name in proto.loop_enter_names]
-    frame = enters[0].get_attr("frame_name") if enters else proto.context_name
     ctx = WhileContext(prepend_name_scope(proto.context_name, import_scope),
                        proto.parallel_iterations, proto.back_prop, outer)
-    ctx.frame_name = frame.decode() if isinstance(frame, bytes) else frame
+    ctx.frame_name = _frame_name(enters[0]) if enters else proto.context_name
     ctx.loop_cond = tensor(proto.pivot_name)
     ctx.pivot = ctx.loop_cond.op
     ctx.enters = enters
     _adopt_values(ctx, proto.values_def, tensor)
     ctx.constant_enters = [inner.op for inner in ctx._captured.values()
                            if inner.op.type in ("Enter", "RefEnter")]
+    _move_out_entered_values(ctx, proto.values_def, tensor)
     for enter in enters:
         merge = _only_consumer(enter.outputs[0], _MERGES)
         switch = _only_consumer(merge.outputs[0], ("Switch", "RefSwitch"))
         ctx.merges.append(merge.outputs[0])
         ctx.switches.append(switch)
         ctx.exits.append(_only_consumer(switch.outputs[0], _EXITS).outputs[0])
-        ctx.body_inputs.append(_only_consumer(switch.outputs[1], ("Identity", "RefIdentity"))
-                               .outputs[0])
+        ctx.body_inputs.append(_body_input(switch))
         next_iteration = merge.inputs[1].op
         ctx.next_iterations.append(next_iteration)
         ctx.body_outputs.append(next_iteration.inputs[0])
     for exit_ in ctx.exits:
         exit_.op._control_flow_context = outer
         LOOP_OF_EXIT[exit_.op] = ctx
-    ctx.pivot = ctx.body_inputs[0].op   # as after tf.while_loop: the body's pivot
+    # As after tf.while_loop: the body's pivot (in TF's gradient loop, its counter's `n - 1`).
+    ctx.pivot = (tensor(proto.pivot_for_body_name) if proto.pivot_for_body_name
+                 else ctx.body_inputs[0]).op
     _nested_from_proto(proto.nested_contexts, import_scope, ctx)
     return ctx
 
@@ -156,6 +157,23 @@ def _adopt_values(ctx, values_def, tensor) -> None:
         ctx._captured[tensor(ext)] = tensor(inner)
 
 
+def _move_out_entered_values(ctx, values_def, tensor) -> None:
+    """Puts back in the outer context the ops whose values enter the loop through one of its
+    Enters. TF lists some among the loop's values (the `f_count` constant of the iteration
+    counter `tf.gradients` adds), but a value entering a loop comes from outside it; inside,
+    it would make the loop its own input for the gradient walk."""
+    for name in values_def.values:
+        op = tensor(name).op
+        if op.type in ("Enter", "RefEnter") and \
+                _frame_name(op) == ctx.frame_name and context_of(op.inputs[0].op) is ctx:
+            op.inputs[0].op._control_flow_context = ctx.outer
+
+
+def _frame_name(enter) -> str:
+    frame = enter.get_attr("frame_name")
+    return frame.decode() if isinstance(frame, bytes) else frame
+
+
 def _nested_from_proto(nested, import_scope, outer) -> None:
     for child in nested:
         if child.WhichOneof("ctxt") == "cond_ctxt":
@@ -166,6 +184,15 @@ def _nested_from_proto(nested, import_scope, outer) -> None:
 
 def _ops_of(graph, ctx):
     return [op for op in graph.get_operations() if context_of(op) is ctx]
+
+
+def _body_input(switch):
+    """The value a loop variable has in the body: the Identity on the Switch's true side that
+    tf.while_loop adds, or the true side itself where TF adds none (the iteration counters
+    and gradient accumulators `tf.gradients` builds: `Switch:1 -> Sub / AddV2`)."""
+    identities = [op for op in switch.outputs[1].consumers()
+                  if op.type in ("Identity", "RefIdentity")]
+    return identities[0].outputs[0] if len(identities) == 1 else switch.outputs[1]
 
 
 def _only_consumer(t, types):

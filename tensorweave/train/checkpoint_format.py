@@ -581,7 +581,7 @@ def _read_shard(index, shard, items) -> list:
         for e, piece in items:
             if pos != piece.offset:
                 f.seek(piece.offset)
-            buf = _read_exact(f, e, piece, path)
+            buf = _read_exact(f, e, piece, path, index.tensorflow)
             pos = piece.offset + piece.length
             tf_strings = index.tensorflow and e.dtype == _dtypes.string
             pending.append((e, piece, buf, None if tf_strings else _crc_async(buf)))
@@ -594,16 +594,26 @@ def _read_shard(index, shard, items) -> list:
             raise _data_loss(f"Checksum does not match for tensor {e.name!r} in {path}: "
                              f"stored {piece.crc32c:#010x}, computed {_result(crc):#010x}; "
                              "the checkpoint is corrupt")
-        out.append(_to_array(e, piece, buf))
+        out.append(_to_array(e, piece, buf, index.tensorflow))
     return out
 
 
-def _read_exact(f, e: TensorEntry, piece: SliceEntry, path: str) -> np.ndarray:
-    """Reads a piece's bytes into a fresh buffer laid out as the final array."""
+def _stored_type(dtype: _dtypes.DType, tensorflow: bool):
+    """The NumPy type of a tensor's stored elements. tensorweave holds bfloat16 values as
+    float32 (framework/dtypes.py) and stores those 4 bytes, so its checkpoints keep them
+    exactly; TensorFlow stores bfloat16's own 2 bytes (train/tf_bundle.py converts)."""
+    if tensorflow and dtype.base_dtype == _dtypes.bfloat16:
+        return np.uint16
+    return dtype.as_numpy_dtype
+
+
+def _read_exact(f, e: TensorEntry, piece: SliceEntry, path: str,
+                tensorflow: bool = False) -> np.ndarray:
+    """Reads a piece's bytes into a fresh buffer laid out as the stored array."""
     if e.dtype == _dtypes.string:
         buf = np.empty(piece.length, dtype=np.uint8)
     else:
-        buf = _as_bytes(np.empty(piece.shape, dtype=e.dtype.as_numpy_dtype))
+        buf = _as_bytes(np.empty(piece.shape, dtype=_stored_type(e.dtype, tensorflow)))
         if buf.nbytes != piece.length:
             raise _data_loss(f"Tensor {e.name!r} in {path}: {piece.length} bytes for shape "
                              f"{list(piece.shape)} of {e.dtype.name}")
@@ -619,7 +629,12 @@ def _read_exact(f, e: TensorEntry, piece: SliceEntry, path: str) -> np.ndarray:
     return buf
 
 
-def _to_array(e: TensorEntry, piece: SliceEntry, buf: np.ndarray) -> np.ndarray:
+def _to_array(e: TensorEntry, piece: SliceEntry, buf: np.ndarray,
+              tensorflow: bool = False) -> np.ndarray:
     if e.dtype == _dtypes.string:
         return _decode_strings(buf, piece.shape, e.name)
-    return buf.view(e.dtype.as_numpy_dtype).reshape(piece.shape)
+    stored = _stored_type(e.dtype, tensorflow)
+    array = buf.view(stored).reshape(piece.shape)
+    if stored != e.dtype.as_numpy_dtype:    # TensorFlow's 2-byte bfloat16
+        return tf_bundle.bfloat16_to_float32(array)
+    return array

@@ -12,9 +12,10 @@ checksum of those, then the bytes.
 
 `read_index` turns all this into checkpoint_format's CheckpointIndex (with unmasked CRCs and
 the slices as SliceEntries), so `read_tensors`, restore, `NewCheckpointReader` and
-`init_from_checkpoint` read TensorFlow's checkpoints as they read ours. Compressed table
-blocks and big-endian bundles, which TensorFlow does not write on the machines we run on,
-raise errors that say so.
+`init_from_checkpoint` read TensorFlow's checkpoints as they read ours. A bfloat16 tensor is
+stored as its 2-byte values and read as float32, the type tensorweave holds bfloat16 in.
+Compressed table blocks and big-endian bundles, which TensorFlow does not write on the
+machines we run on, raise errors that say so.
 """
 from __future__ import annotations
 
@@ -32,6 +33,23 @@ _FOOTER_SIZE = 48
 _BLOCK_TRAILER_SIZE = 5      # compression type byte, masked CRC32C of contents + type
 MASK_DELTA = 0xa282ead8
 _SLICE_KEY_PREFIX = b"\x00"  # OrderedCode of the number 0, which starts every slice key
+
+
+def bfloat16_to_float32(bits: np.ndarray) -> np.ndarray:
+    """The float32 values of bfloat16 bit patterns (uint16): exact, a bfloat16 is the upper
+    half of a float32. tensorweave holds bfloat16 values as float32 (framework/dtypes.py)."""
+    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+def float32_to_bfloat16(values) -> np.ndarray:
+    """The bfloat16 bit patterns (uint16) of float32 values, as TF's Cast to bfloat16 (Eigen's
+    float_to_bfloat16_rtne) makes them: rounded to nearest, ties to even (overflowing to
+    +-inf, subnormals kept); a NaN becomes the quiet NaN 0x7fc0 with its sign."""
+    f = np.asarray(values, dtype=np.float32)
+    bits = f.view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7fff + ((bits >> 16) & 1)) >> 16   # 0x8000 and up rounds up
+    nan = np.where(np.signbit(f), 0xffc0, 0x7fc0)
+    return np.where(np.isnan(f), nan, rounded).astype(np.uint16)
 
 
 def is_tensorflow_index(blob: bytes) -> bool:

@@ -3,7 +3,8 @@
 `rewrite_as_tensorflow(prefix)` turns the tensorweave checkpoint at `prefix` into the
 TensorFlow checkpoint TensorFlow's Saver would have written for the same tensors: one data
 file PREFIX.data-00000-of-00001 of raw little-endian bytes (strings as varint64 lengths, their
-masked CRC32C, the bytes), and PREFIX.index, an uncompressed SSTable holding the
+masked CRC32C, the bytes; bfloat16, which tensorweave holds as float32, as its 2 bytes rounded
+to nearest even, as TF's cast), and PREFIX.index, an uncompressed SSTable holding the
 BundleHeaderProto under "" and a BundleEntryProto per tensor (a partitioned tensor: an entry
 listing its slices, and one entry per slice under TensorFlow's OrderedCode slice key). The
 SavedModel builder uses it, so TensorFlow and TensorFlow Serving restore the models we save.
@@ -27,7 +28,7 @@ from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.platform.atomic_file import write_atomically
 from tensorweave.protos import tensor_bundle_pb2, tensor_slice_pb2
 from tensorweave.train import checkpoint_format as _fmt
-from tensorweave.train.tf_bundle import SIGNED_HEADERS, TABLE_MAGIC, mask
+from tensorweave.train.tf_bundle import SIGNED_HEADERS, TABLE_MAGIC, float32_to_bfloat16, mask
 
 __all__ = ["rewrite_as_tensorflow"]
 
@@ -86,7 +87,10 @@ def _append(data: bytearray, proto, value, dtype) -> None:
     if dtype == _dtypes.string:
         raw, crc = _string_bytes(np.asarray(value, dtype=object).reshape(-1))
     else:
-        raw = np.ascontiguousarray(value, dtype=dtype.as_numpy_dtype).tobytes()
+        if dtype.base_dtype == _dtypes.bfloat16:    # held as float32; TF stores 2 bytes
+            raw = float32_to_bfloat16(value).tobytes()
+        else:
+            raw = np.ascontiguousarray(value, dtype=dtype.as_numpy_dtype).tobytes()
         crc = google_crc32c.value(raw)
     proto.offset, proto.size, proto.crc32c = len(data), len(raw), mask(crc)
     data += raw

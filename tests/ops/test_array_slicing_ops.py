@@ -58,6 +58,17 @@ def _bool_row(name, build, ref, inputs, dtypes=(tf.float32,), n_bool=1, **kw):
                   fixed_dtypes=(tf.bool,) * n_bool, **kw)
 
 
+def _concat_offset(concat_dim, shapes):
+    from tensorweave.ops.array_join_ops import ConcatOffset
+    return apply_op(ConcatOffset, [concat_dim, shapes])
+
+
+def _concat_offset_ref(concat_dim, shapes):
+    axis = int(concat_dim) % len(shapes[0])
+    starts = np.cumsum([0] + [int(s[axis]) for s in shapes[:-1]])
+    return [np.eye(len(s), dtype=s.dtype)[axis] * start for s, start in zip(shapes, starts)]
+
+
 CASES = [
     # --- ConcatV2 / Pack / Unpack
     OpCase("concat_axis0", lambda x, y: tf.concat([x, y], 0),
@@ -69,6 +80,11 @@ CASES = [
            lambda x, y: np.concatenate([x, y]), [_randn(0, 3), _randn(2, 3)]),
     OpCase("concat_strings", lambda x, y: tf.concat([x, y], 0),
            lambda x, y: np.concatenate([x, y]), [_WORDS, _WORDS[:2]], dtypes=(tf.string,)),
+    # ConcatOffset (ConcatV2's gradient): where each input starts along the axis.
+    OpCase("concat_offset", lambda d, a, b, c: _concat_offset(d, [a, b, c]),
+           lambda d, a, b, c: _concat_offset_ref(d, [a, b, c]),
+           [np.array(-2), np.array([2, 2, 5]), np.array([2, 0, 5]), np.array([2, 4, 5])],
+           dtypes=(tf.int32, tf.int64), fixed_dtypes=(tf.int32,), grad=False),
     OpCase("stack_axis0", lambda x, y: tf.stack([x, y]), lambda x, y: np.stack([x, y]),
            [_randn(2, 3), _randn(2, 3)], dtypes=ALL),
     OpCase("stack_axis1", lambda x, y: tf.stack([x, y], axis=1),
