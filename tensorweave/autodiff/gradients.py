@@ -12,12 +12,13 @@ import contextlib
 import enum
 
 from tensorweave.autodiff import aggregate
+from tensorweave.autodiff.gating import gate_together
 from tensorweave.autodiff.registry import gradient_function
 from tensorweave.autodiff.while_grad import loop_gradients, loop_unit, unit_inputs, unit_outputs
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.operation import Operation, Tensor
-from tensorweave.framework.scopes import colocate_with, name_scope
+from tensorweave.framework.scopes import colocate_with, device, name_scope
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops.control_flow_context import WhileContext
 
@@ -61,7 +62,10 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
       grad_ys: optional initial gradients for each y (default: ones).
       name: name scope for the gradient ops.
       colocate_gradients_with_ops: place each gradient op with the op it differentiates.
-      gate_gradients: accepted; gradients here are already computed before they are used.
+      gate_gradients: if True, each op's input gradients pass through a `tuple` (in its
+        `<op>_grad/tuple` scope) so none is available before all are computed, as TF: a
+        graph run by TF's parallel executor must not update a variable in place before
+        another gradient has read it.
       aggregation_method: accepted; gradients are summed with AddN.
       stop_gradients: tensors through which no gradient flows.
       unconnected_gradients: NONE (default) returns None for x not connected to ys; ZERO zeros.
@@ -71,30 +75,35 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
 
     Raises:
       LookupError: if an op between xs and ys has no gradient function.
-      TypeError: for a complex y without grad_ys, or grad_ys of another dtype than its y.
+      TypeError: for a complex y without grad_ys, grad_ys of another dtype than its y, or a
+        gradient through the gradient of a while loop (second order, as TF's v1 loops).
       ValueError: for grad_ys of the wrong number, an unknown `unconnected_gradients`, or a
         gradient function returning a gradient of the wrong number or shape.
     """
-    del gate_gradients, aggregation_method
+    del aggregation_method
     ys, xs = as_list(ys), as_list(xs)
     try:
         unconnected = UnconnectedGradients(unconnected_gradients)
     except ValueError:
         raise ValueError(f"Unknown value for unconnected_gradients: "
                          f"{unconnected_gradients!r}") from None
-    with name_scope(name, "gradients"):
+    # As TF, the values put the gradient ops in the graph of ys and xs, checked to be one.
+    values = ys + xs + ([] if stop_gradients is None else as_list(stop_gradients)) + \
+        ([] if grad_ys is None else as_list(grad_ys))
+    with name_scope(name, "gradients", values):
         ys = [convert_to_tensor(y) for y in ys]
         xs = [x if isinstance(x, IndexedSlices) else convert_to_tensor(x, as_ref=True)
               for x in xs]
         grad_ys = _initial_grads(ys, grad_ys, colocate_gradients_with_ops)
         level = ys[0].graph._scopes.control_flow_context if ys else None
-        grads = _backward(ys, xs, grad_ys, stop_gradients, colocate_gradients_with_ops, level)
+        grads = _backward(ys, xs, grad_ys, stop_gradients, colocate_gradients_with_ops, level,
+                          gate_gradients)
         return [_result(g, x, unconnected) for g, x in zip(grads, xs)]
 
 
-def _backward(ys, xs, grad_ys, stop_gradients=None, colocate=False, level=None):
+def _backward(ys, xs, grad_ys, stop_gradients=None, colocate=False, level=None, gate=False):
     """The summed gradient lists of `xs`. The walk's nodes are ops and, for loops below
-    context `level`, whole loops (autodiff/while_grad.py)."""
+    context `level`, whole loops (autodiff/while_grad.py); `gate` gates each op's gradients."""
     to_nodes = [_node_of(y.op, level) for y in ys]
     from_nodes = [_node_of(x.op, level) for x in xs]
     between, pending = _between_nodes(to_nodes, from_nodes, level)
@@ -111,12 +120,17 @@ def _backward(ys, xs, grad_ys, stop_gradients=None, colocate=False, level=None):
             seen.add(node)
     while ready:
         node = ready.popleft()
-        out_grads = [aggregate.sum_gradients(grads.get(t, [])) for t in _outputs(node)]
+        out_grads = []
+        for t in _outputs(node):
+            g = aggregate.sum_gradients(grads.get(t, []))
+            if g is not None:
+                grads[t] = [g]   # summed once: an x's gradient is this sum (one AddN, as TF)
+            out_grads.append(g)
         inputs = _inputs(node)  # before a loop's gradient adds its counter and stacks
         if isinstance(node, WhileContext):
             in_grads = _backprop_loop(node, out_grads, stop_nodes)
         else:
-            in_grads = _backprop_op(node, out_grads, stop_nodes, colocate)
+            in_grads = _backprop_op(node, out_grads, stop_nodes, colocate, gate)
         for index, (t_in, g) in enumerate(zip(inputs, in_grads)):
             if g is not None and is_differentiable_dtype(t_in.dtype):
                 # A handle's gradient is its variable's, not shaped like the (scalar) handle.
@@ -253,8 +267,9 @@ _LOOP_BACK_OPS = frozenset({"NextIteration", "RefNextIteration"})
 _ZEROS_BY_OP = frozenset({"Switch", "RefSwitch"})
 
 
-def _backprop_op(op, out_grads, stop_ops, colocate):
-    """The gradients of `op`'s inputs from those of its outputs (None where none flows)."""
+def _backprop_op(op, out_grads, stop_ops, colocate, gate=False):
+    """The gradients of `op`'s inputs from those of its outputs (None where none flows),
+    gated together when `gate` and more than one flows."""
     n_in = len(op.inputs)
     if op in stop_ops or all(g is None for g in out_grads):
         return [None] * n_in
@@ -273,10 +288,15 @@ def _backprop_op(op, out_grads, stop_ops, colocate):
                 in_grads = fn(op, *filled)
         else:
             in_grads = fn(op, *filled)
-    in_grads = as_list(in_grads) if in_grads is not None else [None] * n_in
-    if len(in_grads) != n_in:
-        raise ValueError(f"Num gradients {len(in_grads)} generated for op {op.node_def} do "
-                         f"not match num inputs {n_in}")
+        in_grads = as_list(in_grads) if in_grads is not None else [None] * n_in
+        if len(in_grads) != n_in:
+            raise ValueError(f"Num gradients {len(in_grads)} generated for op {op.node_def} "
+                             f"do not match num inputs {n_in}")
+        if gate and sum(g is not None for g in in_grads) > 1:
+            # As TF: the gate ignores device and colocation scopes (the Identities still sit
+            # with their gradients).
+            with device(None), colocate_with(None, ignore_existing=True):
+                in_grads = gate_together(in_grads)
     return in_grads
 
 
@@ -297,7 +317,8 @@ def hessians(ys, xs, name="hessians", colocate_gradients_with_ops=False,
     xs = as_list(xs)
     out = []
     with name_scope(name, "hessians"):
-        grads = gradients(ys, xs, colocate_gradients_with_ops=colocate_gradients_with_ops)
+        grads = gradients(ys, xs, colocate_gradients_with_ops=colocate_gradients_with_ops,
+                          gate_gradients=gate_gradients)
         for x, g in zip(xs, grads):
             if g is None:
                 out.append(None)
@@ -309,7 +330,7 @@ def hessians(ys, xs, name="hessians", colocate_gradients_with_ops=False,
             flat = unstack(reshape(convert_to_tensor(g), [n]), num=n)
             rows = []
             for gi in flat:
-                (row,) = gradients(gi, x)
+                (row,) = gradients(gi, x, gate_gradients=gate_gradients)
                 rows.append(reshape(convert_to_tensor(row), [n]) if row is not None else
                             reshape(x * 0, [n]))
             out.append(reshape(stack(rows), shape.as_list() + shape.as_list()))

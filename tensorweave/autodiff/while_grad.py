@@ -21,6 +21,9 @@ gradient: inputs^T @ gate gradients, K = the batch) or the column sums of one (i
 gradient), the gradient loop instead writes those values to TensorArrays and the sum is one
 such op of their concatenations after the loop, `A^T @ B`: one large GEMM instead of one thin
 GEMM and one add per step.
+
+As in TensorFlow's v1 control flow, a gradient loop is not differentiated again: the backward
+walk reaching one raises TypeError (tf.gradients of a loop's gradient, tf.hessians of a loop).
 """
 from __future__ import annotations
 
@@ -228,6 +231,11 @@ def loop_gradients(ctx: WhileContext, exit_grads, gradients_impl, is_differentia
         return [None] * (n_enter + len(captured))
     if all(g is None for g in exit_grads):
         return [None] * (n_enter + len(captured))
+    if isinstance(ctx, GradWhileContext):
+        # As TF's v1 control flow (_ExitGrad): a gradient loop pops the forward values it
+        # needs from stacks, and a pop has no gradient, so differentiating one would silently
+        # drop those terms (d2/dx2 x^4 = 48 would come out 24).
+        raise TypeError("Second-order gradient for while loops not supported.")
     # Every differentiable variable carries gradient through the loop, even one whose final
     # value is unused (its exit gradient is then zero).
     var_idx = [i for i in range(n_enter) if is_differentiable(ctx.exits[i].dtype)]

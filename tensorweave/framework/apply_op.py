@@ -11,7 +11,7 @@ from tensorweave.framework import op_callbacks
 from tensorweave.framework import scopes as _scopes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.attr_text import attrs_text, summarize_value
-from tensorweave.framework.graph import get_default_graph
+from tensorweave.framework.graph import get_default_graph, graph_from_inputs
 from tensorweave.framework.op_def import Arg, OpDef
 from tensorweave.framework.operation import Operation, Tensor, user_creation_site
 from tensorweave.framework.shape_fns import ShapeContext, ShapeTensorError
@@ -44,7 +44,15 @@ def apply_op(op_def: OpDef, inputs=(), attrs: dict | None = None, name: str | No
 def create_op(op_def: OpDef, inputs=(), attrs: dict | None = None, name: str | None = None,
               graph=None) -> Operation:
     """Builds and adds the Operation; see `apply_op`."""
-    graph = graph or get_default_graph()
+    if graph is None:
+        graph = get_default_graph()
+        if not _all_of(graph, inputs):
+            inputs_graph = graph_from_inputs(_flatten(inputs), graph)
+            if inputs_graph is not graph:
+                # Like TF, the op goes into its inputs' graph, made the default while it is
+                # built (values convert there) and whose scopes apply.
+                with inputs_graph.as_default():
+                    return create_op(op_def, inputs, attrs, name, inputs_graph)
     if graph._finalized:
         raise RuntimeError("Graph is finalized and cannot be modified.")
     if len(inputs) != len(op_def.inputs):
@@ -124,6 +132,29 @@ def _captured(graph, flow_context, flat_inputs: list, op_def: OpDef) -> list[Ten
     return flat_inputs
 
 
+def _all_of(graph, inputs) -> bool:
+    """True if every input is a Tensor of `graph` or a plain value: the common case, decided
+    without `graph_from_inputs`."""
+    for value in inputs:
+        if isinstance(value, Tensor):
+            if value._op._graph is not graph:
+                return False
+        elif isinstance(value, (list, tuple)) or hasattr(value, "_as_graph_element"):
+            return False
+    return True
+
+
+def _flatten(inputs) -> list:
+    """The inputs with list arguments spliced in, as TF's op_def_library._Flatten."""
+    flat = []
+    for value in inputs:
+        if isinstance(value, (list, tuple)):
+            flat.extend(value)
+        else:
+            flat.append(value)
+    return flat
+
+
 def _op_name(graph, name, op_def) -> str:
     if name and name[-1] == "/":
         return name[:-1]  # a scope name ('w/') names its op exactly; the scope reserved it
@@ -197,10 +228,13 @@ def _convert_inputs(op_def: OpDef, inputs, attrs: dict) -> list[Tensor]:
                 raise TypeError(f"Expected list for '{arg_def.name}' argument to "
                                 f"'{op_def.name}' Op, not {value!r}.")
             attrs.setdefault(arg_def.number_attr, len(value))
-            for item in value:
-                flat.append(_convert_one(op_def, arg_def, item, known, source))
+            # As TF's convert_n_to_tensor, a list's values are named 'values_0', 'values_1'.
+            for i, item in enumerate(value):
+                flat.append(_convert_one(op_def, arg_def, item, known, source,
+                                         f"{arg_def.name}_{i}"))
         elif arg_def.type_list_attr:
-            tensors = [convert_to_tensor(v) for v in value]
+            tensors = [convert_to_tensor(v, name=f"{arg_def.name}_{i}")
+                       for i, v in enumerate(value)]
             attrs.setdefault(arg_def.type_list_attr, [t.dtype.base_dtype for t in tensors])
             flat.extend(tensors)
         else:
@@ -216,7 +250,8 @@ def _convert_inputs(op_def: OpDef, inputs, attrs: dict) -> list[Tensor]:
     return flat
 
 
-def _convert_one(op_def: OpDef, arg_def: Arg, value, known: dict, source: dict) -> Tensor:
+def _convert_one(op_def: OpDef, arg_def: Arg, value, known: dict, source: dict,
+                 name: str | None = None) -> Tensor:
     want = arg_def.dtype if arg_def.dtype is not None else known.get(arg_def.type_attr)
     # Tensors keep their dtype, so a mismatch is the TypeError below, not a conversion error.
     is_graph_value = isinstance(value, Tensor) or hasattr(value, "_as_graph_element")
@@ -225,7 +260,7 @@ def _convert_one(op_def: OpDef, arg_def: Arg, value, known: dict, source: dict) 
     spec = op_def.attrs[arg_def.type_attr] if arg_def.type_attr else None
     default = spec.default if want is None and spec is not None and spec.has_default \
         and not hasattr(value, "dtype") else None
-    name = None if is_graph_value else arg_def.name
+    name = None if is_graph_value else name or arg_def.name
     tensor = None
     if default is not None and spec.allowed is not None:
         # TF first converts without the preference and keeps the result if its dtype is

@@ -363,6 +363,41 @@ def get_default_graph() -> Graph:
     return graph
 
 
+def graph_from_inputs(values, default: Graph | None = None) -> Graph:
+    """The graph an op on `values` belongs in (TF's ops._get_graph_from_inputs).
+
+    That is the default graph if it is building a function (it captures outer tensors); else
+    the graph of the first Tensor, Operation or graph element (a Variable) among `values`, the
+    default graph if there is none. So an op on tensors of a graph `g` goes into `g` even
+    outside `with g.as_default()` or in another thread.
+
+    Raises:
+      ValueError: if `values` hold graph elements of two graphs.
+    """
+    if default is None:
+        default = get_default_graph()
+    if default._building_function:
+        return default
+    first = graph = None
+    for value in values:
+        if isinstance(value, Tensor):
+            value_graph = value._op._graph
+        elif isinstance(value, Operation):
+            value_graph = value._graph
+        else:
+            conv = getattr(value, "_as_graph_element", None)
+            if conv is None or not callable(conv):
+                continue
+            value = conv()
+            value_graph = getattr(value, "graph", None)
+        if graph is None:
+            first, graph = value, value_graph
+        elif value_graph is not None and value_graph is not graph:
+            raise ValueError(f"{value} must be from the same graph as {first} (graphs are "
+                             f"{value_graph} and {graph}).")
+    return graph or default
+
+
 def container(container_name: str):
     """The default graph's `container` context (Graph.container)."""
     return get_default_graph().container(container_name)

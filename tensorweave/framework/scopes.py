@@ -9,34 +9,71 @@ import contextlib
 import logging
 
 from tensorweave.framework import device_spec as _device_spec
-from tensorweave.framework.graph import get_default_graph
+from tensorweave.framework.graph import get_default_graph, graph_from_inputs
 from tensorweave.framework.operation import Operation, Tensor
 
 
-@contextlib.contextmanager
-def graph_name_scope(graph, name):
-    """TF1 Graph.name_scope: None/'' resets to the root, 'x/' re-enters, 'x' is made unique."""
-    state = graph._scopes
-    old = state.name_stack
-    if not name:
-        new = ""
-    elif name[-1] == "/":
-        new = name[:-1]
-    else:
-        new = graph.unique_name(name)
-    state.name_stack = new
-    try:
-        yield f"{new}/" if new else ""
-    finally:
-        state.name_stack = old
+class graph_name_scope:  # noqa: N801 - used as the function it replaces
+    """TF1 Graph.name_scope: None/'' resets to the root, 'x/' re-enters, 'x' is made unique.
+
+    A class rather than a generator context manager: every wrapper opens one, and this is
+    cheaper to create. With `make_default` the graph is also the default inside the block.
+    """
+
+    __slots__ = ("_graph", "_name", "_state", "_old", "_default")
+
+    def __init__(self, graph, name, make_default: bool = False):
+        self._graph = graph
+        self._name = name
+        self._default = graph.as_default() if make_default else None
+
+    def __enter__(self) -> str:
+        graph, name = self._graph, self._name
+        if self._default is not None:
+            self._default.__enter__()
+        state = self._state = graph._scopes
+        self._old = state.name_stack
+        if not name:
+            new = ""
+        elif name[-1] == "/":
+            new = name[:-1]
+        else:
+            new = graph.unique_name(name)
+        state.name_stack = new
+        return f"{new}/" if new else ""
+
+    def __exit__(self, *exc_info) -> None:
+        self._state.name_stack = self._old
+        if self._default is not None:
+            self._default.__exit__(*exc_info)
 
 
 def name_scope(name, default_name=None, values=None):
-    """TF1 tf.name_scope(name, default_name=None, values=None): a context yielding 'scope/'."""
-    del values  # used by TF only to pick the graph; tensors here always live in the default
-    if name is None and default_name is not None:
+    """TF1 tf.name_scope(name, default_name=None, values=None): a context yielding 'scope/'.
+
+    The scope is opened in the graph of `values` (the default graph if they hold no tensor),
+    which is the default graph inside the block, as in TF: a wrapper's values convert and its
+    ops go into its inputs' graph.
+
+    Raises:
+      TypeError: if `default_name` is not a string.
+      ValueError: if `values` are given without `name` or `default_name`, or hold tensors of
+        two graphs.
+    """
+    if default_name is not None and not isinstance(default_name, str):
+        raise TypeError(f"`default_name` type ({type(default_name)}) is not a string type. "
+                        "You likely meant to pass this into the `values` kwarg.")
+    if name is None:
+        if default_name is None and values is not None:
+            raise ValueError(f"At least one of name ({name}) and default_name ({default_name}) "
+                             "must be provided.")
         name = default_name
-    return graph_name_scope(get_default_graph(), name)
+    graph = get_default_graph()
+    if values:
+        inputs_graph = graph_from_inputs(values, graph)
+        if inputs_graph is not graph:
+            return graph_name_scope(inputs_graph, name, make_default=True)
+    return graph_name_scope(graph, name)
 
 
 @contextlib.contextmanager
@@ -124,19 +161,18 @@ def graph_control_dependencies(graph, control_inputs):
         state.control_stack.pop()
 
 
-def _as_op(graph, c):
+def _as_op(graph, c, same_graph: bool = True):
+    """The Operation `c` (an op, a tensor, a name) stands for; as TF, a control input must
+    be of `graph` (a colocation target need not be)."""
     conv = getattr(c, "_as_graph_element", None)
     if conv is not None:
         c = conv()
+    if isinstance(c, str) or (same_graph and isinstance(c, (Tensor, Operation))):
+        c = graph.as_graph_element(c)   # TF's "Tensor ... is not an element of this graph."
     if isinstance(c, Tensor):
         c = c.op
-    if isinstance(c, str):
-        c = graph.as_graph_element(c)
-        c = c.op if isinstance(c, Tensor) else c
     if not isinstance(c, Operation):
         raise TypeError(f"Control input must be Operation or Tensor: {c!r}")
-    if c.graph is not graph:
-        raise ValueError(f"Control input {c.name} must be from the same graph.")
     return c
 
 
@@ -177,7 +213,7 @@ def graph_colocate_with(graph, op, ignore_existing: bool = False):
                          "True")
     state = graph._scopes
     if op is not None:
-        op = _as_op(graph, op)
+        op = _as_op(graph, op, same_graph=False)
     saved_stack, saved_devices = state.colocation_stack, state.device_stack
     state.device_stack = []
     if ignore_existing:

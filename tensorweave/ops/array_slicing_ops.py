@@ -411,7 +411,8 @@ def slice_helper(tensor, slice_spec, var=None):
             end.append(s + 1)
             strides.append(1)
             masks["shrink_axis_mask"] |= bit
-    with name_scope(None, "strided_slice") as scope:
+    # As TF: the values put the scope (and the packed spec) in the tensor's graph.
+    with name_scope(None, "strided_slice", [tensor] + begin + end + strides) as scope:
         if begin:
             dtype = _spec_dtype(begin + end + strides)
             packed = [tensor_conversion.convert_to_tensor(v, dtype=dtype, name="stack")

@@ -199,7 +199,7 @@ def add(x, y, name=None):
       TypeError: if the operands' dtypes differ.
       ValueError: if their static shapes cannot broadcast.
     """
-    with name_scope(name, "Add", [x, y]) as scope:
+    with name_scope(name, "Add", [x]) as scope:   # TF's values: x alone picks the graph
         x = convert_to_tensor(x, name="x")
         y = convert_to_tensor(y, dtype_hint=x.dtype.base_dtype, name="y")
         op_def = Add if x.dtype.base_dtype == _dtypes.string else AddV2

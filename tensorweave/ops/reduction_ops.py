@@ -110,15 +110,18 @@ for _op_type in _REDUCTIONS:
 
 
 def _reduction_dims(x: Tensor, axis):
-    """TF's _ReductionDims: `axis`, or every axis (a constant range when the rank is known)."""
+    """TF's _ReductionDims: `axis`, or every axis (a constant range when the rank is known and
+    not 0)."""
     if isinstance(axis, (list, tuple)) and not axis:
         return constant(np.zeros(0, np.int32))  # [] alone would convert to float32
     if axis is not None:
         return axis
     rank = x.shape.ndims
-    if rank is not None:
+    if rank:   # as TF, not for a scalar: range(0, rank(x)) is built in x's graph
         return constant(np.arange(rank, dtype=np.int32))
-    return tf_op("Range", [0, tf_op("Rank", [x]), 1])
+    from tensorweave.ops.array_creation_ops import range as _range
+    from tensorweave.ops.array_ops import rank as _rank
+    return _range(0, _rank(x))
 
 
 def apply_reduction(op_def, input_tensor, axis, keepdims, name, reduction_indices, keep_dims):

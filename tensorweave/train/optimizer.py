@@ -14,6 +14,7 @@ from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.operation import Operation, Tensor
 from tensorweave.framework.scopes import colocate_with, control_dependencies, name_scope
+from tensorweave.framework.scopes import colocate_with as _colocate_with
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.train import slot_creator
 
@@ -67,30 +68,6 @@ def _update_op(optimizer, grad, var):
     if var.constraint is not None:
         raise RuntimeError("Cannot use a constraint function on a sparse variable.")
     return optimizer._apply_sparse_duplicate_indices(grad, var)
-
-
-def _gate_together(grads):
-    """GATE_GRAPH: every gradient becomes available only once all are computed."""
-    from tensorweave.ops.control_flow_ops import group, with_dependencies
-    parts = []
-    for g in grads:
-        if isinstance(g, IndexedSlices):
-            parts.extend([g.values, g.indices])
-        elif g is not None:
-            parts.append(g)
-    if not parts:
-        return grads
-    with name_scope(None, "tuple"):
-        gate = group(*parts, name="group_deps")
-        out = []
-        for g in grads:
-            if isinstance(g, IndexedSlices):
-                g = IndexedSlices(with_dependencies([gate], g.values),
-                                  with_dependencies([gate], g.indices), g.dense_shape)
-            elif g is not None:
-                g = with_dependencies([gate], g)
-            out.append(g)
-    return out
 
 
 class Optimizer:
@@ -176,6 +153,7 @@ class Optimizer:
           ValueError: for an invalid gate_gradients, a non-float loss or variable, or no
             variables.
         """
+        from tensorweave.autodiff.gating import gate_together
         from tensorweave.autodiff.gradients import gradients
         from tensorweave.ops.variables import trainable_variables
         if callable(loss):
@@ -201,7 +179,7 @@ class Optimizer:
                           aggregation_method=aggregation_method,
                           colocate_gradients_with_ops=colocate_gradients_with_ops)
         if gate_gradients == Optimizer.GATE_GRAPH:
-            grads = _gate_together(grads)
+            grads = gate_together(grads)   # TF's one `tuple` over all the gradients
         grads_and_vars = list(zip(grads, var_list))
         self._assert_valid_dtypes([v for g, v in grads_and_vars if g is not None])
         return grads_and_vars
@@ -311,16 +289,16 @@ class Optimizer:
             named_slots[key] = slot_creator.create_zeros_slot(var, op_name)
         return named_slots[key]
 
-    def _create_non_slot_variable(self, initial_value, name, colocate_with_var):
+    def _create_non_slot_variable(self, initial_value, name, colocate_with):
         """A variable of the optimizer itself (Adam's `beta1_power`), one per graph: a
-        resource variable if `colocate_with_var` is one, as in TF."""
+        resource variable if `colocate_with` is one, as in TF (whose keyword names these are)."""
         from tensorweave.ops.variables import Variable, is_resource_variable
-        graph = colocate_with_var.op.graph
+        graph = colocate_with.op.graph
         key = (name, graph)
         v = self._non_slot_dict.get(key)
         if v is None:
-            use_resource = is_resource_variable(colocate_with_var)
-            with colocate_with(colocate_with_var):
+            use_resource = is_resource_variable(colocate_with)
+            with _colocate_with(colocate_with):
                 if self._non_slot_variable_scope is None:
                     v = Variable(initial_value, name=name, trainable=False,
                                  use_resource=use_resource)

@@ -2,12 +2,19 @@
 
 `prune_model` removes Identity-like forwarding nodes (Identity, StopGradient, Snapshot,
 PreventGradient) and NoOps that nothing observes: readers of a forwarding node read its input
-instead (and inherit its control inputs); dependents of a NoOp depend on what it depended on.
+instead (and inherit its control inputs); dependents of a NoOp depend on what it depended on. A
+pure node whose outputs nobody reads, kept only by control edges, is such a NoOp (Grappler
+converts it to one): tf.gradients' gates keep the gradient of a network's input alive that way.
 
 `optimize_dependencies` drops control edges that order nothing: duplicates, a control edge from a
 node that is also a data input, from a source Const (it is always ready), and, in graphs without
 control flow, from a node that is already an ancestor through another input (transitive
-reduction).
+reduction), and from a node when all the edge adds to wait for is work without effects (pure
+nodes, variables, feeds, reads of a variable through its ref): it orders nothing another node
+sees. Such edges are what the gates of tf.gradients (`gate_gradients`: GATE_OP, GATE_GRAPH) leave;
+in TF they keep a variable's in-place update after the gradients that read it, which this runtime
+does itself (executor/update_order.py: an update runs after the reads of its variable it does not
+feed), and they would stop update fusion.
 
 Kept on purpose: preserved nodes (fetched or targets), forwarding nodes that read a ref (a read
 of a variable at that point in time), that read a control-flow op (cond pivots are Identities of
@@ -21,6 +28,9 @@ from tensorweave.runtime.passes.options import DEPENDENCY, MODEL_PRUNING, PassOp
 from tensorweave.runtime.passes.rewrite import CONTROL_FLOW_OPS, Editor, is_pure
 
 FORWARDING_OPS = frozenset({"Identity", "StopGradient", "Snapshot", "PreventGradient"})
+# Impure ops whose running changes nothing another node sees: variables and fed values (an
+# unfed Placeholder fails, and that must still happen).
+_SOURCE_OPS = frozenset({"VariableV2", "Variable", "VarHandleOp", "_Arg"})
 _MAX_NODES_FOR_REDUCTION = 20000
 
 
@@ -35,6 +45,10 @@ def prune_model(graph, options: PassOptions | None = None):
         if node.op in FORWARDING_OPS:
             _bypass_forwarding(ed, node)
         elif node.op == "NoOp":
+            _bypass_noop(ed, node)
+    for node in reversed(ed.topological()):  # readers first: a chain of unread nodes goes at once
+        if node.name in graph.nodes and is_pure(node) and not ed.is_preserved(node.name) and \
+                _unread(ed, node):
             _bypass_noop(ed, node)
     ed.sweep()
     return graph
@@ -56,11 +70,29 @@ def _bypass_forwarding(ed: Editor, node) -> None:
     ed.replace(node, [src], "bypass_" + node.op.lower(), f"readers use {_name(src)}")
 
 
+def _unread(ed: Editor, node) -> bool:
+    """Whether `node` has outputs and nobody reads them. Not one reading a control-flow op:
+    an output of a Switch is dead or alive, a control edge from the Switch always alive."""
+    return bool(node.output_dtypes) and \
+        not any(ed.readers.get((node.name, k)) for k in range(len(node.output_dtypes))) and \
+        not any(ed.producer(t).op in CONTROL_FLOW_OPS for t in node.inputs)
+
+
+def _has_effect(node) -> bool:
+    """Whether running `node` may change what another node sees: impure, and neither a
+    variable, a feed nor a read of a variable through its ref (the executor runs those reads
+    before the in-place updates they do not feed, executor/update_order.py)."""
+    if is_pure(node) or node.op in _SOURCE_OPS:
+        return False
+    return node.op not in FORWARDING_OPS or node.op_def.is_stateful
+
+
 def _bypass_noop(ed: Editor, node) -> None:
+    """Dependents of `node` (a NoOp, or an unread pure node) depend on its inputs instead."""
     dependents = [ed.node(n) for n in ed.dependents.get(node.name, ())]
     if any(d.op in CONTROL_FLOW_OPS for d in dependents):
         return
-    n_in, n_out = len(node.control_inputs), len(dependents)
+    n_in, n_out = len(node.inputs) + len(node.control_inputs), len(dependents)
     if n_in * n_out > n_in + n_out:  # rewiring would add edges (TF's heuristic)
         return
     ed.log.record("bypass_noop", node.name, f"{n_out} dependents take {n_in} control inputs")
@@ -80,12 +112,18 @@ def optimize_dependencies(graph, options: PassOptions | None = None):
             any(n.control_inputs for n in graph):
         ancestors = _ancestor_bits(order)
     bit = {n.name: 1 << i for i, n in enumerate(order)}
+    effects = 0
+    if ancestors is not None:
+        for n in order:
+            if _has_effect(n):
+                effects |= bit[n.name]
     for node in order:
         if not node.control_inputs or node.op in CONTROL_FLOW_OPS:
             continue
         data_sources = {s for s, _ in node.inputs}
+        controls = list(dict.fromkeys(node.control_inputs))
         kept = []
-        for c in dict.fromkeys(node.control_inputs):
+        for i, c in enumerate(controls):
             source = ed.node(c)
             if c in data_sources:
                 reason = "also a data input"
@@ -94,9 +132,13 @@ def optimize_dependencies(graph, options: PassOptions | None = None):
             else:
                 reason = None
             if reason is None and ancestors is not None:
-                others = [s for s in data_sources] + [o for o in node.control_inputs if o != c]
+                # Against the edges still kept: two edges must not each count on the other.
+                others = list(data_sources) + kept + controls[i + 1:]
                 if any(ancestors[o] & bit[c] for o in others):
                     reason = "already an ancestor through another input"
+                elif not effects & bit[c] and \
+                        not effects & ancestors[c] & ~_closure(others, ancestors, bit):
+                    reason = "it adds only work without effects to wait for"
             if reason is None:
                 kept.append(c)
             else:
@@ -117,6 +159,14 @@ def _ancestor_bits(order) -> dict[str, int]:
             bits |= anc[src] | (1 << index[src])
         anc[node.name] = bits
     return anc
+
+
+def _closure(names, ancestors, bit) -> int:
+    """The bitset of `names` and their ancestors."""
+    bits = 0
+    for name in names:
+        bits |= ancestors[name] | bit[name]
+    return bits
 
 
 def _name(tensor) -> str:

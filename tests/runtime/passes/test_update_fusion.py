@@ -23,7 +23,10 @@ def _dense_sgd(dtype=tf.float32, lr=0.1, use_resource=False):
     w0 = tf.Variable(_data(6, 5, seed=1, dtype=np_dtype), name="w0", use_resource=use_resource)
     w1 = tf.Variable(_data(5, 3, seed=2, dtype=np_dtype), name="w1", use_resource=use_resource)
     loss = tf.reduce_sum(tf.square(tf.matmul(tf.nn.relu(tf.matmul(x, w0)), w1)))
-    return x, tf.train.GradientDescentOptimizer(lr).minimize(loss), [w0, w1]
+    # Without TF's gradient gates: the passes run alone here, and in a session the
+    # dependency passes remove the gates before this one runs.
+    return x, tf.train.GradientDescentOptimizer(lr).minimize(
+        loss, gate_gradients=tf.train.Optimizer.GATE_NONE), [w0, w1]
 
 
 def _ancestors(graph, node) -> set:
@@ -213,7 +216,8 @@ def _dense_adam(use_resource=False, dtype=tf.float32, rows=1024, **adam):
     w1 = tf.Variable(_data(1024, 3, seed=2, dtype=np_dtype), name="w1",
                      use_resource=use_resource)
     loss = tf.reduce_sum(tf.square(tf.matmul(tf.nn.relu(tf.matmul(x, w0)), w1)), name="loss")
-    return x, tf.train.AdamOptimizer(0.01, **adam).minimize(loss), [w0, w1]
+    return x, tf.train.AdamOptimizer(0.01, **adam).minimize(
+        loss, gate_gradients=tf.train.Optimizer.GATE_NONE), [w0, w1]   # as _dense_sgd
 
 
 def _train_adam(x, train, variables, cfg, steps=2):
