@@ -47,7 +47,8 @@ def static_values(tensors) -> list | None:
 
 def static_shape_value(tensor):
     """A 1-D shape tensor as a TensorShape with unknown entries where not fixed (TF's
-    constant_value_as_shape): handles constants, Shape, Pack and ConcatV2 of partial values."""
+    ConstantPartialShape): handles constants, Shape, Pack, ConcatV2, integer Casts and
+    StridedSlices of partial values."""
     from tensorweave.framework import tensor_shape as _ts
     value = static_value(tensor)
     if value is not None:
@@ -55,6 +56,17 @@ def static_shape_value(tensor):
     op = tensor.op
     if op.type == "Shape":
         return op.inputs[0].shape
+    if op.type == "Cast":
+        # As TF: through a cast to int32/int64 the partial shape is the input's; to another
+        # type only its length survives.
+        before = static_shape_value(op.inputs[0])
+        if before.ndims is None:
+            return unknown_shape_value(tensor)
+        if op._attrs["DstT"].base_dtype.name not in ("int32", "int64"):
+            return _ts.unknown_shape(rank=before.ndims)
+        return before
+    if op.type == "StridedSlice":
+        return _strided_slice_shape_value(tensor)
     if op.type == "Pack":
         dims = []
         for t in op.inputs:
@@ -67,6 +79,25 @@ def static_shape_value(tensor):
             result = result.concatenate(static_shape_value(t))
         return result
     return unknown_shape_value(tensor)
+
+
+def _strided_slice_shape_value(tensor):
+    """TF's PartialStridedSliceShape: `partial_shape[begin:end:stride]` for one static
+    begin/end/stride and no masks but begin/end bit 0; otherwise dims of unknown value."""
+    from tensorweave.framework import tensor_shape as _ts
+    op = tensor.op
+    attrs = op._attrs
+    spec = static_values(op.inputs[1:])
+    if (spec is None or any(np.shape(v) != (1,) for v in spec)
+            or attrs["begin_mask"] not in (0, 1) or attrs["end_mask"] not in (0, 1)
+            or attrs["ellipsis_mask"] or attrs["new_axis_mask"] or attrs["shrink_axis_mask"]):
+        return unknown_shape_value(tensor)
+    source = static_shape_value(op.inputs[0])
+    if source.ndims is None:
+        return unknown_shape_value(tensor)
+    begin = None if attrs["begin_mask"] else int(spec[0][0])
+    end = None if attrs["end_mask"] else int(spec[1][0])
+    return _ts.TensorShape(source.as_list()[begin:end:int(spec[2][0])])
 
 
 def invalid_shape_entry(tensor) -> int | None:

@@ -1,7 +1,7 @@
 """Kernels of FusedBatchNorm{,V2,V3}, their gradients, LRN and LRNGrad.
 
-Batch norm works on a [rows, C] view (channels last: every row is one pixel) or an
-[N, C, pixels] view (channels first), so each statistic is one NumPy reduction and the
+Batch norm works on a [rows, C] view (every row one pixel; channels-first inputs are
+transposed to it, as TF's CPU kernels do), so each statistic is one NumPy reduction and the
 normalization two in-place passes (y = (x - mean) * (scale / sqrt(var + eps)) + offset) over
 one temporary. float16/bfloat16 inputs compute in the statistics' dtype U (float32).
 """
@@ -15,7 +15,8 @@ from tensorweave.ops.nn_norm_ops import layout
 
 
 class _Layout:
-    """Views of x that put channels on a fixed axis, and the axes to reduce."""
+    """A [rows, C] view of x (channels first moved last, as TF's CPU kernels transpose NCHW
+    and NCDHW to channels last: the same sums in the same order), and its inverse."""
 
     def __init__(self, ctx):
         try:
@@ -27,27 +28,32 @@ class _Layout:
         self.training = bool(ctx.attrs["is_training"])
 
     def view(self, x: np.ndarray) -> np.ndarray:
-        """[rows, C] (channels last) or [N, C, pixels] (channels first)."""
+        """[rows, C]: every row one pixel."""
         if x.ndim != self.rank:
             raise invalid_argument(f"input must be {self.rank}-dimensional{list(x.shape)}")
         if self.channels_first:
-            return x.reshape(x.shape[0], x.shape[1], -1)
+            x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
         return x.reshape(-1, x.shape[-1])
 
-    @property
-    def axes(self):
-        return (0, 2) if self.channels_first else 0
+    def unview(self, rows: np.ndarray, shape) -> np.ndarray:
+        """The [rows, C] result back in x's layout and `shape`."""
+        if not self.channels_first:
+            return rows.reshape(shape)
+        last = (shape[0], *shape[2:], shape[1])
+        return np.ascontiguousarray(np.moveaxis(rows.reshape(last), -1, 1))
 
-    def per_channel(self, v: np.ndarray) -> np.ndarray:
-        """A [C] vector shaped to broadcast against `view`."""
-        return v[:, None] if self.channels_first else v
+    axes = 0
 
-    def channel_sum(self, a: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
+    @staticmethod
+    def per_channel(v: np.ndarray) -> np.ndarray:
+        """A [C] vector, which broadcasts against `view` as it is."""
+        return v
+
+    @staticmethod
+    def channel_sum(a: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
         """sum(a) or sum(a * b) per channel, without a product temporary."""
         if b is None:
-            return a.sum(axis=self.axes)
-        if self.channels_first:
-            return np.einsum("ncp,ncp->c", a, b)
+            return a.sum(axis=0)
         return np.einsum("rc,rc->c", a, b)
 
 
@@ -87,7 +93,7 @@ class FusedBatchNormKernel:
             b = offset - mean * a
             y = xw * lay.per_channel(a)
             y += lay.per_channel(b.astype(work))
-            return (y.reshape(x.shape).astype(x.dtype, copy=False), np.array(mean, u),
+            return (lay.unview(y, x.shape).astype(x.dtype, copy=False), np.array(mean, u),
                     np.array(variance, u), np.array(mean, u), np.array(variance, u), *extra)
         count = xv.size // max(channels, 1)
         if count == 0:
@@ -106,7 +112,7 @@ class FusedBatchNormKernel:
             f = self.factor
             out_mean = (1 - f) * mean + f * batch_mean
             out_var = (1 - f) * variance + f * unbiased
-        return (centered.reshape(x.shape).astype(x.dtype, copy=False), out_mean.astype(u),
+        return (lay.unview(centered, x.shape).astype(x.dtype, copy=False), out_mean.astype(u),
                 out_var.astype(u), batch_mean.astype(u), batch_var.astype(u), *extra)
 
 
@@ -147,7 +153,7 @@ class FusedBatchNormGradKernel:
         else:
             dx = dyw * lay.per_channel(a)
         empty = np.zeros(0, u)
-        return (dx.reshape(x.shape).astype(x.dtype, copy=False), d_scale.astype(u),
+        return (lay.unview(dx, x.shape).astype(x.dtype, copy=False), d_scale.astype(u),
                 d_offset.astype(u), empty, empty.copy())
 
 

@@ -83,7 +83,9 @@ class Layer:
 
     @property
     def updates(self) -> list:
-        return list(self._updates)
+        """The update ops added so far; none while the layer is not trainable (TF's
+        `Layer.updates` skips frozen layers, so `trainable=False` freezes moving statistics)."""
+        return list(self._updates) if self.trainable else []
 
     @property
     def losses(self) -> list:
@@ -127,8 +129,8 @@ class Layer:
             get_default_graph().add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
 
     def add_update(self, update, inputs=None) -> None:
+        """Records an update op; `__call__` publishes `updates` to UPDATE_OPS."""
         self._updates.append(update)
-        get_default_graph().add_to_collection(GraphKeys.UPDATE_OPS, update)
 
     def build(self, input_shape) -> None:
         self.built = True
@@ -156,6 +158,10 @@ class Layer:
             outputs = self.call(inputs, *args, **kwargs)
             if self.activity_regularizer is not None:
                 self._add_activity_loss(outputs)
+        # As TF's legacy layers: after each call, the layer's `updates` not yet in UPDATE_OPS.
+        collection = get_default_graph().get_collection_ref(GraphKeys.UPDATE_OPS)
+        present = {id(u) for u in collection}
+        collection.extend(u for u in self.updates if id(u) not in present)
         return outputs
 
     def _add_activity_loss(self, outputs) -> None:

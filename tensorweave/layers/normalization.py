@@ -1,4 +1,4 @@
-"""Batch normalization layer (tf.layers.batch_normalization), fused for 4-D inputs.
+"""Batch normalization layer (tf.layers.batch_normalization), fused for 4-D and 5-D inputs.
 
 In training it normalizes with the batch statistics and adds to UPDATE_OPS one op per moving
 statistic: `moving -= (moving - batch) * (1 - momentum)` (TF's AssignMovingAvg). At inference
@@ -6,6 +6,7 @@ it uses the moving statistics. A `training` tensor selects between the two at ru
 """
 from __future__ import annotations
 
+from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.scopes import name_scope
 from tensorweave.framework.tensor_conversion import convert_to_tensor
@@ -16,6 +17,7 @@ from tensorweave.ops.constant_op import constant
 # TF1 signatures default to initializer instances; one shared instance each.
 _ZEROS = init_ops.zeros_initializer()
 _ONES = init_ops.ones_initializer()
+_HALF = (_dtypes.float16, _dtypes.bfloat16)
 
 __all__ = ["BatchNormalization", "batch_normalization"]
 
@@ -62,25 +64,33 @@ class BatchNormalization(Layer):
         if channels is None:
             raise ValueError(f"Input has undefined `axis` dimension. Input shape: {input_shape}")
         self._rank = rank
-        self._use_fused = self.fused is not False and rank == 4 and self._axis in (1, 3)
+        dtype = _dtypes.as_dtype(self.dtype or _dtypes.float32).base_dtype
+        self._data_format = None if self.fused is False else _fused_format(rank, self._axis,
+                                                                             dtype)
+        self._use_fused = self.fused = self._data_format is not None
+        # As TF, 16-bit layers keep float32 parameters and statistics.
+        self._param_dtype = _dtypes.float32 if dtype in _HALF else dtype
         param = [channels]
-        self.gamma = self.add_weight("gamma", param, initializer=self.gamma_initializer,
+        self.gamma = self.add_weight("gamma", param, dtype=self._param_dtype,
+                                     initializer=self.gamma_initializer,
                                      regularizer=self.gamma_regularizer,
                                      constraint=self.gamma_constraint) if self.scale else None
-        self.beta = self.add_weight("beta", param, initializer=self.beta_initializer,
+        self.beta = self.add_weight("beta", param, dtype=self._param_dtype,
+                                    initializer=self.beta_initializer,
                                     regularizer=self.beta_regularizer,
                                     constraint=self.beta_constraint) if self.center else None
-        self.moving_mean = self.add_weight("moving_mean", param,
+        self.moving_mean = self.add_weight("moving_mean", param, dtype=self._param_dtype,
                                            initializer=self.moving_mean_initializer,
                                            trainable=False)
         self.moving_variance = self.add_weight("moving_variance", param,
+                                               dtype=self._param_dtype,
                                                initializer=self.moving_variance_initializer,
                                                trainable=False)
 
     def _gamma_beta(self, inputs):
         from tensorweave.ops.array_creation_ops import ones, zeros
         channels = self.moving_mean.shape.as_list()
-        dtype = inputs.dtype.base_dtype
+        dtype = self._param_dtype
         gamma = self.gamma if self.gamma is not None else ones(channels, dtype)
         beta = self.beta if self.beta is not None else zeros(channels, dtype)
         return gamma, beta
@@ -96,7 +106,7 @@ class BatchNormalization(Layer):
         time and sets momentum to 1 (no update) at inference, as tf_keras does."""
         nn = _nn()
         gamma, beta = self._gamma_beta(inputs)
-        fmt = "NHWC" if self._axis == 3 else "NCHW"
+        fmt = self._data_format
 
         def normalize(is_training):
             # With exponential_avg_factor 1 training ignores the moving statistics passed in.
@@ -127,6 +137,10 @@ class BatchNormalization(Layer):
         each update are tf.conds (the update's false branch just reads the variable)."""
         nn = _nn()
         from tensorweave.ops.array_ops import reshape
+        from tensorweave.ops.math_ops import cast
+        input_dtype = inputs.dtype.base_dtype
+        if input_dtype in _HALF:  # as TF: 16-bit inputs are normalized in float32
+            inputs = cast(inputs, _dtypes.float32)
         gamma, beta = self._gamma_beta(inputs)
         mean, variance = self.moving_mean, self.moving_variance
         if known is not False:
@@ -147,7 +161,17 @@ class BatchNormalization(Layer):
             broadcast[self._axis] = -1
             mean, variance, beta, gamma = (reshape(t, broadcast)
                                            for t in (mean, variance, beta, gamma))
-        return nn.batch_normalization(inputs, mean, variance, beta, gamma, self.epsilon)
+        outputs = nn.batch_normalization(inputs, mean, variance, beta, gamma, self.epsilon)
+        return cast(outputs, input_dtype) if input_dtype in _HALF else outputs
+
+
+def _fused_format(rank, axis, dtype):
+    """The data format of TF's fused path, or None where TF's V1 layer does not fuse: only
+    4-D inputs with channels on axis 1 or 3, 5-D ones on axis 1 or 4, and 16/32-bit floats
+    (no float64), whether `fused` is None or True."""
+    if dtype not in (_dtypes.float16, _dtypes.bfloat16, _dtypes.float32):
+        return None
+    return {(4, 1): "NCHW", (4, 3): "NHWC", (5, 1): "NCDHW", (5, 4): "NDHWC"}.get((rank, axis))
 
 
 def _known_bool(training):

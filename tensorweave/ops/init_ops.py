@@ -194,9 +194,10 @@ class GlorotNormal(VarianceScaling):
 class Orthogonal(Initializer):
     """A (semi-)orthogonal matrix from the QR decomposition of a Gaussian, times `gain`.
 
-    The matrix is drawn once per graph construction with NumPy from `seed` (so equal seeds give
-    equal matrices) and embedded as a constant: TF draws it in the graph, which matters only
-    for unseeded initializers re-run in one session.
+    Built in the graph as TF's init_ops.Orthogonal: random_normal of the flattened shape
+    (rows = product of all but the last dimension, transposed when wider than tall), Qr,
+    q * sign(diag(r)), back to `shape`, times gain. So the values follow TF's seeds and each
+    run of the initializer draws a fresh matrix (with an op seed, the same one every session).
     """
 
     def __init__(self, gain=1.0, seed=None, dtype=_dtypes.float32):
@@ -204,19 +205,28 @@ class Orthogonal(Initializer):
         self.gain, self.seed = gain, seed
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from tensorweave.ops.constant_op import constant
+        from tensorweave.ops.array_matrix_ops import diag_part, matrix_transpose
+        from tensorweave.ops.array_ops import reshape
+        from tensorweave.ops.linalg_qr_svd_ops import qr
+        from tensorweave.ops.math_unary_ops import sign
+        from tensorweave.ops.random_ops import random_normal
+        dtype = self._dtype(dtype)
         shape = list(shape)
         if len(shape) < 2:
-            raise ValueError("The tensor to initialize must be at least two-dimensional")
-        rows = int(np.prod(shape[:-1]))
-        cols = shape[-1]
-        rng = np.random.RandomState(self.seed)
-        a = rng.normal(size=(max(rows, cols), min(rows, cols)))
-        q, r = np.linalg.qr(a)
-        q *= np.sign(np.diag(r))
-        if rows < cols:
-            q = q.T
-        return constant(self.gain * q[:rows, :cols].reshape(shape), dtype=self._dtype(dtype))
+            raise ValueError("The tensor to initialize, specified by argument `shape` must be "
+                             f"at least two-dimensional. Received shape={shape}")
+        num_rows = int(np.prod(shape[:-1], dtype=np.int64))
+        num_cols = int(shape[-1])
+        flat_shape = (num_cols, num_rows) if num_rows < num_cols else (num_rows, num_cols)
+        a = random_normal(flat_shape, dtype=dtype, seed=self.seed)
+        q, r = qr(a, full_matrices=False)
+        q *= sign(diag_part(r))  # makes Q uniform over the orthogonal matrices
+        if num_rows < num_cols:
+            q = matrix_transpose(q)
+        return self.gain * reshape(q, shape)
+
+    def get_config(self) -> dict:
+        return {"gain": self.gain, "seed": self.seed, "dtype": self.dtype.name}
 
 
 class Identity(Initializer):

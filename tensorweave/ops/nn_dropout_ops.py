@@ -1,9 +1,12 @@
-"""tf.nn.dropout, built like TF1's from random_uniform, floor and division.
+"""tf.nn.dropout as TensorFlow 2.21 builds it: select(U >= rate, x * 1/(1 - rate), 0).
 
-keep + U[0, 1) lies in [keep, 1 + keep) and floors to 1 with probability keep, so
-`x / keep * floor(keep + U)` keeps each element with probability keep and preserves the expected
-sum; its gradient comes from Mul and RealDiv (the mask is a constant to autodiff: Floor and the
-random op are not differentiable). The argument checks and messages are TensorFlow's.
+TF1's `tf.nn.dropout` (compat.v1) takes `keep_prob` or `rate` and calls TF 2's dropout: a
+uniform sample U in [0, 1) keeps an element where U >= rate, and SelectV2 (not a product with
+the mask) puts the scaled `x` there and 0 elsewhere, so dropped inf, NaN and negative entries
+are +0.0. A Python `rate` scales by a Mul with the constant 1/(1 - rate); a rate tensor by
+RealDiv(x, 1 - rate). The gradient comes from SelectV2 and Mul/RealDiv (the mask is constant
+to autodiff). `dropout_with_sampler` is the shared body of tf.nn.dropout, stateless_dropout
+and general_dropout. The argument checks and messages are TensorFlow's.
 """
 from __future__ import annotations
 
@@ -12,14 +15,13 @@ import numbers
 from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.scopes import name_scope
-from tensorweave.framework.static_value import static_value
 from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.ops.array_index_ops import where_v2
 from tensorweave.ops.array_join_ops import stack
 from tensorweave.ops.array_ops import shape
-from tensorweave.ops.math_ops import div, multiply
-from tensorweave.ops.math_unary_ops import floor
+from tensorweave.ops.math_ops import greater_equal, multiply, realdiv, subtract
+from tensorweave.ops.math_unary_ops import cast
 from tensorweave.ops.random_ops import random_uniform
-from tensorweave.platform import tf_logging
 
 __all__ = ["dropout"]
 
@@ -61,10 +63,11 @@ def rate_error(rate):
 def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
     """Computes dropout: zeroes elements with probability `rate`, scales the rest by 1/keep.
 
-    Built like TF1 from random_uniform, floor and division: keep + U[0, 1) floors to 1 with
-    probability keep, so `x / keep * floor(keep + U)` keeps each element with probability keep
-    and preserves the expected sum. Give exactly one of `keep_prob` (deprecated) and `rate`
-    (= 1 - keep_prob). With a seed (and a graph seed) the mask is the same in every session.
+    As TF 2.21's compat.v1 dropout: `rate = 1. - keep_prob` (a Sub op, outside the "dropout"
+    scope, for a keep_prob tensor), then a uniform sample U keeps the elements where
+    U >= rate, which become x / (1 - rate); every other element is +0.0, whatever x holds
+    there (inf, NaN, negative). Give exactly one of `keep_prob` (deprecated) and `rate`. With
+    a seed (and a graph seed) the mask is the same in every session.
 
     Args:
       x: A floating Tensor.
@@ -73,55 +76,58 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
         drops whole rows); None entries take x's dimension.
       seed: The op-level seed of the mask (see `tf.set_random_seed`).
       name: A name for the operation (default scope "dropout").
-      rate: Probability of dropping each element, a float in [0, 1) or a scalar Tensor.
+      rate: Probability of dropping each element, a float in [0, 1) or a scalar Tensor of
+        x's dtype.
 
     Returns:
-      A Tensor of the same shape and type as `x`; `x` itself when nothing can be dropped.
+      A Tensor of the same shape and type as `x`; `x` itself for a Python rate of 0.
 
     Raises:
       ValueError: if both or neither of keep_prob and rate are given, a Python rate is outside
-        [0, 1), x is not floating, or the probability is not a scalar.
+        [0, 1), x is not floating, or rate is not a scalar of a dtype compatible with x's.
     """
     if keep_prob is not None and rate is not None:
         raise ValueError("Cannot specify both 'keep_prob' and 'rate'.")
     if keep_prob is not None:
-        if not isinstance(keep_prob, (numbers.Real, Tensor)):
+        try:
+            rate = 1. - keep_prob
+        except TypeError:
             raise ValueError("`keep_prob` must be a floating point number or Tensor. "
-                             f"Received: keep_prob={keep_prob}")
-        if isinstance(keep_prob, numbers.Real):
-            rate = 1 - keep_prob
+                             f"Received: keep_prob={keep_prob}") from None
     elif rate is None:
         raise ValueError("`rate` must be provided. Received: rate=None")
-    if isinstance(rate, numbers.Real):
-        if not 0 <= rate < 1:
+    return dropout_with_sampler(x, rate, noise_shape, name, "dropout",
+                                lambda shape, dtype: random_uniform(shape, seed=seed,
+                                                                    dtype=dtype))
+
+
+def dropout_with_sampler(x, rate, noise_shape, name, default_name, uniform_sampler):
+    """select(sampler(noise_shape) >= rate, x / (1 - rate), 0), as TensorFlow 2.21's
+    `_dropout` builds it; `uniform_sampler(shape=..., dtype=...)` gives values in [0, 1)."""
+    with name_scope(name, default_name, [x]):
+        is_number = isinstance(rate, numbers.Real)
+        if is_number and not 0 <= rate < 1:
             raise rate_error(rate)
-        if rate > 0.5:
-            tf_logging.warning(f"Large dropout rate: {rate:g} (>0.5). In TensorFlow 2.x, "
-                               "dropout() uses dropout rate instead of keep_prob. Please ensure "
-                               "that this is intended.")
-    with name_scope(name, "dropout", [x]):
         x = convert_to_tensor(x, name="x")
-        if not x.dtype.is_floating:
+        dtype = x.dtype.base_dtype
+        if not dtype.is_floating:
             raise ValueError("`x.dtype` must be a floating point tensor as `x` will be scaled. "
                              f"Received: x_dtype={x.dtype}")
-        dtype = x.dtype.base_dtype
-        if isinstance(rate, numbers.Real):
-            if rate == 0:
-                return x
-            keep = convert_to_tensor(1 - rate, dtype=dtype, name="keep_prob")
-        elif keep_prob is not None:
-            keep = convert_to_tensor(keep_prob, dtype=dtype, name="keep_prob")
-        else:
-            keep = 1 - convert_to_tensor(rate, dtype=dtype, name="rate")
-        keep.shape.with_rank(0)
-        known = static_value(keep)
-        if known is not None and known == 1:
+        if is_number and rate == 0:
             return x
-        mask_shape = noise_shape_of(x, noise_shape)
-        # keep + U[0, 1) lies in [keep, 1 + keep): it floors to 1 with probability keep.
-        random_tensor = keep + random_uniform(mask_shape, seed=seed, dtype=dtype)
-        binary_tensor = floor(random_tensor)
-        result = multiply(div(x, keep), binary_tensor)
-        result.set_shape(x.shape)
-        return result
-
+        if is_number:
+            scaled = multiply(x, convert_to_tensor(1 / (1 - rate), dtype=dtype))
+        elif isinstance(rate, Tensor):
+            rate.shape.with_rank(0)
+            if rate.dtype != x.dtype:
+                if rate.dtype.base_dtype != dtype:
+                    raise ValueError("`x.dtype` must be compatible with `rate.dtype`. "
+                                     f"Received: x.dtype={x.dtype} and rate.dtype={rate.dtype}")
+                rate = cast(rate, dtype, name="rate")
+            scaled = realdiv(x, subtract(convert_to_tensor(1, dtype=dtype), rate))
+        else:
+            raise ValueError(f"`rate` must be a scalar or scalar tensor. Received: rate={rate}")
+        noise = uniform_sampler(shape=noise_shape_of(x, noise_shape), dtype=dtype)
+        kept = where_v2(greater_equal(noise, rate), scaled, convert_to_tensor(0, dtype=dtype))
+        kept.set_shape(x.shape)
+        return kept

@@ -1,6 +1,6 @@
 """tf.nn.experimental.stateless_dropout and general_dropout: TensorFlow 2.x's dropout form.
 
-Unlike tf.nn.dropout (built like TF1's, ops/nn_dropout_ops.py), these keep an element where a
+As tf.nn.dropout (ops/nn_dropout_ops.py, whose body they share), these keep an element where a
 uniform sample in [0, 1) is at least `rate`: select(U >= rate, x * 1/(1 - rate), 0), the graph
 TensorFlow 2.21 builds (Mul or RealDiv, GreaterEqual, SelectV2). stateless_dropout samples U
 with tf.random.stateless_uniform, so its mask is TensorFlow's bit for bit for the same seed;
@@ -8,15 +8,7 @@ general_dropout takes the sampler from the caller. A Python `rate` of 0 returns 
 """
 from __future__ import annotations
 
-import numbers
-
-from tensorweave.framework.operation import Tensor
-from tensorweave.framework.scopes import name_scope
-from tensorweave.framework.tensor_conversion import convert_to_tensor
-from tensorweave.ops.array_index_ops import where_v2
-from tensorweave.ops.math_ops import greater_equal, multiply, realdiv, subtract
-from tensorweave.ops.math_unary_ops import cast
-from tensorweave.ops.nn_dropout_ops import noise_shape_of, rate_error
+from tensorweave.ops.nn_dropout_ops import dropout_with_sampler
 from tensorweave.ops.stateless_random_ops import stateless_random_uniform
 
 __all__: list[str] = []
@@ -51,7 +43,7 @@ def stateless_dropout(x, rate, seed, rng_alg=None, noise_shape=None, name=None):
         raise ValueError(f"Argument `alg` got unsupported value {rng_alg}. Supported values are "
                          "philox for the Philox algorithm, threefry for the ThreeFry algorithm, "
                          "and auto_select for auto-selection.")
-    return _dropout(x, rate, noise_shape, name, "stateless_dropout",
+    return dropout_with_sampler(x, rate, noise_shape, name, "stateless_dropout",
                     lambda shape, dtype: stateless_random_uniform(shape, seed, dtype=dtype))
 
 
@@ -59,32 +51,4 @@ def general_dropout(x, rate, uniform_sampler, noise_shape=None, name=None):
     """Dropout whose mask compares `uniform_sampler(shape=..., dtype=...)` (values in
     [0, 1)) with `rate`; see stateless_dropout for the other arguments (default name scope
     "general_dropout")."""
-    return _dropout(x, rate, noise_shape, name, "general_dropout", uniform_sampler)
-
-
-def _dropout(x, rate, noise_shape, name, default_name, uniform_sampler):
-    """select(sampler(noise_shape) >= rate, x / (1 - rate), 0), as TensorFlow 2.21 builds it."""
-    with name_scope(name, default_name, [x]):
-        is_number = isinstance(rate, numbers.Real)
-        if is_number and not 0 <= rate < 1:
-            raise rate_error(rate)
-        x = convert_to_tensor(x, name="x")
-        dtype = x.dtype.base_dtype
-        if not dtype.is_floating:
-            raise ValueError("`x.dtype` must be a floating point tensor as `x` will be scaled. "
-                             f"Received: x_dtype={x.dtype}")
-        if is_number and rate == 0:
-            return x
-        if is_number:
-            scaled = multiply(x, convert_to_tensor(1 / (1 - rate), dtype=dtype))
-        elif isinstance(rate, Tensor):
-            rate.shape.with_rank(0)
-            if rate.dtype.base_dtype != dtype:
-                rate = cast(rate, dtype, name="rate")
-            scaled = realdiv(x, subtract(convert_to_tensor(1, dtype=dtype), rate))
-        else:
-            raise ValueError(f"`rate` must be a scalar or scalar tensor. Received: rate={rate}")
-        noise = uniform_sampler(shape=noise_shape_of(x, noise_shape), dtype=dtype)
-        kept = where_v2(greater_equal(noise, rate), scaled, convert_to_tensor(0, dtype=dtype))
-        kept.set_shape(x.shape)
-        return kept
+    return dropout_with_sampler(x, rate, noise_shape, name, "general_dropout", uniform_sampler)

@@ -43,13 +43,16 @@ def _scatter_shape(ctx):
     return ref
 
 
-def _scatter(name, allowed, use_locking_default=False):
-    """The ref op `name` and its resource twin `Resource<name>`."""
+def _scatter(name, allowed, use_locking_default=False, gradient_lookup_fails=False):
+    """The ref op `name` and its resource twin `Resource<name>`. As TF's state_grad.py, the
+    ref op is NotDifferentiable (inputs get None) except ScatterUpdate, ScatterMin and
+    ScatterMax, which TF leaves without a gradient: asking for one raises LookupError."""
     ref_op = define_op(name, inputs=["ref: Ref(T)", "indices: Tindices", "updates: T"],
                        outputs=["output_ref: Ref(T)"],
                        attrs=[TypeAttr("T", allowed), TypeAttr("Tindices", _dtypes.INDEX),
                               Attr("use_locking", "bool", use_locking_default)],
-                       shape_fn=_scatter_shape, is_stateful=True, not_differentiable=True)
+                       shape_fn=_scatter_shape, is_stateful=True,
+                       not_differentiable=not gradient_lookup_fails)
     twin = define_op("Resource" + name,
                      inputs=["resource: resource", "indices: Tindices", "updates: dtype"],
                      attrs=[TypeAttr("dtype", allowed), TypeAttr("Tindices", _dtypes.INDEX)],
@@ -58,13 +61,16 @@ def _scatter(name, allowed, use_locking_default=False):
     return ref_op, twin
 
 
-ScatterUpdate, ResourceScatterUpdate = _scatter("ScatterUpdate", None, use_locking_default=True)
+ScatterUpdate, ResourceScatterUpdate = _scatter("ScatterUpdate", None, use_locking_default=True,
+                                                gradient_lookup_fails=True)
 ScatterAdd, ResourceScatterAdd = _scatter("ScatterAdd", _dtypes.NUMERIC)
 ScatterSub, ResourceScatterSub = _scatter("ScatterSub", _dtypes.NUMERIC)
 ScatterMul, ResourceScatterMul = _scatter("ScatterMul", _dtypes.NUMERIC)
 ScatterDiv, ResourceScatterDiv = _scatter("ScatterDiv", _dtypes.NUMERIC)
-ScatterMin, ResourceScatterMin = _scatter("ScatterMin", _dtypes.REAL_NUMERIC)
-ScatterMax, ResourceScatterMax = _scatter("ScatterMax", _dtypes.REAL_NUMERIC)
+ScatterMin, ResourceScatterMin = _scatter("ScatterMin", _dtypes.REAL_NUMERIC,
+                                          gradient_lookup_fails=True)
+ScatterMax, ResourceScatterMax = _scatter("ScatterMax", _dtypes.REAL_NUMERIC,
+                                          gradient_lookup_fails=True)
 
 
 def resource_scatter(op_def, variable, indices, updates, name=None):

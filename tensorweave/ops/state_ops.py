@@ -68,19 +68,21 @@ def _update_shape(ctx):
                          f"{value}") from None
 
 
+# As TF's state_grad.py: Assign, AssignAdd and AssignSub are NotDifferentiable (their inputs
+# get None).
 Assign = define_op(
     "Assign", inputs=["ref: Ref(T)", "value: T"], outputs=["output_ref: Ref(T)"],
     attrs=[TypeAttr("T"), Attr("validate_shape", "bool", True),
            Attr("use_locking", "bool", True)],
-    shape_fn=_assign_shape, is_stateful=True)
+    shape_fn=_assign_shape, is_stateful=True, not_differentiable=True)
 
 _UPDATE_ATTRS = [TypeAttr("T", _dtypes.NUMERIC), Attr("use_locking", "bool", False)]
 AssignAdd = define_op("AssignAdd", inputs=["ref: Ref(T)", "value: T"],
                       outputs=["output_ref: Ref(T)"], attrs=_UPDATE_ATTRS,
-                      shape_fn=_update_shape, is_stateful=True)
+                      shape_fn=_update_shape, is_stateful=True, not_differentiable=True)
 AssignSub = define_op("AssignSub", inputs=["ref: Ref(T)", "value: T"],
                       outputs=["output_ref: Ref(T)"], attrs=_UPDATE_ATTRS,
-                      shape_fn=_update_shape, is_stateful=True)
+                      shape_fn=_update_shape, is_stateful=True, not_differentiable=True)
 
 CountUpTo = define_op(
     "CountUpTo", inputs=["ref: Ref(T)"], outputs=["output: T"],
