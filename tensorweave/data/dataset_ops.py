@@ -17,11 +17,11 @@ TensorFlow's InvalidArgumentError.
 from __future__ import annotations
 
 import json
-import os
 
 from tensorweave.data import function as _function
 from tensorweave.data import nest
 from tensorweave.data.dataset_methods import DatasetMethods
+from tensorweave.data.options import AUTOTUNE as _AUTOTUNE
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import random_seed
 from tensorweave.framework import tensor_shape as _ts
@@ -423,9 +423,17 @@ class Dataset(StructuredOutputs, DatasetMethods):
 
     def interleave(self, map_func, cycle_length=None, block_length=None,
                    num_parallel_calls=None, deterministic=None, name=None):
-        cycle = cycle_length if cycle_length not in (None, -1) else (os.cpu_count() or 1)
-        return _parallel(_Interleave(self, map_func, int(cycle), int(block_length or 1)),
-                         num_parallel_calls)
+        from tensorweave.data.readers import Refused
+        cycle = interleave_cycle(cycle_length, num_parallel_calls)
+        dataset = _parallel(_Interleave(self, map_func, cycle, int(block_length or 1)),
+                            num_parallel_calls)
+        calls = num_parallel_calls
+        if isinstance(calls, int) and calls > cycle:   # TF refuses it when the iterator starts
+            return Refused(dataset, "If `cycle_length` is set to a fixed value, "
+                           "`num_parallel_calls` must be either `tf.data.AUTOTUNE` or a value "
+                           "less than or equal to `cycle_length`. However, `num_parallel_calls`"
+                           f" is {calls} and `cycle_length` is {cycle}")
+        return dataset
 
     def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None,
               deterministic=None, name=None):
@@ -527,6 +535,21 @@ class UnaryDataset(Dataset):
         if self._parallel_calls is not None:
             spec["parallel_calls"] = builder.arg(self._parallel_calls)
         return spec
+
+
+def interleave_cycle(cycle_length, num_parallel_calls) -> int:
+    """TF 2.21's cycle length: the given one, else (None or AUTOTUNE) the CPUs without
+    num_parallel_calls, a third of them (rounded up) with AUTOTUNE calls, and no more than the
+    calls' number otherwise."""
+    from tensorweave.data.readers import schedulable_cpus
+    if cycle_length not in (None, _AUTOTUNE):
+        return int(cycle_length)
+    cpus = schedulable_cpus()
+    if num_parallel_calls is None or not isinstance(num_parallel_calls, int):
+        return cpus
+    if num_parallel_calls == _AUTOTUNE:
+        return -(-cpus // 3)
+    return max(min(num_parallel_calls, cpus), 1)
 
 
 def _parallel(dataset: UnaryDataset, num_parallel_calls) -> UnaryDataset:

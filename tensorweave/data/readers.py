@@ -23,7 +23,7 @@ import os
 import numpy as np
 
 from tensorweave.data import nest
-from tensorweave.data.dataset_ops import Dataset, TensorSpec
+from tensorweave.data.dataset_ops import Dataset, TensorSpec, interleave_cycle
 from tensorweave.data.options import AUTOTUNE
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import tensor_shape as _ts
@@ -76,7 +76,9 @@ def filenames_dataset(filenames) -> Dataset:
     return Dataset.from_tensor_slices(reshape(names, [-1], name="flat_filenames"))
 
 
-def _schedulable_cpus() -> int:
+def schedulable_cpus() -> int:
+    """The CPUs this process may run on: TF's port::MaxParallelism, which sizes tf.data's
+    default interleave cycles."""
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0))
     return os.cpu_count() or 1
@@ -89,14 +91,13 @@ def _cycle_length(num_parallel_reads) -> int:
         raise TypeError(f"Expected int64, but got {num_parallel_reads!r} of type "
                         f"'{type(num_parallel_reads).__name__}'.")
     if num_parallel_reads == AUTOTUNE:
-        # TF interleaves with cycle_length and num_parallel_calls both AUTOTUNE: a cycle of
-        # the schedulable CPUs / 3, rounded up (each file in the cycle gets a reading thread
-        # and 2 prefetching ones), so 1 to 3 CPUs read the files one after another.
-        return -(-_schedulable_cpus() // 3)
+        # TF interleaves with cycle_length and num_parallel_calls both AUTOTUNE (a third of
+        # the CPUs: each file in the cycle gets a reading thread and 2 prefetching ones).
+        return interleave_cycle(AUTOTUNE, AUTOTUNE)
     return int(num_parallel_reads)
 
 
-class _Refused(Dataset):
+class Refused(Dataset):
     """`dataset`'s elements, but a pipeline TensorFlow refuses with `message` when its
     iterator is made (InvalidArgumentError)."""
 
@@ -118,7 +119,7 @@ def read_files(read_one_file, filenames, num_parallel_reads=None) -> Dataset:
     dataset = files.interleave(read_one_file, max(cycle, 1), 1)
     # TF checks the cycle length when the iterator is made: 0 or below, other than AUTOTUNE,
     # fails then, whatever the files.
-    return dataset if cycle > 0 else _Refused(dataset, "`cycle_length` must be > 0")
+    return dataset if cycle > 0 else Refused(dataset, "`cycle_length` must be > 0")
 
 
 class _OneFile(Dataset):

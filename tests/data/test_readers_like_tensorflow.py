@@ -101,7 +101,7 @@ def test_two_files_read_in_parallel(tmp_path):
     (7, "a1 b1 c1 a2 b2 c2 a3 c3 c4"),
 ])
 def test_autotune_reads_ceil_cpus_over_3_files_at_a_time(abc, monkeypatch, cpus, order):
-    monkeypatch.setattr(readers, "_schedulable_cpus", lambda: cpus)
+    monkeypatch.setattr(readers, "schedulable_cpus", lambda: cpus)
     dataset = tf.data.TextLineDataset(abc["text"], num_parallel_reads=AUTOTUNE)
     assert drain_dataset(dataset) == _expected(order, "text")
 
