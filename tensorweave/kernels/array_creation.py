@@ -48,6 +48,18 @@ class FilledLikeKernel:
         return self.xp.full(x.shape, self.value, dtype=self.dtype)
 
 
+def _scalars(*named):
+    """The 0-d forms of named arguments; TensorFlow's kernels also take a 1-element vector (a
+    legacy its shape functions reject, so only fed values reach it), else InvalidArgument."""
+    out = []
+    for arg_name, v in named:
+        if v.ndim != 0 and v.shape != (1,):
+            raise invalid_argument(f"{arg_name} must be a scalar, not shape "
+                                   f"{dims_text(v.shape)}")
+        out.append(v.reshape(()))
+    return out
+
+
 @kernel("Range")
 class RangeKernel:
     """start, start + delta, ... up to (not including) limit, in Tidx."""
@@ -56,10 +68,7 @@ class RangeKernel:
         self.dtype = ctx.attrs["Tidx"].as_numpy_dtype
 
     def compute(self, ctx, start, limit, delta):
-        for arg_name, v in (("start", start), ("limit", limit), ("delta", delta)):
-            if v.ndim != 0:
-                raise invalid_argument(f"{arg_name} must be a scalar, not shape "
-                                       f"{dims_text(v.shape)}")
+        start, limit, delta = _scalars(("start", start), ("limit", limit), ("delta", delta))
         try:
             return ctx.xp.asarray(range_values(start, limit, delta, self.dtype))
         except ValueError as e:

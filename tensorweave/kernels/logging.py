@@ -119,7 +119,9 @@ def summarize_v2(value, summarize: int) -> str:
 
     def walk(sub, d: int) -> str:
         n = sub.shape[0]
-        spacing = " " if d == last else "\n" + " " * (d + 1)
+        # Blocks of higher dimensions are set apart by more blank lines (as numpy does): one
+        # newline per dimension below this one, then the indent.
+        spacing = " " if d == last else "\n" * (last - d) + " " * (d + 1)
         item = fmt if d == last else (lambda s: walk(s, d + 1))
         out = ["["]
         for i in range(min(ends, n)):

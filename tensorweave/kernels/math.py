@@ -73,6 +73,13 @@ def _floor_mod_int(x, y):
     return np.remainder(x, y)
 
 
+def _floor_mod_float(x, y):
+    """fmod corrected to the divisor's sign, as np.remainder, except that a zero result keeps
+    fmod's sign, the dividend's (TensorFlow: floormod(-4., 2.) is -0.; NumPy gives +0.)."""
+    r = np.remainder(x, y)
+    return np.where(r == 0, np.copysign(r, x), r)
+
+
 def _c_quotient(x, y):
     """x / y rounded toward zero: x - fmod(x, y) is an exact multiple of y, so floor division
     of it is exact and cannot overflow."""
@@ -108,8 +115,7 @@ register_pure("Div", _c_div_int, dtypes=_INTEGER)  # C division for integers
 register_pure("DivNoNan", _div_no_nan, dtypes=_FLOAT_COMPLEX)
 register_pure("FloorDiv", _floor_div_float, dtypes=_dtypes.FLOATING)
 register_pure("FloorDiv", _floor_div_int, dtypes=_INTEGER)
-# np.remainder of floats is fmod corrected to the divisor's sign, TensorFlow's FloorMod.
-register_pure("FloorMod", np.remainder, dtypes=_dtypes.FLOATING)
+register_pure("FloorMod", _floor_mod_float, dtypes=_dtypes.FLOATING)
 register_pure("FloorMod", _floor_mod_int, dtypes=_INTEGER)
 register_pure("TruncateDiv", _truncate_div_float, dtypes=_dtypes.FLOATING)
 register_pure("TruncateDiv", _truncate_div_int, dtypes=_INTEGER)

@@ -1,8 +1,9 @@
 """Kernels of reductions, ArgMax/ArgMin, Cumsum/Cumprod and TopKV2.
 
 Every kernel returns exactly the dtype its OpDef declares: integer sums and products keep
-their (wrapping) dtype, float16 accumulates in float32, integer means truncate toward zero, and
-reductions over no elements give the identity (or the dtype's extreme for Max/Min).
+their (wrapping) dtype, float16 reductions accumulate in float32 (scans in float16), integer
+means truncate toward zero, and reductions over no elements give the identity (or the dtype's
+extreme for Max/Min).
 """
 from __future__ import annotations
 
@@ -222,11 +223,10 @@ class ScanKernel:
             head = xp.full(head_shape, 0 if self.is_sum else 1, dtype=x.dtype)
             body = x[(slice(None),) * a + (slice(0, -1),)]
             x = xp.concatenate([head, body], axis=a)
-        acc = _accumulator(x.dtype)
+        # Unlike the reductions, TensorFlow's scans accumulate in the input dtype, float16
+        # included: each partial sum is rounded (3000 float16 ones sum to 2048).
         scan = xp.cumsum if self.is_sum else xp.cumprod
-        out = scan(x, axis=a, dtype=acc)
-        if acc != x.dtype:
-            out = out.astype(x.dtype)
+        out = scan(x, axis=a, dtype=x.dtype)
         return xp.flip(out, a) if self.reverse else out
 
 

@@ -18,6 +18,7 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
 from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
+from tensorweave.kernels.re2_syntax import python_pattern
 from tensorweave.kernels.registry import kernel
 
 _FLOATS = _dtypes.FLOATING
@@ -241,9 +242,10 @@ class SubstrKernel:
 # --- regular expressions -----------------------------------------------------------------------
 @functools.lru_cache(maxsize=256)
 def _compile(pattern: str):
+    """The pattern, RE2 syntax translated to Python's (re2_syntax.py), compiled once."""
     try:
-        return re.compile(pattern)
-    except re.error as e:
+        return re.compile(python_pattern(pattern))
+    except (re.error, ValueError) as e:
         raise invalid_argument(f"Invalid pattern: {pattern}, error: {e}") from None
 
 
@@ -282,9 +284,11 @@ def _regex_full_match(ctx, strings, pattern):
     return _full_match(_scalar_text(pattern), strings)
 
 
-def _rewriter(regex, rewrite: str):
-    """RE2's rewrite string as a function of a match; None if RE2 would reject it (a group the
-    pattern lacks, a stray backslash), in which case RE2 leaves the string unchanged."""
+def _rewriter(regex, rewrite: str, replace_global: bool):
+    """RE2's rewrite string as a function of a match; None if RE2 would reject it, in which
+    case RE2 leaves the string unchanged: a group the pattern lacks, or (replacing the first
+    match only) a stray backslash. GlobalReplace ignores Rewrite's failure at a stray
+    backslash, so each match becomes the rewrite's text before it."""
     parts, i = [], 0
     while i < len(rewrite):
         c = rewrite[i]
@@ -299,6 +303,8 @@ def _rewriter(regex, rewrite: str):
             parts.append(int(nxt))
         elif nxt == "\\":
             parts.append("\\")
+        elif replace_global:
+            break
         else:
             return None
         i += 2
@@ -307,11 +313,27 @@ def _rewriter(regex, rewrite: str):
 
 def _replace(pattern: str, rewrite: str, replace_global: bool, strings) -> np.ndarray:
     regex = _compile(pattern)
-    fn = _rewriter(regex, rewrite)
+    fn = _rewriter(regex, rewrite, replace_global)
     if fn is None:
         return np.asarray(strings, dtype=object).copy()
-    count = 0 if replace_global else 1
-    return _map(lambda s: _encode(regex.sub(fn, _decode(s), count=count)), strings)
+    if not replace_global:
+        return _map(lambda s: _encode(regex.sub(fn, _decode(s), count=1)), strings)
+    return _map(lambda s: _encode(_global_replace(regex, fn, _decode(s))), strings)
+
+
+def _global_replace(regex, fn, text: str) -> str:
+    """Every match replaced, as RE2::GlobalReplace: an empty match where the previous match
+    ended is skipped (Python's re.sub replaces it: "abc", "b*" -> "-a--c-", RE2 "-a-c-")."""
+    out, pos, last_end = [], 0, None
+    for m in regex.finditer(text):
+        start, end = m.span()
+        if start == end and start == last_end:
+            continue
+        out.append(text[pos:start])
+        out.append(fn(m))
+        pos = last_end = end
+    out.append(text[pos:])
+    return "".join(out)
 
 
 @kernel("StaticRegexReplace")

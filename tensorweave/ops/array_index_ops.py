@@ -176,14 +176,58 @@ def gather_nd(params, indices, name=None, batch_dims=0):
       params: the tensor to gather from.
       indices: int tensor whose last dimension K indexes the first K dimensions of params.
       name: the op name.
-      batch_dims: only 0 is supported.
+      batch_dims: the number of leading dimensions params and indices share as a batch; the
+        index vectors then address params' dimensions after the batch.
 
     Returns:
-      A Tensor of shape indices.shape[:-1] + params.shape[K:].
+      A Tensor of shape indices.shape[:-1] + params.shape[batch_dims + K:].
+
+    Raises:
+      TypeError: if batch_dims is not an int.
+      ValueError: if batch_dims is negative or not below the rank of params and of indices.
     """
-    if batch_dims != 0:
-        raise NotImplementedError("gather_nd with batch_dims != 0 is not supported")
-    return apply_op(GatherNd, [params, indices], name=name)
+    value = static_value(batch_dims) if isinstance(batch_dims, Tensor) else None
+    if value is not None:
+        batch_dims = int(value)
+    if batch_dims == 0:
+        return apply_op(GatherNd, [params, indices], name=name)
+    return _batch_gather_nd(params, indices, batch_dims, name)
+
+
+def _batch_gather_nd(params, indices, batch_dims, name):
+    """gather_nd over `batch_dims` shared leading dimensions, as TensorFlow's batch_gather_nd:
+    the batch is flattened to one dimension B, each index vector gets its batch position b
+    prepended, and one GatherNd on params reshaped to [B, ...] does the work."""
+    import tensorweave as tw
+    with name_scope(name, "BatchGatherND", [params, indices]) as scope:
+        indices = tensor_conversion.convert_to_tensor(indices, name="indices")
+        params = tensor_conversion.convert_to_tensor(params, name="params")
+        if not isinstance(batch_dims, int) or isinstance(batch_dims, bool):
+            raise TypeError(f"Argument `batch_dims` must be an int; got {batch_dims}")
+        if batch_dims < 0:
+            raise ValueError("tf.gather_nd does not allow negative batch_dims.")
+        for what, t in (("indices", indices), ("params", params)):
+            ndims = t.shape.ndims
+            if ndims is not None and batch_dims >= ndims:
+                raise ValueError(f"Argument `batch_dims` = {batch_dims} must be less than "
+                                 f"rank(`{what}`) = {ndims}")
+        index_type = indices.dtype.base_dtype
+        params_shape = tw.shape(params, out_type=index_type)
+        indices_shape = tw.shape(indices, out_type=index_type)
+        batch_shape = params_shape[:batch_dims]
+        batch_size = tw.reduce_prod(batch_shape, keepdims=True)
+        flat_params = tw.reshape(params, concat([batch_size, params_shape[batch_dims:]], 0))
+        flat_indices = tw.reshape(indices, concat([batch_size, indices_shape[batch_dims:]], 0))
+        # b as an index vector [b] broadcast over the inner index dimensions i1..iK:
+        # [B] -> [B, 1, ..., 1, 1] -> tiled to [B, i1, ..., iK, 1].
+        inner = indices_shape[batch_dims:-1]
+        ones = tw.ones_like(inner)
+        positions = tw.reshape(tw.range(batch_size[0], dtype=index_type),
+                               concat([batch_size, ones, [1]], 0))
+        positions = tw.tile(positions, concat([[1], inner, [1]], 0))
+        out = apply_op(GatherNd, [flat_params, concat([positions, flat_indices], -1)])
+        out_shape = tw.shape(out, out_type=index_type)
+        return tw.reshape(out, concat([batch_shape, out_shape[1:]], 0), name=scope)
 
 
 @GatherNd.gradient

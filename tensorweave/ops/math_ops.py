@@ -26,7 +26,7 @@ from tensorweave.framework.op_def import Attr, OpDef, TypeAttr, define_op
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.scopes import name_scope
 from tensorweave.framework.static_value import register_static_value
-from tensorweave.framework.tensor_conversion import convert_to_tensor
+from tensorweave.framework.tensor_conversion import convert_to_tensor, is_tensor_like
 from tensorweave.ops.math_unary_ops import (
     FLOAT,
     FLOAT_COMPLEX,
@@ -234,18 +234,25 @@ def truediv(x, y, name=None):
     with name_scope(name, "truediv", [x, y]) as scope:
         x = convert_to_tensor(x, name="x")
         y = convert_to_tensor(y, dtype_hint=x.dtype.base_dtype, name="y")
-        x_dtype, y_dtype = x.dtype.base_dtype, y.dtype.base_dtype
-        if x_dtype != y_dtype:
-            raise TypeError(f"`x` and `y` must have the same dtype, got {x_dtype!r} != "
-                            f"{y_dtype!r}.")
-        if x_dtype not in _TRUEDIV_TYPES:
-            expected = ", ".join(repr(d) for d in sorted(_TRUEDIV_TYPES, key=lambda d: d.name))
-            raise TypeError(f"Invalid dtype {x_dtype!r} in __truediv__. Expected one of "
-                            f"{{{expected}}}.")
-        wide = _TRUEDIV_CAST.get(x_dtype)
-        if wide is not None:
-            x, y = cast(x, wide), cast(y, wide)
+        x, y = _truediv_operands(x, y, "__truediv__")
         return apply_op(RealDiv, [x, y], name=scope)
+
+
+def _truediv_operands(x, y, what):
+    """x and y cast as truediv casts them (integers to float32 or float64); TypeError unless
+    they share a dtype that truediv accepts."""
+    x_dtype, y_dtype = x.dtype.base_dtype, y.dtype.base_dtype
+    if x_dtype != y_dtype:
+        raise TypeError(f"`x` and `y` must have the same dtype, got {x_dtype!r} != "
+                        f"{y_dtype!r}.")
+    if x_dtype not in _TRUEDIV_TYPES:
+        expected = ", ".join(repr(d) for d in sorted(_TRUEDIV_TYPES, key=lambda d: d.name))
+        raise TypeError(f"Invalid dtype {x_dtype!r} in {what}. Expected one of "
+                        f"{{{expected}}}.")
+    wide = _TRUEDIV_CAST.get(x_dtype)
+    if wide is not None:
+        x, y = cast(x, wide), cast(y, wide)
+    return x, y
 
 
 def divide(x, y, name=None):
@@ -288,17 +295,27 @@ def div(x, y, name=None):
 def div_no_nan(x, y, name=None):
     """Computes x / y element-wise, and 0 wherever y is 0.
 
+    Integers are cast to floating point first, as by `truediv` (int32 to float64).
+
     Args:
-      x: A floating or complex Tensor.
+      x: A Tensor of a floating, complex or integer dtype.
       y: A Tensor of x's dtype, or a value convertible to it.
       name: A name for the operation (default "div_no_nan").
 
     Returns:
-      A Tensor of x's type.
+      A Tensor of x's type, or of the floating type integers are cast to.
+
+    Raises:
+      TypeError: if x and y have different dtypes, or one truediv does not accept.
     """
     with name_scope(name, "div_no_nan", [x, y]) as scope:
-        x = convert_to_tensor(x, name="x")
-        y = convert_to_tensor(y, dtype=x.dtype.base_dtype, name="y")
+        if not is_tensor_like(x) and is_tensor_like(y):
+            y = convert_to_tensor(y, name="y")
+            x = convert_to_tensor(x, dtype=y.dtype.base_dtype, name="x")
+        else:
+            x = convert_to_tensor(x, name="x")
+            y = convert_to_tensor(y, dtype_hint=x.dtype.base_dtype, name="y")
+        x, y = _truediv_operands(x, y, "tf.math.divide_no_nan")
         return apply_op(DivNoNan, [x, y], name=scope)
 
 

@@ -12,7 +12,7 @@ from tensorweave.framework import tensor_shape as _ts
 from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import TypeAttr, define_op
 from tensorweave.framework.scopes import name_scope
-from tensorweave.framework.shape_checks import merge_shapes, shape_with_rank
+from tensorweave.framework.shape_checks import shape_with_rank
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 
 __all__ = ["unsorted_segment_sum", "unsorted_segment_max", "unsorted_segment_min",
@@ -38,14 +38,15 @@ def unsorted_segment_shape(ctx):
 
 
 def sorted_segment_shape(ctx):
-    """[?] + data.shape[1:]: the segment count is only known at run time."""
+    """[?] + data.shape[1:]: the segment count is only known at run time. As in TensorFlow,
+    the lengths of data and segment_ids are not compared here: the kernel reports a mismatch
+    (InvalidArgumentError), not graph construction."""
     data = ctx.input_shape(0)
-    ids = shape_with_rank(ctx.input_shape(1), 1)
+    shape_with_rank(ctx.input_shape(1), 1)
     if data.ndims is None:
         return _ts.unknown_shape()
     if data.ndims == 0:
         raise ValueError("Shape must be at least rank 1 but is rank 0")
-    merge_shapes(_ts.TensorShape(data.as_list()[:1]), ids)
     return _ts.TensorShape([None] + data.as_list()[1:])
 
 

@@ -13,4 +13,5 @@ from tensorweave.ops.string_hash_ops import string_to_hash_bucket as to_hash_buc
 from tensorweave.ops.string_hash_ops import string_to_hash_bucket_fast as to_hash_bucket_fast
 from tensorweave.ops.string_hash_ops import string_to_hash_bucket_strong as to_hash_bucket_strong
 from tensorweave.ops.string_ngrams_ops import ngrams
+from tensorweave.ops.string_unicode_ops import unicode_transcode
 from tensorweave.ops.string_split_ops import strings_split as split

@@ -80,7 +80,7 @@ def test_summarize_v2_matches_tf():
     assert summarize_v2(np.arange(64).reshape(8, 8), 2) == (
         "[[0 1 ... 6 7]\n [8 9 ... 14 15]\n ...\n [48 49 ... 54 55]\n [56 57 ... 62 63]]")
     assert summarize_v2(np.arange(24).reshape(2, 3, 4), 3) == (
-        "[[[0 1 2 3]\n  [4 5 6 7]\n  [8 9 10 11]]\n [[12 13 14 15]\n  [16 17 18 19]\n"
+        "[[[0 1 2 3]\n  [4 5 6 7]\n  [8 9 10 11]]\n\n [[12 13 14 15]\n  [16 17 18 19]\n"
         "  [20 21 22 23]]]")
     assert summarize_v2(np.float64(3.5), 3) == "3.5"
     assert summarize_v2(np.array(["a\"b\n", "é"], dtype=object), 3) == '["a\\"b\\n" "é"]'
