@@ -39,31 +39,18 @@ from tensorweave.runtime.passes.options import ARITHMETIC, PassOptions
 from tensorweave.runtime.passes.rewrite import (
     CONTROL_FLOW_OPS,
     Editor,
+    apply_rules,
     is_pure,
     known_shape,
     make_node,
 )
 
-_ADD = frozenset({"Add", "AddV2"})
-_DIV = frozenset({"RealDiv", "Div"})
-_MAX_REWRITES_PER_NODE = 8
-
 
 @register_pass("arithmetic_optimization", order=30, toggle=ARITHMETIC, group="main")
 def simplify_arithmetic(graph, options: PassOptions | None = None):
     """Applies the algebraic rules above to every node, in topological order."""
-    options = options or PassOptions.defaults(graph)
-    ed = Editor(graph, options)
-    for node in ed.topological():
-        for _ in range(_MAX_REWRITES_PER_NODE):
-            node = ed.graph.nodes.get(node.name)
-            if node is None or not is_pure(node) or not _real(node):
-                break
-            rule = _RULES.get(node.op)
-            if rule is None or not rule(ed, node):
-                break
-    ed.sweep()
-    return graph
+    ed = Editor(graph, options or PassOptions.defaults(graph))
+    return apply_rules(ed, _RULES, _real)
 
 
 def _real(node) -> bool:

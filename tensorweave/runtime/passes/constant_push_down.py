@@ -39,28 +39,22 @@ from tensorweave.framework.shape_fns import broadcast_shapes
 from tensorweave.runtime.passes import register_pass
 from tensorweave.runtime.passes.arithmetic import const_operand, finite, new_const, rebuild
 from tensorweave.runtime.passes.options import CONSTANT_PUSH_DOWN, PassOptions
-from tensorweave.runtime.passes.rewrite import Editor, is_pure, make_node
+from tensorweave.runtime.passes.rewrite import Editor, apply_rules, is_pure, make_node
 
 _ADD = frozenset({"Add", "AddV2"})
 _HALF_WIDTH = (_dtypes.float16, _dtypes.bfloat16)
-_MAX_REWRITES_PER_NODE = 8
 
 
 @register_pass("constant_push_down", order=25, toggle=CONSTANT_PUSH_DOWN, group="main")
 def push_down_constants(graph, options: PassOptions | None = None):
     """Applies the rules above to every node, in topological order."""
     ed = Editor(graph, options or PassOptions.defaults(graph))
-    for node in ed.topological():
-        for _ in range(_MAX_REWRITES_PER_NODE):
-            node = ed.graph.nodes.get(node.name)
-            if node is None or not is_pure(node) or not node.output_dtypes or \
-                    not (node.output_dtypes[0].is_floating or node.output_dtypes[0].is_integer):
-                break
-            rule = _RULES.get(node.op)
-            if rule is None or not rule(ed, node):
-                break
-    ed.sweep()
-    return graph
+    return apply_rules(ed, _RULES, _numeric_output)
+
+
+def _numeric_output(node) -> bool:
+    return bool(node.output_dtypes) and (node.output_dtypes[0].is_floating or
+                                         node.output_dtypes[0].is_integer)
 
 
 def _chain(op: str):

@@ -375,6 +375,22 @@ class Editor:
         return node.attrs["value"]
 
 
+def apply_rules(ed: Editor, rules: dict, applies, max_per_node: int = 8) -> RGraph:
+    """`rules[node.op](ed, node)` for every pure node `applies(node)` accepts, in topological
+    order, again on the rewritten node while a rule changes it (at most `max_per_node` times);
+    then the sweep. Returns the graph."""
+    for node in ed.topological():
+        for _ in range(max_per_node):
+            node = ed.graph.nodes.get(node.name)
+            if node is None or not is_pure(node) or not applies(node):
+                break
+            rule = rules.get(node.op)
+            if rule is None or not rule(ed, node):
+                break
+    ed.sweep()
+    return ed.graph
+
+
 def rewrite_each(ed: Editor, op_types: str | tuple, rewrite) -> RGraph:
     """`rewrite(ed, node)` for every node of `op_types` (one type or a tuple) still in the
     graph when its turn comes (a rewrite may remove later ones), then the sweep; returns the
