@@ -12,13 +12,13 @@ import contextlib
 import enum
 
 from tensorweave.autodiff import aggregate
-from tensorweave.autodiff.gating import gate_together
+from tensorweave.autodiff.gating import gate_op_gradients
 from tensorweave.autodiff.registry import gradient_function
 from tensorweave.autodiff.while_grad import loop_gradients, loop_unit, unit_inputs, unit_outputs
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.operation import Operation, Tensor
-from tensorweave.framework.scopes import colocate_with, device, name_scope
+from tensorweave.framework.scopes import colocate_with, name_scope
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.ops.control_flow_context import WhileContext
 
@@ -128,7 +128,7 @@ def _backward(ys, xs, grad_ys, stop_gradients=None, colocate=False, level=None, 
             out_grads.append(g)
         inputs = _inputs(node)  # before a loop's gradient adds its counter and stacks
         if isinstance(node, WhileContext):
-            in_grads = _backprop_loop(node, out_grads, stop_nodes)
+            in_grads = _backprop_loop(node, out_grads, stop_nodes, gate)
         else:
             in_grads = _backprop_op(node, out_grads, stop_nodes, colocate, gate)
         for index, (t_in, g) in enumerate(zip(inputs, in_grads)):
@@ -166,13 +166,16 @@ def _consumers(node, level):
             yield _node_of(op, level)
 
 
-def _backprop_loop(ctx, out_grads, stop_nodes):
+def _backprop_loop(ctx, out_grads, stop_nodes, gate=False):
+    """The gradients of a loop's inputs; with `gate`, as TF, each op of the gradient loop's
+    body gates its gradients too."""
     if ctx in stop_nodes or all(g is None for g in out_grads):
         return [None] * len(unit_inputs(ctx))
 
     def body_gradients(ys, xs, grad_ys, level):
-        return [aggregate.sum_gradients(g) for g in _backward(ys, xs, grad_ys, level=level)]
-    return loop_gradients(ctx, out_grads, body_gradients, is_differentiable_dtype)
+        return [aggregate.sum_gradients(g)
+                for g in _backward(ys, xs, grad_ys, level=level, gate=gate)]
+    return loop_gradients(ctx, out_grads, body_gradients, is_differentiable_dtype, gate)
 
 
 def _initial_grads(ys, grad_ys, colocate=False):
@@ -292,11 +295,8 @@ def _backprop_op(op, out_grads, stop_ops, colocate, gate=False):
         if len(in_grads) != n_in:
             raise ValueError(f"Num gradients {len(in_grads)} generated for op {op.node_def} "
                              f"do not match num inputs {n_in}")
-        if gate and sum(g is not None for g in in_grads) > 1:
-            # As TF: the gate ignores device and colocation scopes (the Identities still sit
-            # with their gradients).
-            with device(None), colocate_with(None, ignore_existing=True):
-                in_grads = gate_together(in_grads)
+        if gate:
+            in_grads = gate_op_gradients(in_grads)
     return in_grads
 
 

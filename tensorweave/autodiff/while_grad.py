@@ -22,6 +22,11 @@ gradient), the gradient loop instead writes those values to TensorArrays and the
 such op of their concatenations after the loop, `A^T @ B`: one large GEMM instead of one thin
 GEMM and one add per step.
 
+With gate_gradients (Optimizer.minimize's GATE_OP) each op of the gradient loop's body gates
+its gradients, as TF's does; a hoisted term's gate is waited for by the iteration's sync, and
+when a hoisted row may be a value from outside the loop (a variable's, read in place after the
+loop), the loop's gradients wait for that read (autodiff/gating.py says why).
+
 As in TensorFlow's v1 control flow, a gradient loop is not differentiated again: the backward
 walk reaching one raises TypeError (tf.gradients of a loop's gradient, tf.hessians of a loop).
 """
@@ -104,7 +109,9 @@ class GradWhileContext(WhileContext):
         self.pops: list = []
         self.writes: list = []      # per-iteration TensorArray writes of summed products
         self._popped: dict = {}
+        self._forward_of: dict = {}  # popped -> the forward value pushed
         self._rows: dict = {}
+        self.outer_rows = False      # whether a row may be a value from outside the loop
 
     def capture(self, t):
         if self.is_internal(t):
@@ -118,6 +125,7 @@ class GradWhileContext(WhileContext):
                 popped = self._constant_copy(t)
                 if popped is None:
                     popped = self._saved_value(t)
+                    self._forward_of[popped] = t
                 self._popped[t] = popped
             return popped
         return super().capture(t)
@@ -174,14 +182,20 @@ class GradWhileContext(WhileContext):
                                 [self.capture(ta.handle), index, t, self.capture(ta.flow)])
             self.writes.append(flow.op)
             self._rows[t] = ta
+            forward = self._forward_of.get(t)
+            self.outer_rows |= forward is not None and _forwards_outer_value(forward)
         return ta
 
 
 def _summable_term(g, grad_ctx):
-    """(op type, inputs) when the gradient term `g` is a sum over rows of tensors made in the
-    gradient loop's own body (not in a cond or loop inside it) with static 2-D shapes, so that
-    the terms of all iterations are one such op of the rows of all iterations: a^T @ b
-    (MatMul with transpose_a) or the column sums of d (BiasAddGrad); else None."""
+    """(the op, its inputs, the gates it waits for) when the gradient term `g` is a sum over
+    rows of tensors made per iteration in the gradient loop's own body (not in a cond or loop
+    inside it) with static 2-D shapes, so that the terms of all iterations are one such op of
+    the rows of all iterations: a^T @ b (MatMul with transpose_a) or the column sums of d
+    (BiasAddGrad); else None. The term and its inputs are seen through gates
+    (gate_gradients); the term's gate is what it waits for (its inputs' gates order nothing
+    that the hoisted sum still needs: the gradients they gate are of other ops)."""
+    g, waits = _through_gate(g, grad_ctx)
     op = getattr(g, "op", None)
     if op is None or context_of(op) is not grad_ctx:
         return None
@@ -190,10 +204,32 @@ def _summable_term(g, grad_ctx):
     column_sums = op.type == "BiasAddGrad" and op.get_attr("data_format") in ("NHWC", b"NHWC")
     if not (product or column_sums):
         return None
-    inputs = list(op.inputs)
-    if not all(t.shape.ndims == 2 and t.shape.is_fully_defined() for t in inputs):
+    rows = [_through_gate(t, grad_ctx)[0] for t in op.inputs]
+    # A loop-invariant input (entering the gradient loop) is not per-iteration rows; and
+    # TF's TensorArray would hold its buffer, a variable's, which an update may overwrite.
+    if not all(t.shape.ndims == 2 and t.shape.is_fully_defined() and t.op.type != "Enter"
+               for t in rows):
         return None
-    return op.type, inputs
+    return op, rows, waits
+
+
+def _through_gate(t, grad_ctx):
+    """(`t`, []), or for a gated gradient of the gradient loop's body (an Identity that waits
+    for its gate) the gradient and the gate: the same value, once the gate is waited for."""
+    op = getattr(t, "op", None)
+    if op is not None and op.type == "Identity" and op.control_inputs and \
+            all(context_of(o) is grad_ctx for o in [op] + op.control_inputs):
+        return op.inputs[0], op.control_inputs
+    return t, []
+
+
+def _hoisted_from(op, gates) -> list:
+    """The gates a hoisted term `op` waited for, no longer waiting for `op`: its rows are
+    saved instead and it never runs (TF would run it every iteration for a gate alone)."""
+    for gate in gates:
+        if op in gate.control_inputs:
+            gate._remove_control_input(op)
+    return list(gates)
 
 
 def _summed_term(op_type, values):
@@ -204,6 +240,23 @@ def _summed_term(op_type, values):
     if op_type == "MatMul":
         return matmul(*values, transpose_a=True)
     return apply_op(BiasAddGrad, values, {"data_format": "NHWC"})
+
+
+_FORWARDING = frozenset({"Identity", "RefIdentity", "Switch", "RefSwitch", "Merge", "RefMerge"})
+
+
+def _forwards_outer_value(t) -> bool:
+    """Whether the forward loop's value `t` may be a value from outside the loop itself, not a
+    copy: Identities, Switches and Merges forward one that entered the loop."""
+    seen, stack = set(), [t.op]
+    while stack:
+        op = stack.pop()
+        if op.type in ("Enter", "RefEnter"):
+            return True
+        if op.type in _FORWARDING and op not in seen:
+            seen.add(op)
+            stack.extend(i.op for i in op.inputs)
+    return False
 
 
 def _enclosing_branch(t, forward):
@@ -221,8 +274,11 @@ def _read(t):
     return identity(t)
 
 
-def loop_gradients(ctx: WhileContext, exit_grads, gradients_impl, is_differentiable):
-    """Gradients of the loop's inputs (loop-variable initial values, then captured values)."""
+def loop_gradients(ctx: WhileContext, exit_grads, gradients_impl, is_differentiable,
+                   gate=False):
+    """Gradients of the loop's inputs (loop-variable initial values, then captured values);
+    `gate`: the gradients of each op are gated (gate_gradients), so the gradient loop's are,
+    and the loop's own wait for the rows it read after the loop (autodiff/gating.py)."""
     from tensorweave.ops.array_creation_ops import zeros_like
     from tensorweave.ops.while_loop import build_loop
     n_enter = len(ctx.enters)
@@ -259,12 +315,17 @@ def loop_gradients(ctx: WhileContext, exit_grads, gradients_impl, is_differentia
         new_grads = [_dense(g) if g is not None else zeros_like(x)
                      for g, x in zip(d[:len(var_idx)], xs)]
         new_accs = []
+        gates = []
         for k, (acc, g) in enumerate(zip(accs, d[len(var_idx):])):
             term = _summable_term(g, grad_ctx) if g is not None else None
             if term is not None:
-                terms[k] = (term[0], [grad_ctx.save_rows(t) for t in term[1]])
+                op, rows, waits = term
+                terms[k] = (op.type, [grad_ctx.save_rows(t) for t in rows])
+                gates += _hoisted_from(op, waits)
             new_accs.append(acc + _dense(g) if g is not None and term is None else acc)
-        with scopes.control_dependencies(grad_ctx.pops + grad_ctx.writes):
+        # The hoisted sums come after the loop's last count, which waits for each iteration's
+        # gates as an accumulator waits for its gated term.
+        with scopes.control_dependencies(grad_ctx.pops + grad_ctx.writes + gates):
             sync = apply_op(prim.ControlTrigger, [], name="b_sync")
         with scopes.control_dependencies([sync]):
             n_next = n - 1
@@ -287,6 +348,14 @@ def loop_gradients(ctx: WhileContext, exit_grads, gradients_impl, is_differentia
                         concatenated[ta] = ta.concat()
             summed = _summed_term(op_type, [concatenated[ta] for ta in tas])
         out[n_enter + j] = summed
+    if gate and grad_ctx.outer_rows:
+        # A hoisted term's rows are read after the loop, and one may be a value from outside
+        # the loop held in place, a variable's (a loop variable's initial value): as TF's gate
+        # makes the other gradients of the op reading it wait for the read, each gradient
+        # leaving the loop waits for the reads.
+        from tensorweave.ops.control_flow_ops import with_dependencies
+        reads = [rows.op for rows in concatenated.values()]
+        out = [g if g is None else with_dependencies(reads, g) for g in out]
     return out
 
 
