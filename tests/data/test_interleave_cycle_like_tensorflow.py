@@ -4,6 +4,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.data import readers
+from tensorweave.testing.datasets import drain_dataset
 
 D = tf.data.Dataset
 AUTOTUNE = tf.data.experimental.AUTOTUNE
@@ -18,14 +19,7 @@ def two_cpus(monkeypatch):
 
 def _elements(dataset):
     with tf.Graph().as_default():
-        value = tf.data.make_one_shot_iterator(dataset()).get_next()
-        out = []
-        with tf.Session() as sess:
-            try:
-                while True:
-                    out.append(int(sess.run(value)))
-            except tf.errors.OutOfRangeError:
-                return out
+        return [int(v) for v in drain_dataset(dataset())]
 
 
 def _inner(x):
