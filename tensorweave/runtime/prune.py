@@ -88,12 +88,26 @@ class RGraph:
         return out
 
 
+_ARG_PREFIX = "_arg_"
+
+
+def arg_node_name(op_name: str, k: int, i: int) -> str:
+    """The name of the `_Arg` node of feed i, tensor op_name:k."""
+    return f"{_ARG_PREFIX}{op_name}_{k}_{i}"
+
+
+def fed_tensor(arg_name: str) -> tuple[str, int]:
+    """(op name, output index) of the tensor the `_Arg` node `arg_name` stands for."""
+    op_name, k, _ = arg_name[len(_ARG_PREFIX):].rsplit("_", 2)
+    return op_name, int(k)
+
+
 def prune(fed, fetched, targets) -> RGraph:
     """Builds the pruned client graph; `fed`/`fetched` are Tensors, `targets` Operations."""
     feed_nodes = {}
     graph = RGraph()
     for i, t in enumerate(fed):
-        node = RNode(f"_arg_{t._op._name}_{t._value_index}_{i}", "_Arg",
+        node = RNode(arg_node_name(t._op._name, t._value_index, i), "_Arg",
                      {"T": t._dtype.base_dtype, "index": i}, [], [], t._op._device,
                      [], [t._dtype.base_dtype], [t._shape], t._op._creation_site)
         feed_nodes[(t._op._name, t._value_index)] = graph.add(node).name

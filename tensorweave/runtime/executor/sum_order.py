@@ -52,7 +52,7 @@ def _owned_alone(slot: int, deref: bool, producer: dict, readers: dict) -> bool:
     for _ in range(64):
         source = producer.get(slot)
         if deref or readers.get(slot, 0) != 1 or source is None or \
-                source.node.op in _NOT_OWNED or source.kind in ("_Arg", "Const"):
+                source.node.op in _NOT_OWNED:
             return False
         if not source.returns_view:
             return True

@@ -14,8 +14,7 @@ from __future__ import annotations
 from tensorweave.runtime.passes import register_pass
 from tensorweave.runtime.passes.options import COMMUTATIVE_ORDER, PassOptions
 from tensorweave.runtime.passes.rewrite import Editor
-
-_ARG_PREFIX = "_arg_"
+from tensorweave.runtime.prune import fed_tensor
 
 
 @register_pass("canonical_inputs", order=12, toggle=COMMUTATIVE_ORDER, group="main")
@@ -37,9 +36,5 @@ def sort_commutative_inputs(graph, options: PassOptions | None = None):
 
 def _input_string(ed: Editor, src) -> str:
     """TensorFlow's name of tensor `src` in a NodeDef's input list."""
-    name, k = src
-    if ed.producer(src).op == "_Arg" and name.startswith(_ARG_PREFIX):
-        # prune.py names the _Arg of fed tensor op:k (feed i) "_arg_{op}_{k}_{i}"
-        name, k, _ = name[len(_ARG_PREFIX):].rsplit("_", 2)
-        k = int(k)
+    name, k = fed_tensor(src[0]) if ed.producer(src).op == "_Arg" else src
     return name if k == 0 else f"{name}:{k}"
