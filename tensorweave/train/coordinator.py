@@ -72,7 +72,10 @@ class Coordinator:
                 return
             if ex is not None and self._exc_info_to_raise is None:
                 self._exc_info_to_raise = _as_exc_info(ex)
-                logging.info("Error reported to Coordinator: %s", self._exc_info_to_raise[1])
+                if isinstance(ex, tuple):
+                    logging.info("Error reported to Coordinator: %s", ex[1])
+                else:  # TF names the class of an exception passed as an instance
+                    logging.info("Error reported to Coordinator: %s, %s", type(ex), ex)
             self._stop_event.set()
 
     def clear_stop(self) -> None:

@@ -32,6 +32,10 @@ __all__ = ["SessionCreator", "ChiefSessionCreator", "WorkerSessionCreator", "Mon
            "SingularMonitoredSession", "MonitoredTrainingSession"]
 
 _PREEMPTION_ERRORS = (errors.AbortedError, errors.UnavailableError)
+# TF's advice closing each "a new session will be created" log line.
+_GRPC_ADVICE = ("This error may also occur due to a gRPC failure caused by high memory or "
+                "network bandwidth usage in the parameter servers. If this error occurs "
+                "repeatedly, try increasing the number of parameter servers assigned to the job.")
 USE_DEFAULT = object()
 
 
@@ -222,7 +226,9 @@ class _HookedSession(_WrappedSession):
 def _raise_if_feeds_intersect(feeds_a, feeds_b, message):
     common = set(feeds_a) & set(feeds_b)
     if common:
-        raise RuntimeError(f"{message} Conflict(s): {sorted(map(str, common))}")
+        # TF prints the list of the keys themselves (their reprs); sorted to be stable.
+        listed = sorted(common, key=lambda key: getattr(key, "name", str(key)))
+        raise RuntimeError(f"{message} Conflict(s): {listed}")
 
 
 def _merge_run_options(options, incoming):
@@ -300,14 +306,17 @@ class _RecoverableSession(_WrappedSession):
             except _PREEMPTION_ERRORS as e:
                 logging.info("An error was raised while a session was being created. This may "
                              "be due to a preemption of a connected worker or parameter "
-                             "server. A new session will be created. Error: %s", e)
+                             "server. A new session will be created. %s Error: %s",
+                             _GRPC_ADVICE, e)
 
     def _check_stop(self) -> bool:
         try:
             return self._sess._check_stop() if self._sess else True
         except _PREEMPTION_ERRORS as e:
             logging.info("An error was raised while considering whether the session is "
-                         "complete. A new session will be created. Error: %s", e)
+                         "complete. This may be due to a preemption in a connected worker or "
+                         "parameter server. The current session will be closed and a new "
+                         "session will be created. %s Error: %s", _GRPC_ADVICE, e)
             self.close()
             self._sess = self._create_session()
             return False
@@ -324,7 +333,8 @@ class _RecoverableSession(_WrappedSession):
             except _PREEMPTION_ERRORS as e:
                 logging.info("An error was raised. This may be due to a preemption in a "
                              "connected worker or parameter server. The current session will "
-                             "be closed and a new session will be created. Error: %s", e)
+                             "be closed and a new session will be created. %s Error: %s",
+                             _GRPC_ADVICE, e)
                 self.close()
                 self._sess = None
 

@@ -112,6 +112,7 @@ class CheckpointSaverHook(SessionRunHook):
 
     def _save(self, session, step) -> bool:
         """Saves the checkpoint of `step`; True if a listener asks to stop."""
+        logging.info("Calling checkpoint listeners before saving checkpoint %d...", step)
         for listener in self._listeners:
             listener.before_save(session, step)
         logging.info("Saving checkpoints for %d into %s.", step, self._save_path)
@@ -119,6 +120,7 @@ class CheckpointSaverHook(SessionRunHook):
                                write_meta_graph=self._save_graph_def)
         self._summary_writer.add_session_log(
             SessionLog(status=SessionLog.CHECKPOINT, checkpoint_path=self._save_path), step)
+        logging.info("Calling checkpoint listeners after saving checkpoint %d...", step)
         should_stop = False
         for listener in self._listeners:
             if listener.after_save(session, step):
@@ -259,11 +261,12 @@ class ProfilerHook(SessionRunHook):
 
     def __init__(self, save_steps=None, save_secs=None, output_dir="", show_dataflow=True,
                  show_memory=False):
+        # The timer first: bad arguments raise before the event file is created.
+        self._timer = SecondOrStepTimer(every_secs=save_secs, every_steps=save_steps)
         self._output_file = os.path.join(output_dir, "timeline-{}.json")
         self._file_writer = FileWriterCache.get(output_dir)
         self._show_dataflow = show_dataflow
         self._show_memory = show_memory
-        self._timer = SecondOrStepTimer(every_secs=save_secs, every_steps=save_steps)
 
     def begin(self):
         self._next_step = None

@@ -196,7 +196,8 @@ class SessionManager:
             sess.close()
             if deadline - time.monotonic() - self._recovery_wait_secs < 0:
                 raise errors.DeadlineExceededError(
-                    None, None, f"Session was not ready after waiting {max_wait_secs} secs.")
+                    None, None,
+                    f"Session was not ready after waiting {int(max_wait_secs)} secs.")  # TF: %d
             logging.info("Waiting for model to be ready.  Ready_for_local_init_op:  %s, "
                          "ready: %s", local_msg, msg)
             time.sleep(self._recovery_wait_secs)
