@@ -34,11 +34,11 @@ def _identity(t, name):
 def _build_branch(fn, ctx, label):
     """Runs one branch function in its context; returns (structure, flat tensors)."""
     if not callable(fn):
-        raise TypeError(f"{label} must be callable.")
+        raise TypeError(f"'{label}' must be callable.")
     with building_in(ctx):
         result = fn()
         if result is None:
-            result = []
+            raise ValueError(f"'{label}' must have a return value.")
         flat = []
         for v in nest.flatten(to_flows(result)):
             if isinstance(v, Operation):
@@ -70,20 +70,22 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
       The merged outputs, in the branches' structure.
 
     Raises:
-      TypeError: for a Python bool or non-bool predicate, or non-callable branches.
-      ValueError: if the branches return different structures or dtypes.
+      TypeError: for a Python bool or non-bool predicate, non-callable branches, or
+        branches returning different sequence types (a list against a tuple).
+      ValueError: if a branch returns None, or the branches return different structures or
+        dtypes.
     """
     true_fn = true_fn if true_fn is not None else fn1
     false_fn = false_fn if false_fn is not None else fn2
     if true_fn is None or false_fn is None:
         raise TypeError("cond(): true_fn and false_fn arguments are required.")
     if isinstance(pred, bool):
-        raise TypeError("pred must not be a Python bool")
+        raise TypeError("'pred' must not be a Python bool.")
     with name_scope(name, "cond", [pred]):
         pred = convert_to_tensor(pred)
         if pred.dtype.base_dtype != _dtypes.bool:
-            raise TypeError(f"pred must be a bool tensor, got {pred.dtype.base_dtype.name} "
-                            f"({pred.name})")
+            raise TypeError(f"Input 'pred' of 'Switch' Op has type {pred.dtype.base_dtype.name} "
+                            "that does not match expected type of bool.")
         outer = get_default_graph()._scopes.control_flow_context
         p_false, p_true = prim.switch(pred, pred)
         pivot_t = _identity(p_true, "switch_t")
@@ -99,23 +101,27 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
             graph.add_to_collection(GraphKeys.COND_CONTEXT, ctx_t)
             graph.add_to_collection(GraphKeys.COND_CONTEXT, ctx_f)
         res_f, flat_f = _build_branch(false_fn, ctx_f, "false_fn")
-        try:
-            nest.assert_same_structure(to_flows(res_t), to_flows(res_f))
-        except (ValueError, TypeError) as e:
-            raise ValueError(f"true_fn and false_fn must return the same structure: true_fn "
-                             f"returned {res_t}, false_fn returned {res_f}: {e}") from None
+        # TF compares the structures after unpacking singletons (unless strict), with
+        # nest's own error: a list against a tuple is a TypeError.
+        nest.assert_same_structure(*(to_flows(r if strict else _unpack_singleton(r))
+                                     for r in (res_t, res_f)))
         merged = []
         for t, f in zip(flat_t, flat_f):
             if t.dtype.base_dtype != f.dtype.base_dtype:
                 raise ValueError(
-                    f"Outputs of true_fn and false_fn must have the same type: "
-                    f"{t.dtype.base_dtype.name} ({t.name}) vs {f.dtype.base_dtype.name} "
-                    f"({f.name})")
+                    f"Outputs of 'true_fn' and 'false_fn' must have the same type(s). Received "
+                    f"{t.dtype.base_dtype.name} from 'true_fn' and {f.dtype.base_dtype.name} "
+                    "from 'false_fn'.")
             out = prim.merge([f, t])[0]
             COND_MERGES[out.op] = pred
             merged.append(out)
         result = from_flows(res_t, nest.pack_sequence_as(to_flows(res_t), merged))
-    if not strict and isinstance(result, (list, tuple)) and len(result) == 1 and \
+    return result if strict else _unpack_singleton(result)
+
+
+def _unpack_singleton(result):
+    """A one-element list or tuple (not a namedtuple) as its element, as TF's cond returns."""
+    if isinstance(result, (list, tuple)) and len(result) == 1 and \
             not hasattr(type(result), "_fields"):
         return result[0]
     return result
@@ -278,7 +284,7 @@ def switch_case(branch_index, branch_fns, default=None, name="switch_case"):
             result = case(list(zip(preds, branches[:-1])), default=branches[-1], strict=True)
         else:
             result = branches[0]()
-        structure = traced[0]   # what the branches returned: cond turns None into []
+        structure = traced[0]   # what the branches returned (None became [] for the conds)
         if structure is None:
             return None
         with control_dependencies([index.op]):   # TF's Case always takes the index as input
@@ -365,7 +371,7 @@ def _traced_branches(fns, index, branch_index):
             traced.append(out)
             if len(traced) == len(fns):
                 check()
-            return out
+            return [] if out is None else out   # TF's Case allows None; tf.cond does not
         return branch
     return [wrap(fn) for fn in fns], traced
 

@@ -19,7 +19,7 @@ __all__ = ["switch", "merge", "ControlTrigger"]
 def _switch_shape(ctx):
     pred = ctx.input_shape(1)
     if pred.ndims not in (None, 0):
-        raise ValueError(f"Switch predicate must be a scalar, got shape {pred}")
+        raise ValueError(f"Shape must be rank 0 but is rank {pred.ndims}")
     return [ctx.input_shape(0), ctx.input_shape(0)]
 
 

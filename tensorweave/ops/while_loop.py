@@ -152,7 +152,7 @@ def build_loop(ctx, cond, body, loop_vars, shape_invariants=None, unwrap_body=Fa
         ctx.pivot = body_in[0].op
         packed = from_flows(loop_vars, nest.pack_sequence_as(to_flows(loop_vars), body_in))
         result = _body_result(body(*_args(packed, unwrap_body)), loop_vars)
-        _check_structure(loop_vars, result)
+        _check_structure(packed, result)
         flat_out = [_loop_tensor(ctx.capture(convert_to_tensor(v)))
                     for v in nest.flatten(to_flows(result))]
         for v, m, shape, i in zip(flat_out, merges, invariants, range(len(merges))):
@@ -208,13 +208,12 @@ def _flat_invariants(loop_vars, shape_invariants, flat_in) -> list:
     return out
 
 
-def _check_structure(loop_vars, result) -> None:
-    try:
-        nest.assert_same_structure(to_flows(loop_vars), to_flows(result), check_types=False)
-    except (ValueError, TypeError) as e:
-        raise ValueError(f"The body of the while loop must return the same structure as "
-                         f"loop_vars: loop_vars {loop_vars}, body returned {result}: {e}") \
-            from None
+def _check_structure(body_inputs, result) -> None:
+    """TF's check of the body's result against the loop variables as the body received them,
+    with nest's own ValueError; sequence types may differ (TF compares with check_types
+    only where maximum_iterations nests the variables, a difference not kept here)."""
+    nest.assert_same_structure(*(to_flows(list(v) if isinstance(v, (list, tuple)) else v)
+                                 for v in (body_inputs, result)), check_types=False)
 
 
 def _check_loop_var(out, merge, shape, initial) -> None:

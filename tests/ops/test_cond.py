@@ -1,5 +1,6 @@
 """tf.cond and tf.case: only the taken branch runs; structures, dtypes, errors, gradients."""
 import collections
+import re
 
 import numpy as np
 import pytest
@@ -60,16 +61,31 @@ def test_errors_name_both_branches():
     with tf.Graph().as_default():
         p = tf.placeholder(tf.bool, [])
         x = tf.constant(1.0)
-        with pytest.raises(ValueError, match="same structure"):
+        # TF 2.21's classes and texts
+        with pytest.raises(ValueError, match="^The two structures don't have the same nested "
+                                             "structure.\n\nFirst structure: type=tuple"):
             tf.cond(p, lambda: (x, x), lambda: x)
-        with pytest.raises(ValueError, match="int32.*float32"):
+        with pytest.raises(TypeError, match="don't have the same sequence type"):
+            tf.cond(p, lambda: [x, x], lambda: (x, x))
+        with pytest.raises(ValueError, match="Second structure: type=Tensor"):
+            tf.cond(p, lambda: [x, x], lambda: [x])    # a singleton is unpacked first
+        tf.cond(p, lambda: [x], lambda: x)
+        with pytest.raises(ValueError, match=re.escape(
+                "Outputs of 'true_fn' and 'false_fn' must have the same type(s). Received "
+                "int32 from 'true_fn' and float32 from 'false_fn'.")):
             tf.cond(p, lambda: tf.constant(1), lambda: tf.constant(1.0))
-        with pytest.raises(TypeError, match="Python bool"):
+        with pytest.raises(TypeError, match="^'pred' must not be a Python bool.$"):
             tf.cond(True, lambda: x, lambda: x)
-        with pytest.raises(TypeError, match="bool tensor"):
+        with pytest.raises(TypeError, match="^Input 'pred' of 'Switch' Op has type int32 that "
+                                            "does not match expected type of bool.$"):
             tf.cond(tf.constant(1), lambda: x, lambda: x)
-        with pytest.raises(TypeError, match="callable"):
+        with pytest.raises(TypeError, match="^'true_fn' must be callable.$"):
             tf.cond(p, x, lambda: x)
+        with pytest.raises(ValueError, match="^'false_fn' must have a return value.$"):
+            tf.cond(p, lambda: x, lambda: None)
+        with pytest.raises(ValueError, match="^Shape must be rank 0 but is rank 1 for "
+                                             "'{{node cond_\\d+/Switch}}"):
+            tf.cond(tf.constant([True, False]), lambda: x, lambda: x)
 
 
 def test_values_from_outside_are_switched_and_outside_ops_always_run():

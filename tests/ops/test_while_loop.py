@@ -86,7 +86,9 @@ def test_shape_invariants_and_their_errors():
         with pytest.raises(ValueError, match="not compatible"):
             tf.while_loop(lambda i: i < 3, lambda i: i + 1, [i0],
                           shape_invariants=[tf.TensorShape([2])])
-        with pytest.raises(ValueError, match="same structure"):
+        with pytest.raises(ValueError, match="^The two structures don't have the same nested "
+                                             "structure.\n\nFirst structure: type=list str="
+                                             "\\[<tf.Tensor 'while_\\d+/Identity:0'"):
             tf.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1,), [i0, tf.zeros([2])])
         with pytest.raises(ValueError, match="float32"):
             tf.while_loop(lambda i: i < 3, lambda i: tf.cast(i, tf.float32), [i0])
