@@ -4,7 +4,8 @@ Rows are combined with the unbuffered `ufunc.at` on a flat view of the output: f
 shape [n] and rows of `inner` elements, element k of row j goes to flat position
 id[j] * inner + k. That visits rows in order (TensorFlow's CPU loop order, so sums round the
 same way) and is several times faster than `ufunc.at` on rows. Sorted segments use
-`ufunc.reduceat` over runs of equal ids.
+`ufunc.reduceat` over runs of equal ids, except float sums, which add in TF's order
+(kernels/segment_order.py).
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import numpy as np
 from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
 from tensorweave.kernels.registry import kernel
+from tensorweave.kernels.segment_order import segment_sums
 
 
 def _extreme(dtype, ufunc):
@@ -112,7 +114,11 @@ class SegmentKernel:
         if (ids[1:] < ids[:-1]).any():
             raise invalid_argument("segment ids are not increasing")
         starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
-        reduced = self.ufunc.reduceat(data, starts, axis=0)
+        if self.ufunc is np.add and self.dtype.kind in "fc":   # rounding depends on the order
+            lengths = np.diff(np.append(starts, ids.size))
+            reduced = segment_sums(data, starts, lengths, interleaved=not self.mean)
+        else:
+            reduced = self.ufunc.reduceat(data, starts, axis=0)
         if self.mean:
             counts = np.diff(np.append(starts, ids.size)).reshape((-1,) + (1,) * (data.ndim - 1))
             if self.dtype.kind in "iu":   # truncating integer division
