@@ -12,6 +12,7 @@ whole tensor, the checkpoint holds). Errors are TensorFlow's.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 
@@ -112,8 +113,10 @@ class SaveV2Kernel:
                                        f"{dims_text(np.shape(tensor))}")
             slices.append(None if spec is None else spec[:2])
         path = _text(prefix)
-        # As TensorFlow's bundle writer, the prefix's directory is created if missing.
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        # As TensorFlow's bundle writer, the prefix's directory is created if missing, but not
+        # its parents (CreateDir, not RecursivelyCreateDir): then the write fails NotFound.
+        with contextlib.suppress(FileExistsError, FileNotFoundError):
+            os.mkdir(os.path.dirname(path) or ".")
         _format().write_checkpoint(path, names, tensors, self.dtypes, slices)
 
 

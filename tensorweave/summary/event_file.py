@@ -3,7 +3,8 @@
 The file is `<logdir>/events.out.tfevents.<10-digit seconds>.<hostname><suffix>`, and its first
 record is an Event carrying `file_version "brain.Event:2"`, as TensorBoard expects. Callers
 enqueue serialized events on a bounded queue (a full queue blocks the caller); the writer
-thread writes them and flushes at least every `flush_secs`, or on request. An error in the
+thread writes them and flushes the first one at once (as TF does), then at least every
+`flush_secs`, or on request. An error in the
 thread is raised in the caller on its next call. `close` flushes, stops the thread and closes
 the file; `reopen` starts a new file.
 """
@@ -131,11 +132,12 @@ class EventFileWriter:
     # --- the writer thread ----------------------------------------------------------------
     def _run(self) -> None:
         events_file = self._file
-        next_flush = time.monotonic() + self._flush_secs
+        next_flush = None   # none yet: as in TF, the first event written is flushed at once
         dirty = False
         while True:
+            timeout = None if next_flush is None else max(0.0, next_flush - time.monotonic())
             try:
-                item = self._queue.get(timeout=max(0.0, next_flush - time.monotonic()))
+                item = self._queue.get(timeout=timeout)
             except queue.Empty:
                 item = None
             if item is _CLOSE:
@@ -149,11 +151,13 @@ class EventFileWriter:
                     events_file.write(item)
                     dirty = True
                 now = time.monotonic()
-                if isinstance(item, _Flush) or now >= next_flush:
+                due = dirty if next_flush is None else now >= next_flush
+                if isinstance(item, _Flush) or due:
                     if dirty or isinstance(item, _Flush):
                         events_file.flush()
                     dirty = False
-                    next_flush = now + self._flush_secs
+                    if due or next_flush is not None:
+                        next_flush = now + self._flush_secs
             except BaseException as e:  # noqa: BLE001 - handed to the caller
                 self._error = self._error or e
             finally:

@@ -8,6 +8,7 @@ in which case readers resolve them against the state file's directory.
 """
 from __future__ import annotations
 
+import glob
 import os
 import re
 
@@ -132,8 +133,12 @@ def get_checkpoint_state(checkpoint_dir, latest_filename=None):
 
 
 def checkpoint_exists(checkpoint_prefix) -> bool:
-    """Whether a complete checkpoint exists at `checkpoint_prefix` (its index is the proof)."""
-    return os.path.isfile(_fmt.index_path(os.fspath(checkpoint_prefix)))
+    """Whether a complete checkpoint exists at `checkpoint_prefix` (its index is the proof).
+
+    As in TF, the prefix is a glob pattern, and a path that matches files itself (a V1
+    checkpoint's, or anything else) also counts."""
+    prefix = os.fspath(checkpoint_prefix)
+    return bool(glob.glob(_fmt.index_path(prefix)) or glob.glob(prefix))
 
 
 def latest_checkpoint(checkpoint_dir, latest_filename=None):
@@ -147,13 +152,13 @@ def latest_checkpoint(checkpoint_dir, latest_filename=None):
 
 
 def get_checkpoint_mtimes(checkpoint_prefixes) -> list:
-    """The modification times (seconds) of the indexes of the checkpoints that exist."""
+    """The modification times (seconds) of the checkpoints that exist: of the first file
+    matching the prefix's index, else the prefix itself (globs, as in TF)."""
     out = []
-    for prefix in checkpoint_prefixes:
-        try:
-            out.append(os.stat(_fmt.index_path(os.fspath(prefix))).st_mtime)
-        except OSError:
-            continue
+    for prefix in map(os.fspath, checkpoint_prefixes):
+        found = sorted(glob.glob(_fmt.index_path(prefix))) or sorted(glob.glob(prefix))
+        if found:
+            out.append(os.stat(found[0]).st_mtime_ns / 1e9)
     return out
 
 

@@ -6,13 +6,15 @@ slices (a partitioned variable) appears as the full tensor, as in TensorFlow.
 """
 from __future__ import annotations
 
+import glob
 import os
 
 from tensorweave.framework import errors
 from tensorweave.train import checkpoint_format as _fmt
 from tensorweave.train import checkpoint_management as _mgmt
 
-__all__ = ["NewCheckpointReader", "list_variables", "load_checkpoint", "load_variable"]
+__all__ = ["NewCheckpointReader", "list_variables", "load_checkpoint", "load_variable",
+           "read_index"]
 
 
 class CheckpointReader:
@@ -30,7 +32,7 @@ class CheckpointReader:
         self._prefix = os.fspath(filepattern)
         if isinstance(self._prefix, bytes):
             self._prefix = self._prefix.decode()
-        self._index = _fmt.read_index(self._prefix)
+        self._index = read_index(self._prefix)
 
     def get_variable_to_shape_map(self) -> dict:
         """{tensor name: shape as a list of ints} (a partitioned variable's full shape)."""
@@ -71,6 +73,28 @@ class CheckpointReader:
             dims = ",".join(str(d) for d in e.shape)
             lines.append(f"{name} ({_enum_name(e.dtype)}) [{dims}]\n")
         return "".join(lines).encode()
+
+
+def read_index(prefix: str):
+    """The verified index of the checkpoint `prefix`.
+
+    Raises:
+      NotFoundError: nothing at `prefix`.
+      DataLossError: `prefix` has no index but names files itself (a directory, a V1
+        checkpoint or another file), which TF then fails to open as a V1 table.
+    """
+    try:
+        return _fmt.read_index(prefix)
+    except errors.NotFoundError:
+        found = sorted(glob.glob(prefix))
+        if not found:
+            raise
+    path = found[0]
+    reason = (f"FAILED_PRECONDITION: {path}; Is a directory" if os.path.isdir(path)
+              else "DATA_LOSS: not an sstable (bad magic number)")
+    raise errors.DataLossError(
+        None, None, f"Unable to open table file {path}: {reason}: perhaps your file is in a "
+        "different file format and you need to use a different restore operator?")
 
 
 def _key(tensor_str) -> str:

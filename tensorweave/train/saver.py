@@ -22,6 +22,7 @@ from tensorweave.platform import tf_logging as logging
 from tensorweave.protos import saver_pb2
 from tensorweave.train import checkpoint_format as _fmt
 from tensorweave.train import checkpoint_management as _mgmt
+from tensorweave.train.checkpoint_reader import read_index
 from tensorweave.train.checkpoint_validation import check_restorable
 from tensorweave.train.saver_builder import BulkSaverBuilder, specs_for
 
@@ -31,6 +32,14 @@ __all__ = ["Saver"]
 def _all_saveable_variables(graph) -> list:
     return graph.get_collection(_graph.GraphKeys.GLOBAL_VARIABLES) + \
         graph.get_collection(_graph.GraphKeys.SAVEABLE_OBJECTS)
+
+
+def _restore_error(err, likely_cause: str):
+    """`err` (same class, op and node) with TF's explanation of a failed restore in front."""
+    message = (f"Restoring from checkpoint failed. This is most likely due to {likely_cause} "
+               "from the checkpoint. Please ensure that you have not altered the graph "
+               f"expected based on the checkpoint. Original error:\n\n{err.message}")
+    return type(err)(err.node_def, err.op, message)
 
 
 class Saver:
@@ -175,14 +184,13 @@ class Saver:
     def set_last_checkpoints(self, last_checkpoints) -> None:
         """Deprecated: sets the kept checkpoints (with the current time)."""
         if not isinstance(last_checkpoints, list):
-            raise AssertionError(f"last_checkpoints must be a list: {last_checkpoints}")
+            raise AssertionError()  # TF's bare assert
         self._last_checkpoints = [(p, None) for p in last_checkpoints]
 
     def set_last_checkpoints_with_time(self, last_checkpoints_with_time) -> None:
         """Sets the kept checkpoints as [(prefix, timestamp)], oldest first."""
         if not isinstance(last_checkpoints_with_time, list):
-            raise AssertionError("last_checkpoints_with_time must be a list: "
-                                 f"{last_checkpoints_with_time}")
+            raise AssertionError()  # TF's bare assert
         self._last_checkpoints = list(last_checkpoints_with_time)
 
     def recover_last_checkpoints(self, checkpoint_paths) -> None:
@@ -292,8 +300,9 @@ class Saver:
 
         Raises:
           ValueError: `save_path` is None or not a checkpoint.
-          NotFoundError: variables are missing from the checkpoint (all are listed).
-          InvalidArgumentError: dtypes or shapes differ from the checkpoint's (all are listed).
+          NotFoundError: variables are missing from the checkpoint (all are listed, after
+            TF's "Restoring from checkpoint failed." preamble).
+          InvalidArgumentError: dtypes or shapes differ from the checkpoint's (likewise).
           DataLossError: the checkpoint is truncated or corrupt.
         """
         if self._is_empty:
@@ -306,14 +315,21 @@ class Saver:
         if not _mgmt.checkpoint_exists(save_path):
             raise ValueError(f"The passed save_path is not a valid checkpoint: {save_path}")
         logging.info("Restoring parameters from %s", save_path)
-        if self._specs is not None:
-            # The parts of a partitioned variable are checked once, as the full tensor.
-            wanted = {s.name: (s.dtype, s.full_shape) for s in self._specs}
-            check_restorable(_fmt.read_index(save_path), list(wanted),
-                             [d for d, _ in wanted.values()], [s for _, s in wanted.values()],
-                             reshape=self._reshape)
-        sess.run(self.saver_def.restore_op_name,
-                 {self.saver_def.filename_tensor_name: save_path})
+        try:
+            if self._specs is not None:
+                # The parts of a partitioned variable are checked once, as the full tensor.
+                wanted = {s.name: (s.dtype, s.full_shape) for s in self._specs}
+                check_restorable(read_index(save_path), list(wanted),
+                                 [d for d, _ in wanted.values()],
+                                 [s for _, s in wanted.values()], reshape=self._reshape)
+            sess.run(self.saver_def.restore_op_name,
+                     {self.saver_def.filename_tensor_name: save_path})
+        except errors.NotFoundError as err:
+            raise _restore_error(err, "a Variable name or other graph key that is "
+                                      "missing") from None
+        except errors.InvalidArgumentError as err:
+            raise _restore_error(err, "a mismatch between the current graph and the "
+                                      "graph") from None
 
     def export_meta_graph(self, filename=None, collection_list=None, as_text=False,
                           export_scope=None, clear_devices=False,

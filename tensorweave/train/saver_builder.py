@@ -15,9 +15,11 @@ A partitioned variable is saved as slices of one tensor under its full name (or 
 SaveV2/RestoreV2 entry per part, with the part's slice spec ("10 5 4,3:0,5") from its
 SaveSliceInfo, so it restores into any partitioning. Keys are sorted (the slices of a key by
 offset), so the checkpoint and the op order do not depend on dict order. With
-`sharded=True` the variables are grouped by device: each device saves its own shard
-(ShardedFilename) and MergeV2Checkpoints joins them into one checkpoint; `save/Identity` is then
-the save tensor and each device's Assigns are grouped in a `restore_shard` NoOp. Every Assign
+`sharded=True` the variables are grouped by device: each device's shard is saved on its task's
+CPU:0 as `<prefix>_temp/part-0000k-of-0000n` (ShardedFilename), and MergeV2Checkpoints joins
+them into one checkpoint and removes the temporary directory; `save/Identity` is then the save
+tensor and each device's Assigns are grouped in a `restore_shard` NoOp. RestoreV2 runs on
+CPU:0, as in TF. Every Assign
 waits for every RestoreV2 (which verifies all its data first), so a damaged checkpoint assigns
 nothing; `restore_sequentially` trades that for one tensor in memory at a time.
 
@@ -31,6 +33,7 @@ it, through a SaveableObject: its `Read/ReadVariableOp` is saved, and `save/Iden
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from tensorweave.framework import dtypes as _dtypes
@@ -170,7 +173,6 @@ def op_list_to_dict(op_list, convert_variable_to_tensor=True) -> dict:
       ValueError: two variables share a name, or parts and a whole variable do.
       TypeError: an element is not a variable.
     """
-    from tensorweave.ops.sliced_variables import PartitionedVariable
     del convert_variable_to_tensor
     if not isinstance(op_list, (list, tuple, set)):
         raise TypeError(f"Variables to save should be passed in a dict or a list: {op_list}")
@@ -193,12 +195,7 @@ def op_list_to_dict(op_list, convert_variable_to_tensor=True) -> dict:
             parts.append(var)
             continue
         name = _sort_key(var)
-        prior = out.get(name)
-        if prior is not None:
-            whole = not isinstance(prior, (list, PartitionedVariable, SaveableObject)) and \
-                not isinstance(var, PartitionedVariable)
-            if whole and _ref_of(prior) is _ref_of(var):
-                continue     # a variable given twice (e.g. as itself and as its ref)
+        if name in out:    # also one variable given twice, as TF has it
             raise ValueError(f"At least two variables have the same name: {name}")
         out[name] = var
     return out
@@ -242,13 +239,12 @@ def specs_for(var_list) -> list:
                 raise TypeError(f"Checkpoint keys must be strings, got {key!r}")
     else:
         named = op_list_to_dict(var_list)
-    specs, seen = [], {}
+    specs, seen = [], set()
     for key in sorted(named):
         for spec in _specs_of(key, named[key]):
             if spec.ref in seen:
-                raise ValueError(f"The same variable is saved twice, as {seen[spec.ref]!r} "
-                                 f"and {key!r}: {spec.ref.op.name}")
-            seen[spec.ref] = key
+                raise ValueError(f"The same saveable will be restored with two names: {key}")
+            seen.add(spec.ref)
             specs.append(spec)
     return specs
 
@@ -292,19 +288,28 @@ class BaseSaverBuilder:
         return with_dependencies([save], filename_tensor)
 
     def _add_sharded_save(self, filename_tensor, groups):
+        """Each device's shard is saved (on its host's CPU:0) under `<prefix>_temp/part`, as
+        in TF ("<prefix>.part" for s3:// paths), then merged into `<prefix>`."""
+        from tensorweave.ops.array_index_ops import where
         from tensorweave.ops.array_join_ops import stack
         from tensorweave.ops.array_ops import identity
         from tensorweave.ops.constant_op import constant
         from tensorweave.ops.control_flow_ops import with_dependencies
+        from tensorweave.ops.string_ops import string_join
+        from tensorweave.ops.string_regex_ops import regex_full_match
+        with device("CPU"):
+            suffix = where(regex_full_match(filename_tensor, "^s3://.*"), constant(".part"),
+                           constant(os.path.normpath("_temp/part")))
+            temp_prefix = string_join([filename_tensor, suffix])
         num_shards = constant(len(groups), name="num_shards")
         shard_files, done = [], []
         for k, (dev, specs) in enumerate(groups):
-            with device(dev):
-                shard_file = io_ops.sharded_filename(filename_tensor, k, num_shards)
+            with device(_cpu0(dev)):
+                shard_file = io_ops.sharded_filename(temp_prefix, k, num_shards)
                 save = self._save_op(shard_file, specs)
                 done.append(with_dependencies([save], shard_file))
                 shard_files.append(shard_file)
-        with device(groups[-1][0]):
+        with device(_cpu0(groups[-1][0])):
             with control_dependencies(done):
                 merge = io_ops.merge_v2_checkpoints(
                     stack(shard_files, name="MergeV2Checkpoints/checkpoint_prefixes"),
@@ -319,13 +324,10 @@ class BaseSaverBuilder:
         if restore_sequentially:
             for unit in _restore_units(specs):
                 with control_dependencies(assigns[-1:]):
-                    values = io_ops.restore_v2(filename_tensor, [s.name for s in unit],
-                                               [s.slice_spec for s in unit],
-                                               [s.dtype for s in unit])
+                    values = _restore_v2(filename_tensor, unit)
                     assigns.extend(self._restore_ops(unit, values, reshape))
         else:
-            values = io_ops.restore_v2(filename_tensor, [s.name for s in specs],
-                                       [s.slice_spec for s in specs], [s.dtype for s in specs])
+            values = _restore_v2(filename_tensor, specs)
             assigns = self._restore_ops(specs, values, reshape)
         return group(*assigns, name=name)
 
@@ -364,9 +366,7 @@ class BaseSaverBuilder:
         shard_values = []
         for dev, specs in groups:
             with device(dev):
-                shard_values.append(io_ops.restore_v2(
-                    filename_tensor, [s.name for s in specs], [s.slice_spec for s in specs],
-                    [s.dtype for s in specs]))
+                shard_values.append(_restore_v2(filename_tensor, specs))
         reads = [values[0].op for values in shard_values]
         shard_ops = []
         for (dev, specs), values in zip(groups, shard_values):
@@ -378,6 +378,21 @@ class BaseSaverBuilder:
 
 class BulkSaverBuilder(BaseSaverBuilder):
     """TF1's default builder: one RestoreV2 reads every variable (the base does the same)."""
+
+
+def _restore_v2(filename_tensor, specs):
+    """RestoreV2 of `specs`, on CPU:0 (of the enclosing device's task), as TF places it."""
+    with device("cpu:0"):
+        return io_ops.restore_v2(filename_tensor, [s.name for s in specs],
+                                 [s.slice_spec for s in specs], [s.dtype for s in specs])
+
+
+def _cpu0(device_name: str) -> str:
+    """CPU:0 of the task of `device_name` (TF's set_cpu0): where a shard is saved."""
+    from tensorweave.framework.device_spec import DeviceSpec
+    spec = DeviceSpec.from_string(device_name or "")
+    return DeviceSpec(job=spec.job, replica=spec.replica, task=spec.task, device_type="CPU",
+                      device_index=0).to_string()
 
 
 def _filename_placeholder(default, name):

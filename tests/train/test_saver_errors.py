@@ -106,7 +106,8 @@ def test_bad_paths(checkpoint, tmp_path):
                 saver.restore(sess, str(tmp_path / "nope"))
             with pytest.raises(ValueError, match="save_path when it is None"):
                 saver.restore(sess, None)
-            with pytest.raises(ValueError, match="not a valid checkpoint"):
+            # As in TF, a directory passes checkpoint_exists (a V1 path) but is no table.
+            with pytest.raises(tf.errors.DataLossError, match="Unable to open table file"):
                 saver.restore(sess, str(tmp_path))
 
 
