@@ -5,8 +5,9 @@ then `compute_weighted_loss` multiplies them by `weights` (a scalar, or a tensor
 to the losses: of rank 0 or of their rank, each dimension 1 or equal) and reduces them as
 `reduction` says. Like TensorFlow, the arithmetic is in float32 and the result is cast back to
 the losses' dtype; the reduced value is a DivNoNan named "value", so zero weights give 0, not
-NaN. Static shapes decide what TensorFlow decides statically (rank checks, squeezing of label
-dimensions); where they are unknown, the broadcasting op reports a mismatch when it runs.
+NaN. The weights are checked by TF's assert_broadcastable (metrics/weights.py): statically
+where shapes tell, else by an Assert that the loss depends on; labels and weights of sparse
+losses are squeezed statically, or by a `cond` on the run-time ranks.
 """
 from __future__ import annotations
 
@@ -15,12 +16,15 @@ import numbers
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.operation import Tensor
-from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.scopes import control_dependencies, name_scope
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 from tensorweave.losses.util import add_loss
+from tensorweave.metrics.weights import assert_broadcastable
 from tensorweave.ops.array_creation_ops import ones_like, zeros_like
 from tensorweave.ops.array_index_ops import where
-from tensorweave.ops.array_ops import shape, size, squeeze, stop_gradient
+from tensorweave.ops.array_ops import rank, shape, size, squeeze, stop_gradient
+from tensorweave.ops.cond import cond
+from tensorweave.ops.confusion_matrix_ops import remove_squeezable_dimensions
 from tensorweave.ops.constant_op import constant
 from tensorweave.ops.math_ops import (
     add,
@@ -81,21 +85,6 @@ _DEFAULT = Reduction.SUM_BY_NONZERO_WEIGHTS
 
 
 # --- weighting and reduction ---------------------------------------------------------------
-def check_broadcastable(weights: Tensor, values: Tensor) -> None:
-    """TF's static assert_broadcastable: weights are a scalar, or of the values' rank with
-    every dimension 1 or equal to the values'."""
-    w, v = weights.shape, values.shape
-    if w.ndims == 0 or w.ndims is None or v.ndims is None:
-        return
-    bad = w.ndims != v.ndims or any(
-        a is not None and b is not None and a != 1 and a != b
-        for a, b in zip(w.as_list(), v.as_list()))
-    if bad:
-        raise ValueError(f"weights can not be broadcast to values. values.rank={v.ndims}. "
-                         f"weights.rank={w.ndims}. values.shape={v}. weights.shape={w}. "
-                         f"Received weights={weights}, values={values}")
-
-
 def _num_elements(losses: Tensor) -> Tensor:
     """The number of losses as float32: a constant when the shape is static."""
     count = losses.shape.num_elements()
@@ -138,30 +127,35 @@ def compute_weighted_loss(losses, weights=1.0, scope=None, loss_collection=Graph
     python_weight = weights if isinstance(weights, numbers.Real) else None
     with name_scope(scope, "weighted_loss", (losses, weights)):
         losses = convert_to_tensor(losses)
-        input_dtype = losses.dtype.base_dtype
-        weights = convert_to_tensor(weights, dtype=_F32 if python_weight is not None else None)
-        check_broadcastable(weights, losses)
-        losses = cast(losses, _F32)
-        weights = cast(weights, _F32)
-        if python_weight == 1 and reduction != Reduction.NONE:
-            weighted = losses  # multiplying by 1.0 would change nothing
-        else:
-            weighted = multiply(losses, weights)
-        if reduction == Reduction.NONE:
-            loss = weighted
-        else:
-            loss = reduce_sum(weighted)
-            if reduction == Reduction.MEAN:
-                total_weight = reduce_sum(multiply(ones_like(losses), weights))
-                loss = div_no_nan(loss, total_weight, name="value")
-            elif reduction == Reduction.SUM_BY_NONZERO_WEIGHTS:
-                loss = div_no_nan(loss, _num_present(losses, weights, python_weight),
-                                  name="value")
-            elif reduction == Reduction.SUM_OVER_BATCH_SIZE:
-                loss = div_no_nan(loss, _num_elements(losses), name="value")
-        loss = cast(loss, input_dtype)
-        add_loss(loss, loss_collection)
-        return loss
+        # As in TF, the check converts weights under its own scope and guards everything after.
+        with control_dependencies((assert_broadcastable(weights, losses),)):
+            return _weighted_loss(losses, weights, python_weight, loss_collection, reduction)
+
+
+def _weighted_loss(losses, weights, python_weight, loss_collection, reduction):
+    """The body of `compute_weighted_loss`, once the weights are known to broadcast."""
+    input_dtype = losses.dtype.base_dtype
+    losses = cast(losses, _F32)
+    weights = cast(weights, _F32)
+    if python_weight == 1 and reduction != Reduction.NONE:
+        weighted = losses  # multiplying by 1.0 would change nothing
+    else:
+        weighted = multiply(losses, weights)
+    if reduction == Reduction.NONE:
+        loss = weighted
+    else:
+        loss = reduce_sum(weighted)
+        if reduction == Reduction.MEAN:
+            total_weight = reduce_sum(multiply(ones_like(losses), weights))
+            loss = div_no_nan(loss, total_weight, name="value")
+        elif reduction == Reduction.SUM_BY_NONZERO_WEIGHTS:
+            loss = div_no_nan(loss, _num_present(losses, weights, python_weight),
+                              name="value")
+        elif reduction == Reduction.SUM_OVER_BATCH_SIZE:
+            loss = div_no_nan(loss, _num_elements(losses), name="value")
+    loss = cast(loss, input_dtype)
+    add_loss(loss, loss_collection)
+    return loss
 
 
 # --- losses on predictions --------------------------------------------------------------------
@@ -394,24 +388,22 @@ def softmax_cross_entropy(onehot_labels, logits, weights=1.0, label_smoothing=0,
 
 
 def _remove_squeezable_dimensions(labels, predictions, weights, expected_rank_diff):
-    """TF's static squeezing: a trailing size-1 dimension is dropped from labels (or
-    predictions) when the ranks differ by one more than expected, and from weights when they
-    have one dimension more than the labels."""
-    labels = convert_to_tensor(labels)
-    predictions = convert_to_tensor(predictions)
-    lr, pr = labels.shape.ndims, predictions.shape.ndims
-    if lr is not None and pr is not None:
-        diff = pr - lr
-        if diff == expected_rank_diff + 1 and predictions.shape[-1].is_compatible_with(1):
-            predictions = squeeze(predictions, [-1])
-        elif diff == expected_rank_diff - 1 and labels.shape[-1].is_compatible_with(1):
-            labels = squeeze(labels, [-1])
+    """TF's losses._remove_squeezable_dimensions: labels and predictions reconciled by
+    `remove_squeezable_dimensions`, then a trailing size-1 dimension dropped from weights one
+    rank above the labels (by a `cond` on the run-time ranks when static ranks are unknown)."""
+    labels, predictions = remove_squeezable_dimensions(labels, predictions, expected_rank_diff)
     if isinstance(weights, numbers.Real):
         return labels, predictions, weights
     weights = convert_to_tensor(weights)
-    lr, wr = labels.shape.ndims, weights.shape.ndims
-    if lr is not None and wr is not None and wr - lr == 1:
-        weights = squeeze(weights, [-1])
+    lr, w_shape = labels.shape.ndims, weights.shape
+    wr = w_shape.ndims
+    if lr is not None and wr is not None:
+        if wr - lr == 1:
+            weights = squeeze(weights, [-1])
+        return labels, predictions, weights
+    if wr is None or (wr > 0 and w_shape.dims[-1].is_compatible_with(1)):
+        weights = cond(equal(1, rank(weights) - rank(labels)),
+                       lambda: squeeze(weights, [-1]), lambda: weights)
     return labels, predictions, weights
 
 

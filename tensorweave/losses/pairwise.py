@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.graph import GraphKeys
-from tensorweave.framework.scopes import name_scope
-from tensorweave.losses.losses_impl import check_broadcastable
+from tensorweave.framework.scopes import control_dependencies, name_scope
 from tensorweave.losses.util import add_loss
+from tensorweave.metrics.weights import assert_broadcastable
 
 __all__ = ["mean_pairwise_squared_error"]
 
@@ -59,20 +59,20 @@ def mean_pairwise_squared_error(labels, predictions, weights=1.0, scope=None,
     with name_scope(scope, "mean_pairwise_squared_error", (predictions, labels, weights)):
         weights = cast(weights, _dtypes.float32)
         labels = cast(labels, _dtypes.float32)
-        check_broadcastable(weights, labels)
-        predictions = cast(predictions, _dtypes.float32)
-        predictions.shape.assert_is_compatible_with(labels.shape)
-        diffs = subtract(predictions, labels)
-        with name_scope(None, "num_present", (diffs, weights)):
-            present = where(equal(weights, 0.0), zeros_like(weights), ones_like(weights))
-            present = multiply(present, ones_like(diffs), name="broadcast_weights")
-            num_present = _per_example_sum(present)
-        term1 = 2.0 * div_no_nan(_per_example_sum(square(diffs)),
-                                 maximum(num_present - 1, 0), name="value")
-        term2 = 2.0 * div_no_nan(square(_per_example_sum(diffs)),
-                                 maximum(multiply(num_present, num_present - 1), 0),
-                                 name="value")
-        loss = reduce_sum(multiply(term1 - term2, weights))
-        mean_loss = where(reduce_sum(num_present) > 0, loss, zeros_like(loss), name="value")
-        add_loss(mean_loss, loss_collection)
-        return mean_loss
+        with control_dependencies((assert_broadcastable(weights, labels),)):
+            predictions = cast(predictions, _dtypes.float32)
+            predictions.shape.assert_is_compatible_with(labels.shape)
+            diffs = subtract(predictions, labels)
+            with name_scope(None, "num_present", (diffs, weights)):
+                present = where(equal(weights, 0.0), zeros_like(weights), ones_like(weights))
+                present = multiply(present, ones_like(diffs), name="broadcast_weights")
+                num_present = _per_example_sum(present)
+            term1 = 2.0 * div_no_nan(_per_example_sum(square(diffs)),
+                                     maximum(num_present - 1, 0), name="value")
+            term2 = 2.0 * div_no_nan(square(_per_example_sum(diffs)),
+                                     maximum(multiply(num_present, num_present - 1), 0),
+                                     name="value")
+            loss = reduce_sum(multiply(term1 - term2, weights))
+            mean_loss = where(reduce_sum(num_present) > 0, loss, zeros_like(loss), name="value")
+            add_loss(mean_loss, loss_collection)
+            return mean_loss

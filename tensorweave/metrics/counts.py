@@ -15,6 +15,7 @@ from tensorweave.metrics.util import check_graph_mode, collect, metric_variable,
 from tensorweave.ops.array_index_ops import where
 from tensorweave.ops.array_ops import identity, rank, shape
 from tensorweave.ops.check_ops import assert_type
+from tensorweave.ops.control_flow_ops import no_op
 from tensorweave.ops.logging_ops import Assert
 from tensorweave.ops.math_ops import divide, equal, greater, logical_and, logical_or, multiply
 from tensorweave.ops.math_unary_ops import cast
@@ -33,8 +34,8 @@ _OUTCOMES = {"true_positives": (True, True), "false_positives": (False, True),
 
 
 def _assert_scalar_or_rank_of(weights, values):
-    """TF's assert_rank_in(weights, (0, rank(values))): a ValueError from static ranks, or an
-    Assert on the run-time ranks."""
+    """TF's assert_rank_in(weights, (0, rank(values))): a ValueError from static ranks (else a
+    NoOp, as TF's), or an Assert on the run-time ranks."""
     with name_scope(None, "assert_rank_in", (weights, values)):
         values_rank = rank(values)
         w_rank, want = weights.shape.ndims, static_value(values_rank)
@@ -42,7 +43,7 @@ def _assert_scalar_or_rank_of(weights, values):
             if w_rank not in (0, int(want)):
                 raise ValueError(f"Tensor {weights.name} must have rank in (0, {int(want)}).  "
                                  f"Received rank {w_rank}, shape {weights.shape}")
-            return None
+            return no_op(name="static_checks_determined_all_ok")
         actual = rank(weights)
         data = ["", f"Tensor {weights.name} must have rank in", 0, values_rank,
                 "Received shape: ", shape(weights)]
@@ -56,7 +57,7 @@ def _count_condition(values, weights, metrics_collections, updates_collections):
     values = cast(values, _F32)
     if weights is not None:
         check = _assert_scalar_or_rank_of(weights, values)
-        with control_dependencies([check] if check is not None else []):
+        with control_dependencies([check]):
             weights = cast(weights, _F32)
             values = multiply(values, weights)
     value = identity(count)

@@ -42,6 +42,8 @@ class Template:
             with variable_scope(unique_name, default_name=None if unique_name else name,
                                 custom_getter=custom_getter,
                                 auxiliary_name_scope=False) as vs:
+                # TF opens this scope bare, so its original name scope is the bare name.
+                vs._name_scope = vs.name.rsplit("/", 1)[-1]
                 self._variable_scope = vs
         self._variables_created = False
         self._first_call = True
@@ -92,6 +94,7 @@ class Template:
     name = property(lambda self: self._name)
     func = property(lambda self: self._func)
     variable_scope = property(lambda self: self._variable_scope)
+    var_scope = variable_scope
 
     @property
     def variable_scope_name(self):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
+import functools
 import inspect
 import logging
 import threading
@@ -30,6 +31,7 @@ from tensorweave.ops.sliced_variables import (
     iter_slices,
 )
 from tensorweave.ops.variables import (
+    ResourceVariable,
     Variable,
     default_use_resource,
     validate_synchronization_aggregation_trainable,
@@ -195,10 +197,14 @@ def variable_scope(name_or_scope, default_name=None, values=None, initializer=No
 
     Args:
       name_or_scope: a string or VariableScope; with None, `default_name` is made unique.
-      reuse: True, AUTO_REUSE or None (inherit). False is treated like None, as in TF1.
+      reuse: True, AUTO_REUSE or None (inherit the enclosing scope's; a re-entered
+        VariableScope keeps its own). False is treated like None, as in TF1.
       use_resource: if True, variables made in the scope (by get_variable or tf.Variable) are
         ResourceVariables; None inherits.
-      initializer, regularizer, dtype, constraint, ...: defaults for variables in the scope.
+      custom_getter: called as custom_getter(getter=..., name=..., ...) by get_variable; an
+        enclosing scope's getter is what its `getter` calls.
+      initializer, regularizer, dtype, constraint, ...: defaults for variables in the scope
+        (all but `constraint` inherited by nested scopes, as in TF).
 
     Yields:
       The VariableScope.
@@ -206,6 +212,8 @@ def variable_scope(name_or_scope, default_name=None, values=None, initializer=No
     del values
     if name_or_scope is None and default_name is None:
         raise TypeError("If default_name is None then name_or_scope is required")
+    if name_or_scope is not None and not isinstance(name_or_scope, (str, VariableScope)):
+        raise TypeError("VariableScope: name_or_scope must be a string or VariableScope.")
     if name_or_scope is None and reuse is True:
         raise ValueError("reuse=True cannot be used without a name_or_scope")
     graph = get_default_graph()
@@ -222,7 +230,7 @@ def variable_scope(name_or_scope, default_name=None, values=None, initializer=No
         name_ctx = name_scope(short) if short else None
         base = name_or_scope
         if reuse is None:
-            inherited = base.reuse or parent.reuse
+            inherited = base.reuse  # TF: a re-entered scope keeps its own, not the parent's
     else:
         base = parent
         # The name scope takes the name as given and is made unique by the graph; the
@@ -238,10 +246,10 @@ def variable_scope(name_or_scope, default_name=None, values=None, initializer=No
         regularizer=regularizer if regularizer is not None else base.regularizer,
         caching_device=caching_device or base.caching_device,
         partitioner=partitioner if partitioner is not None else base.partitioner,
-        custom_getter=custom_getter if custom_getter is not None else base.custom_getter,
+        custom_getter=_wrap_custom_getter(custom_getter, base.custom_getter),
         dtype=_dtypes.as_dtype(dtype) if dtype is not None else base.dtype,
         use_resource=use_resource if use_resource is not None else base.use_resource,
-        constraint=constraint if constraint is not None else base.constraint)
+        constraint=constraint)  # TF: the constraint is not inherited
     if not auxiliary_name_scope or name_ctx is None:
         current = graph.get_name_scope()
         name_ctx = contextlib.nullcontext(f"{current}/" if current else "")
@@ -257,6 +265,27 @@ def variable_scope(name_or_scope, default_name=None, values=None, initializer=No
             store.scope_counts = saved_counts
         else:
             store.close_subscopes(full)
+
+
+def _wrap_custom_getter(custom_getter, old_getter):
+    """A scope's custom getter: the new one, calling the enclosing scope's (TF composes them
+    so that the inner getter sees what the outer one returns)."""
+    if custom_getter is None or old_getter is None:
+        return custom_getter if custom_getter is not None else old_getter
+
+    def wrapped(getter, *args, **kwargs):
+        return custom_getter(functools.partial(old_getter, getter), *args, **kwargs)
+    return wrapped
+
+
+def _accepts(fn, keyword: str) -> bool:
+    """Whether `fn` takes `keyword` by name or has **kwargs (TF's fn_args / has_kwargs)."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.kind is p.VAR_KEYWORD or (p.name == keyword and p.kind is not p.VAR_POSITIONAL)
+               for p in params)
 
 
 def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=None,
@@ -280,18 +309,36 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
     """
     scope = get_variable_scope()
     full = f"{scope.name}/{name}" if scope.name else name
-    getter = custom_getter or scope.custom_getter
-    if partitioner is None:
-        partitioner = scope.partitioner
-    kwargs = dict(shape=shape, dtype=dtype, initializer=initializer, regularizer=regularizer,
-                  reuse=scope.reuse, trainable=trainable, collections=collections,
-                  caching_device=caching_device, partitioner=partitioner,
-                  validate_shape=validate_shape, use_resource=use_resource,
-                  constraint=constraint, synchronization=synchronization,
-                  aggregation=aggregation)
-    if getter is not None:
-        return getter(_true_getter, full, **kwargs)
-    return _true_getter(full, **kwargs)
+    # As in TF: variable names depend on the variable scope only, so everything below (custom
+    # getters and regularizers included) runs outside the caller's name scope.
+    with name_scope(None):
+        if dtype is not None and initializer is not None and not callable(initializer):
+            from tensorweave.framework.tensor_conversion import convert_to_tensor
+            init_dtype = convert_to_tensor(initializer).dtype.base_dtype
+            if init_dtype != _dtypes.as_dtype(dtype):
+                raise ValueError(f"Initializer type '{init_dtype}' and explicit dtype "
+                                 f"'{_dtypes.as_dtype(dtype)}' don't match.")
+        synchronization, aggregation, trainable = \
+            validate_synchronization_aggregation_trainable(synchronization, aggregation,
+                                                           trainable, full)
+        kwargs = dict(
+            shape=shape, dtype=_dtypes.as_dtype(dtype) if dtype is not None else scope.dtype,
+            initializer=initializer if initializer is not None else scope.initializer,
+            regularizer=regularizer if regularizer is not None else scope.regularizer,
+            reuse=scope.reuse, trainable=trainable, collections=collections,
+            caching_device=caching_device or scope.caching_device,
+            partitioner=partitioner if partitioner is not None else scope.partitioner,
+            validate_shape=validate_shape,
+            use_resource=use_resource if use_resource is not None else scope.use_resource,
+            synchronization=synchronization, aggregation=aggregation)
+        constraint = constraint if constraint is not None else scope.constraint
+        getter = custom_getter if custom_getter is not None else scope.custom_getter
+        if getter is None:
+            return _true_getter(full, constraint=constraint, **kwargs)
+        # Getters written before `constraint` existed are not given it, as in TF.
+        if _accepts(getter, "constraint"):
+            kwargs["constraint"] = constraint
+        return getter(getter=_true_getter, name=full, **kwargs)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -311,34 +358,33 @@ class _Request:
     aggregation: object
 
 
-def _request(scope, dtype, initializer, regularizer, trainable, collections, validate_shape,
-             use_resource, constraint, synchronization, aggregation) -> _Request:
+def _request(scope, dtype, initializer, regularizer, reuse, trainable, collections,
+             validate_shape, use_resource, constraint, synchronization,
+             aggregation) -> _Request:
     return _Request(
         dtype=_dtypes.as_dtype(dtype) if dtype is not None else scope.dtype,
         initializer=initializer if initializer is not None else scope.initializer,
         regularizer=regularizer if regularizer is not None else scope.regularizer,
-        reuse=scope.reuse, trainable=trainable, collections=collections,
+        reuse=reuse, trainable=trainable, collections=collections,
         validate_shape=validate_shape,
         use_resource=use_resource if use_resource is not None else scope.use_resource,
-        constraint=constraint or scope.constraint, synchronization=synchronization,
+        constraint=constraint, synchronization=synchronization,
         aggregation=aggregation)
 
 
-def _true_getter(full, shape=None, dtype=None, initializer=None, regularizer=None,
+def _true_getter(name, shape=None, dtype=None, initializer=None, regularizer=None, reuse=None,
                  trainable=None, collections=None, caching_device=None, partitioner=None,
                  validate_shape=True, use_resource=None, constraint=None,
-                 synchronization=None, aggregation=None, **_):
-    scope = get_variable_scope()
+                 synchronization=None, aggregation=None):
+    """The variable store's getter, last in any chain of custom getters: TF's parameters in
+    TF's order, so getters may pass them by position."""
+    full, scope = name, get_variable_scope()
     synchronization, aggregation, trainable = validate_synchronization_aggregation_trainable(
         synchronization, aggregation, trainable, full)
     store = _store(get_default_graph())
     is_scalar = isinstance(shape, (list, tuple)) and not shape
     partitioned = partitioner is not None and not is_scalar
-    if initializer is not None and not callable(initializer):
-        value_dtype = _initial_value_dtype(initializer, dtype)
-        if not partitioned:   # TF: a whole variable takes the value's dtype, parts the scope's
-            dtype = value_dtype
-    request = _request(scope, dtype, initializer, regularizer, trainable, collections,
+    request = _request(scope, dtype, initializer, regularizer, reuse, trainable, collections,
                        validate_shape, use_resource, constraint, synchronization, aggregation)
     if partitioned:
         if not callable(partitioner):
@@ -355,33 +401,33 @@ def _true_getter(full, shape=None, dtype=None, initializer=None, regularizer=Non
     return _get_single_variable(store, full, shape, request, request.initializer)
 
 
-def _initial_value_dtype(value, dtype):
-    """The dtype of a variable initialized from a value (Tensor, array or Python value): the
-    value's own, as TF converts it without a dtype; an explicit `dtype` must equal it."""
-    from tensorweave.framework.tensor_util import to_numpy
-    own = getattr(value, "dtype", None)
-    own = _dtypes.as_dtype(own if own is not None else to_numpy(value).dtype).base_dtype
-    if dtype is not None and _dtypes.as_dtype(dtype).base_dtype != own:
-        raise ValueError(f"Initializer type '{own}' and explicit dtype "
-                         f"'{_dtypes.as_dtype(dtype)}' don't match.")
-    return own
-
-
 def _check_reused_dtype(kind: str, full: str, dtype, found) -> None:
-    if dtype != found.base_dtype and dtype != get_variable_scope().dtype:
+    if not dtype.is_compatible_with(found):
         raise ValueError(f"Trying to {kind} variable {full}, but specified dtype "
-                         f"{dtype.name} and found dtype {found.base_dtype.name}.")
+                         f"{dtype.name} and found dtype {found.name}.")
+
+
+def _already_exists(full, existing) -> ValueError:
+    """TF's error for creating `full` again; a ref variable's points at where it was made."""
+    message = (f"Variable {full} already exists, disallowed. Did you mean to set reuse=True or "
+               "reuse=tf.AUTO_REUSE in VarScope?")
+    if isinstance(existing, ResourceVariable):
+        return ValueError(message)
+    file, line = existing.op.creation_site  # TF lists up to 5 frames; we keep the user's
+    return ValueError(f"{message} Originally defined at:\n\n  File \"{file}\", line {line}\n")
 
 
 def _get_single_variable(store, full, shape, request: _Request, initializer,
                          partition_info=None):
     """The Variable `full` (a whole variable or one part), found or made."""
+    from_value = initializer is not None and not callable(initializer)
+    if shape is not None and from_value:
+        raise ValueError("If initializer is a constant, do not specify shape.")
     reuse, dtype = request.reuse, request.dtype
     existing = store.vars.get(full)
     if existing is not None:
         if reuse is False or reuse is None:
-            raise ValueError(f"Variable {full} already exists, disallowed. Did you mean to set "
-                             "reuse=True or reuse=tf.AUTO_REUSE in VarScope?")
+            raise _already_exists(full, existing)
         if shape is not None and not existing.shape.is_compatible_with(_ts.as_shape(shape)):
             raise ValueError(f"Trying to share variable {full}, but specified shape "
                              f"{_ts.as_shape(shape)} and found shape {existing.shape}.")
@@ -391,7 +437,7 @@ def _get_single_variable(store, full, shape, request: _Request, initializer,
         raise ValueError(f"Variable {full} does not exist, or was not created with "
                          "tf.get_variable(). Did you mean to set reuse=tf.AUTO_REUSE in "
                          "VarScope?")
-    init_value = _initial_value(full, shape, dtype, initializer, partition_info)
+    init_value, dtype = _initial_value(full, shape, dtype, initializer, partition_info)
     graph = get_default_graph()
     with control_dependencies(None), name_scope(None):
         variable = Variable(initial_value=init_value, trainable=request.trainable,
@@ -403,11 +449,12 @@ def _get_single_variable(store, full, shape, request: _Request, initializer,
                             synchronization=request.synchronization,
                             aggregation=request.aggregation)
     store.vars[full] = variable
-    if request.regularizer is not None:
+    # TF calls the regularizer once where it is (to see whether it returns a loss), then again
+    # under the variable's Regularizer scope for the loss it keeps.
+    if request.regularizer and request.regularizer(variable) is not None:
         with name_scope(f"{full}/Regularizer/"):
-            loss = request.regularizer(variable)
-        if loss is not None:
-            graph.add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
+            graph.add_to_collection(GraphKeys.REGULARIZATION_LOSSES,
+                                    request.regularizer(variable))
     return variable
 
 
@@ -503,28 +550,46 @@ def _takes_partition_info(initializer) -> bool:
 
 
 def _initial_value(full, shape, dtype, initializer, partition_info=None):
-    """A callable building the initial value under the variable's Initializer scope."""
+    """(initial value, dtype to give the Variable): a callable building the value under the
+    variable's Initializer scope, or the value itself (whose own dtype the Variable takes).
+
+    Raises:
+      ValueError: in TF's words, without a shape where one is needed.
+    """
     from tensorweave.ops import init_ops
     if initializer is None:
+        if shape is None:
+            raise ValueError(f"Variable {full} did not get an initializer, so its `shape` "
+                             "argument must be specified.")
         if dtype.is_floating:
             initializer = init_ops.glorot_uniform_initializer()
         elif dtype.is_integer or dtype.is_bool or dtype == _dtypes.string:
             initializer = init_ops.zeros_initializer()
         else:
-            raise ValueError(f"An initializer for variable {full} of {dtype.name} is required")
+            raise ValueError(f"An initializer for variable {full} of {dtype} is required")
+    if not callable(initializer):
+        return initializer, None
     if isinstance(initializer, type):
         initializer = initializer(dtype=dtype)
-    if callable(initializer):
-        if shape is None:
-            raise ValueError(f"Shape of a new variable ({full}) must be fully defined, but "
-                             "instead was None.")
-        shape = _ts.as_shape(shape)
-        if not shape.is_fully_defined():
-            raise ValueError(f"Shape of a new variable ({full}) must be fully defined, but "
-                             f"instead was {shape}.")
+    shape = _ts.as_shape(shape) if shape is not None else None
+    if shape is not None and shape.is_fully_defined():
         extra = {"partition_info": partition_info} if _takes_partition_info(initializer) else {}
-        return lambda: initializer(shape.as_list(), dtype=dtype, **extra)
-    return initializer  # a Tensor or value: its own shape
+        return (lambda: initializer(shape.as_list(), dtype=dtype, **extra)), dtype
+    if _needs_no_arguments(initializer):
+        return initializer, None
+    raise ValueError("The initializer passed is not valid. It should be a callable with no "
+                     "arguments and the shape should not be provided or an instance of "
+                     "`tf.keras.initializers.*' and `shape` should be fully defined.")
+
+
+def _needs_no_arguments(fn) -> bool:
+    """Whether `fn` can be called without arguments."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+               for p in params)
 
 
 def get_partitioned_variable(name, shape, dtype, initializer, trainable, collections,
@@ -546,8 +611,8 @@ def get_partitioned_variable(name, shape, dtype, initializer, trainable, collect
     full = "/".join(part for part in (scope.name, name) if part)
     synchronization, aggregation, trainable = validate_synchronization_aggregation_trainable(
         None, None, trainable, full)
-    request = _request(scope, dtype, initializer, None, trainable, collections, True, None,
-                       None, synchronization, aggregation)
+    request = _request(scope, dtype, initializer, None, scope.reuse, trainable, collections,
+                       True, None, scope.constraint, synchronization, aggregation)
     with name_scope(None):
         return _get_partitioned_variable(_store(get_default_graph()), full, shape, partitioner,
                                          request)

@@ -54,9 +54,9 @@ def test_create_scope_now_and_unique_name():
 def test_custom_getter_sees_every_variable():
     seen = []
 
-    def getter(next_getter, name, *args, **kwargs):
+    def getter(getter, name, *args, **kwargs):  # TF passes the next getter as `getter=`
         seen.append(name)
-        return next_getter(name, *args, **kwargs)
+        return getter(name, *args, **kwargs)
     with tf.Graph().as_default():
         tf.make_template("cg", _linear, custom_getter_=getter)(tf.ones([2]))
     assert seen == ["cg/w"]
