@@ -47,30 +47,45 @@ def _shown(raw: bytes) -> str:
 # --- AsString ----------------------------------------------------------------------------------
 @kernel("AsString")
 class AsStringKernel:
-    """Every element through one printf-style format built from the attrs."""
+    """Every element through one printf-style format built from the attrs, checked in TF's
+    order. Unsigned integers use %u (the "+" and " " flags do nothing); strings are padded
+    to `width` (and cut to `precision`) only when a width is given, else passed through."""
 
     def __init__(self, ctx):
         a = ctx.attrs
         dtype = a["T"]
-        if a["scientific"] and a["shortest"]:
-            raise invalid_argument("Cannot select both scientific and shortest notation")
-        fill = a["fill"]
+        self.dtype = dtype
+        fill, precision, width = a["fill"], a["precision"], max(a["width"], 0)
+        self.floating = dtype in _FLOATS or dtype in _dtypes.COMPLEX
+        if dtype != _dtypes.string and not self.floating:
+            if a["scientific"] or a["shortest"]:
+                raise invalid_argument("scientific and shortest format not supported for "
+                                       f"datatype {dtype.name}")
+            if precision > -1:
+                raise invalid_argument(f"precision not supported for datatype {dtype.name}")
         if len(fill) > 1:
             raise invalid_argument("Fill string must be one or fewer characters")
+        if a["scientific"] and a["shortest"]:
+            raise invalid_argument("Cannot select both scientific and shortest notation")
         if fill and fill not in _FILL_FLAGS:
             raise invalid_argument(f'Fill argument not supported: "{fill}"')
-        if a["precision"] > -1 and dtype not in _FLOATS | _dtypes.COMPLEX:
-            raise invalid_argument(f"precision not supported for datatype {dtype.name}")
-        spec = fill + (str(a["width"]) if a["width"] > -1 else "") + \
-            (f".{a['precision']}" if a["precision"] > -1 else "")
-        self.dtype = dtype
-        if dtype in _FLOATS or dtype in _dtypes.COMPLEX:
+        if dtype == _dtypes.string:
+            kind = "s"
+        elif self.floating:
             kind = "g" if a["shortest"] else "e" if a["scientific"] else "f"
-            self.fmt = "%" + spec + kind
-            # C pads inf and nan with spaces even with the 0 flag; Python would use zeros.
-            self.nonfinite_fmt = "%" + spec.replace("0", "", 1 if fill == "0" else 0) + kind
         else:
-            self.fmt = "%" + spec + "d"
+            kind = "d"
+            if dtype.is_unsigned:
+                fill = fill.replace("+", "").replace(" ", "")
+        spec = (str(width) if width else "") + (f".{precision}" if precision > -1 else "")
+        if kind == "s":
+            # A string field only pads (with spaces) or left-aligns: other flags do nothing.
+            self.fmt = ("%" + ("-" if fill == "-" else "") + spec + "s").encode()
+            self.passthrough = width == 0
+        else:
+            self.fmt = "%" + fill + spec + kind
+        # C pads inf and nan with spaces even with the 0 flag; Python would use zeros.
+        self.nonfinite_fmt = "%" + fill.replace("0", "") + spec + kind
 
     def _float(self, x: float) -> str:
         return (self.fmt if math.isfinite(x) else self.nonfinite_fmt) % x
@@ -79,13 +94,15 @@ class AsStringKernel:
         dtype = self.dtype
         flat = np.asarray(values).reshape(-1)
         if dtype == _dtypes.string:
-            return np.asarray(values, dtype=object).copy()
-        if dtype == _dtypes.bool:
+            if self.passthrough:
+                return np.asarray(values, dtype=object).copy()
+            texts = [self.fmt % v for v in flat]   # bytes: width counts bytes, as C
+        elif dtype == _dtypes.bool:
             texts = [b"true" if v else b"false" for v in flat]
         elif dtype in _dtypes.COMPLEX:
             texts = [f"({self._float(float(v.real))},{self._float(float(v.imag))})".encode()
                      for v in flat]
-        elif dtype in _FLOATS:
+        elif self.floating:
             texts = [self._float(v).encode() for v in flat.astype(np.float64).tolist()]
         else:
             texts = [(self.fmt % v).encode() for v in flat.tolist()]
@@ -202,41 +219,98 @@ def _string_strip(ctx, strings):
     return _map(bytes.strip, strings)   # ASCII whitespace, like absl::StripAsciiWhitespace
 
 
-def _char_starts(s: bytes) -> list[int]:
-    """Byte offsets of the UTF-8 characters of `s`, plus len(s)."""
-    return [i for i, b in enumerate(s) if not 0x80 <= b < 0xC0] + [len(s)]
+def _forward_chars(s: bytes, at: int, count: int) -> tuple[int, bool]:
+    """The byte offset `count` UTF-8 characters after `at` (stopping at the end), and whether
+    there were that many: TF's ForwardNUTF8CharPositions (a negative count moves nothing and
+    fails)."""
+    moved = 0
+    while moved < count and at < len(s):
+        at += 1
+        while at < len(s) and 0x80 <= s[at] < 0xC0:
+            at += 1
+        moved += 1
+    return at, moved == count
+
+
+def _back_chars(s: bytes, at: int, count: int) -> tuple[int, bool]:
+    """`_forward_chars` backwards: TF's BackNUTF8CharPositions."""
+    moved = 0
+    while moved < count and at > 0:
+        at -= 1
+        while at > 0 and 0x80 <= s[at] < 0xC0:
+            at -= 1
+        moved += 1
+    return at, moved == count
+
+
+def _utf8_substr(s: bytes, pos: int, length: int):
+    """The substring of `length` characters at character `pos`, or None if `pos` is outside
+    `s`. As TF: a negative `length` gives b"" for pos >= 0 and fails for pos < 0."""
+    if pos >= 0:
+        start, ok = _forward_chars(s, 0, pos)
+        end = _forward_chars(s, start, length)[0] if ok else start
+        return s[start:end] if ok else None
+    end, ok = _back_chars(s, len(s), max(0, -pos - length))
+    if ok:
+        start, ok = _back_chars(s, end, -pos - max(0, -pos - length))
+    return s[start:end] if ok else None
+
+
+def _byte_substr(s: bytes, pos: int, length: int):
+    """The substring of `length` bytes (negative: to the end) at `pos`, or None if `pos` is
+    outside `s`."""
+    start = pos + len(s) if pos < 0 else pos
+    if not 0 <= start <= len(s):
+        return None
+    return s[start:] if length < 0 else s[start:start + length]
 
 
 @kernel("Substr")
 class SubstrKernel:
-    """Substrings with NumPy broadcasting of `input` against `pos` and `len`."""
+    """Substrings, elementwise when `pos` is a scalar or shaped like `input`, else with
+    broadcasting, which TensorFlow implements for results of rank 1 and 2 only. Error
+    messages are TF's: UTF-8 ones name the flat index (or the row), byte ones the string."""
 
     def __init__(self, ctx):
         self.utf8 = ctx.attrs["unit"] == "UTF8_CHAR"
 
     def compute(self, ctx, strings, pos, length):
-        if np.shape(pos) != np.shape(length):
-            raise invalid_argument("pos and len should have same shape: "
-                                   f"{dims_text(np.shape(pos))} vs. {dims_text(np.shape(length))}")
-        try:
-            shape = np.broadcast_shapes(np.shape(strings), np.shape(pos))
-        except ValueError:
-            raise invalid_argument(f"Incompatible shapes: {dims_text(np.shape(strings))} vs. "
-                                   f"{dims_text(np.shape(pos))}") from None
-        flat_s = _flat(np.broadcast_to(np.asarray(strings, dtype=object), shape))
-        flat_p = np.broadcast_to(pos, shape).reshape(-1).tolist()
-        flat_n = np.broadcast_to(length, shape).reshape(-1).tolist()
-        out = []
-        for i, (s, p, n) in enumerate(zip(flat_s, flat_p, flat_n)):
-            starts = _char_starts(s) if self.utf8 else None
-            size = len(starts) - 1 if self.utf8 else len(s)
-            start = p + size if p < 0 else p
-            if not 0 <= start <= size:
-                raise invalid_argument(f"pos {p} out of range for string b'{_shown(s)}' at index "
-                                       f"{i}")
-            end = size if n < 0 else min(size, start + n)
-            out.append(s[starts[start]:starts[end]] if self.utf8 else s[start:end])
-        return _strings(out, shape)
+        in_shape, pos_shape = np.shape(strings), np.shape(pos)
+        if pos_shape != np.shape(length):
+            raise invalid_argument("pos and len should have the same shape, got: "
+                                   f"{dims_text(pos_shape)} vs. {dims_text(np.shape(length))}")
+        shape = in_shape
+        broadcast = pos_shape not in ((), in_shape)
+        if broadcast:
+            try:
+                shape = np.broadcast_shapes(in_shape, pos_shape)
+            except ValueError:
+                raise invalid_argument(f"Incompatible shapes: {dims_text(in_shape)} vs. "
+                                       f"{dims_text(pos_shape)}") from None
+            if len(shape) not in (1, 2):
+                raise errors.UnimplementedError(
+                    None, None, f"Substr broadcast not implemented for {len(shape)} dimensions")
+        strings = np.broadcast_to(np.asarray(strings, dtype=object), shape)
+        pos, length = np.broadcast_to(pos, shape), np.broadcast_to(length, shape)
+        out = np.empty(shape, dtype=object)
+        for index in np.ndindex(*shape):
+            s, p = strings[index], int(pos[index])
+            part = (_utf8_substr if self.utf8 else _byte_substr)(s, p, int(length[index]))
+            if part is None:
+                raise invalid_argument(self._out_of_range(s, p, index, shape, broadcast))
+            out[index] = part
+        return out
+
+    def _out_of_range(self, s: bytes, pos: int, index: tuple, shape, broadcast: bool) -> str:
+        if not broadcast:
+            where = str(int(np.ravel_multi_index(index, shape)) if shape else 0)
+        elif len(index) == 1 or self.utf8:
+            where = str(index[0])
+        else:
+            where = f"({index[0]}, {index[1]})"
+        if self.utf8:
+            return f"pos {pos} out of range for string at index {where}"
+        return f"pos {pos} out of range for string b'{_shown(s)}' at index {where}"
 
 
 # --- regular expressions -----------------------------------------------------------------------

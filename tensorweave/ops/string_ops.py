@@ -16,6 +16,7 @@ from tensorweave.framework.apply_op import apply_op
 from tensorweave.framework.op_def import Attr, TypeAttr, define_op
 from tensorweave.framework.operation import Tensor
 from tensorweave.framework.scopes import name_scope
+from tensorweave.framework.shape_checks import shape_with_rank
 from tensorweave.framework.shape_text import shape_text
 from tensorweave.framework.tensor_conversion import convert_to_tensor
 
@@ -57,6 +58,9 @@ def _reduce_join_shape(ctx):
     """Input 0 without (or, with keep_dims, with 1 for) the axes of input 1."""
     shape = ctx.input_shape(0)
     keep = ctx.attrs["keep_dims"]
+    axes_rank = ctx.input_shape(1).ndims
+    if axes_rank is not None and axes_rank > 1:
+        raise ValueError(f"Shape must be at most rank 1 but is rank {axes_rank}")
     axes = ctx.static_value(1)
     if axes is None or shape.ndims is None:
         return _ts.unknown_shape(rank=shape.ndims) if keep and shape.ndims is not None \
@@ -75,10 +79,17 @@ def _reduce_join_shape(ctx):
 
 
 def _substr_shape(ctx):
-    """`pos` and `len` must agree; the output is `input` broadcast with `pos`."""
-    pos = _merge_shapes(
-        ctx, (1, 2),
-        lambda a, b: f"pos and len shapes must match: {shape_text(a)} vs. {shape_text(b)}")
+    """As TF's SubstrShapeFn: `pos` takes the rank of `len`, then every size of `pos` must
+    equal `len`'s (an unknown size never equals a known one); the output is `input`
+    broadcast with `pos`."""
+    pos, length = ctx.input_shape(1), ctx.input_shape(2)
+    if length.ndims is not None:
+        shape_with_rank(pos, length.ndims)
+    if pos.ndims is not None:
+        sizes = length.as_list() if length.ndims is not None else [None] * pos.ndims
+        if pos.as_list() != sizes:
+            raise ValueError(f"pos and len shapes must match: {shape_text(pos)} vs. "
+                             f"{shape_text(length)}")
     return shape_fns.broadcast_shapes(ctx.input_shape(0), pos)
 
 
