@@ -68,20 +68,23 @@ def get_global_step(graph=None):
 
 
 def create_global_step(graph=None):
-    """Creates `global_step` (int64 scalar, zeros initializer, not trainable) in `graph`.
+    """Creates `global_step` (int64 scalar, zeros initializer, not trainable, aggregated
+    ONLY_FIRST_REPLICA as in TF) in `graph`.
 
     Raises:
       ValueError: if the graph already has a global step.
     """
     from tensorweave.ops import init_ops
     from tensorweave.ops.variable_scope import get_variable
+    from tensorweave.ops.variables import VariableAggregation
     graph = graph or get_default_graph()
     if get_global_step(graph) is not None:
         raise ValueError('"global_step" already exists.')
     with graph.as_default(), graph_name_scope(graph, None):
         return get_variable(GraphKeys.GLOBAL_STEP, shape=[], dtype=_dtypes.int64,
                             initializer=init_ops.zeros_initializer(), trainable=False,
-                            collections=[GraphKeys.GLOBAL_VARIABLES, GraphKeys.GLOBAL_STEP])
+                            collections=[GraphKeys.GLOBAL_VARIABLES, GraphKeys.GLOBAL_STEP],
+                            aggregation=VariableAggregation.ONLY_FIRST_REPLICA)
 
 
 def get_or_create_global_step(graph=None):

@@ -59,3 +59,11 @@ def test_create_in_another_graph():
     g = tf.Graph()
     gs = tf.train.create_global_step(g)
     assert gs.graph is g and tf.train.get_global_step(g) is gs
+
+
+def test_global_step_aggregates_only_first_replica_as_tensorflow():
+    """TF 2.21 records ONLY_FIRST_REPLICA in the global step's VariableDef."""
+    with tf.Graph().as_default():
+        step = tf.train.get_or_create_global_step()
+        assert step.aggregation == tf.VariableAggregation.ONLY_FIRST_REPLICA
+        assert "aggregation: VARIABLE_AGGREGATION_ONLY_FIRST_REPLICA" in str(step.to_proto())
