@@ -39,6 +39,7 @@ from tensorweave.image.geometry import (
 )
 from tensorweave.image.quality import image_gradients, psnr, sobel_edges, ssim, total_variation
 from tensorweave.image.multiscale import ssim_multiscale
+from tensorweave.image.nms_padded import non_max_suppression_padded
 from tensorweave.image.jpeg_quality import adjust_jpeg_quality, random_jpeg_quality
 from tensorweave.image.yiq_yuv import rgb_to_yiq, rgb_to_yuv, yiq_to_rgb, yuv_to_rgb
 from tensorweave.image.resize import (
@@ -68,7 +69,6 @@ from tensorweave.ops.image_nms_ops import (
     combined_non_max_suppression,
     non_max_suppression,
     non_max_suppression_overlaps,
-    non_max_suppression_padded,
     non_max_suppression_with_scores,
 )
 from tensorweave.ops.image_ops import hsv_to_rgb, random_crop, rgb_to_hsv

@@ -58,10 +58,10 @@ def adjust_brightness(image, delta):
         return convert_image_dtype(adjusted, image.dtype.base_dtype, saturate=True)
 
 
-def _adjusted(op_def, image, factor, scope_name, name=None, saturate=False):
+def _adjusted(op_def, image, factor, scope_name, name=None, saturate=False, arg_name="image"):
     """Runs a float32 adjust op on the image in float and converts back."""
     with name_scope(name, scope_name, [image]) as name:
-        image = convert_to_tensor(image, name="image")
+        image = convert_to_tensor(image, name=arg_name)
         op_name = name if op_def is AdjustContrastv2 else None
         adjusted = apply_op(op_def, [_as_float(image), factor], name=op_name)
         return convert_image_dtype(adjusted, image.dtype.base_dtype, saturate=saturate)
@@ -82,7 +82,7 @@ def adjust_contrast(images, contrast_factor):
       ValueError: if the rank is statically below 3 or the factor is not a scalar.
     """
     return _adjusted(AdjustContrastv2, images, contrast_factor, "adjust_contrast",
-                     saturate=True)
+                     saturate=True, arg_name="images")
 
 
 def adjust_saturation(image, saturation_factor, name=None):

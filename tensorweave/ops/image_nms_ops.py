@@ -1,6 +1,7 @@
 """Non-max suppression: NonMaxSuppressionV3, V4, V5, NonMaxSuppressionWithOverlaps and
 CombinedNonMaxSuppression, with TF1's `tf.image.non_max_suppression*` and
-`combined_non_max_suppression` wrappers.
+`combined_non_max_suppression` wrappers. V4 has none: like TensorFlow, TF1's
+`non_max_suppression_padded` runs a tiled composite instead (image/nms_padded.py).
 
 Each op greedily keeps the highest-scoring box and drops the boxes that overlap it by more
 than a threshold (V5 can decay their scores instead: soft-NMS). The selections are indices,
@@ -230,50 +231,6 @@ def non_max_suppression_overlaps(overlaps, scores, max_output_size, overlap_thre
                                        (score_threshold, "score_threshold"))
         return apply_op(NonMaxSuppressionWithOverlaps,
                         [overlaps, scores, max_output_size, threshold, score])
-
-
-def non_max_suppression_padded(boxes, scores, max_output_size, iou_threshold=0.5,
-                               score_threshold=float("-inf"), pad_to_max_output_size=False,
-                               name=None, sorted_input=False, canonicalized_coordinates=False,
-                               tile_size=512):
-    """Non-max suppression with a fixed-size result and the number of valid entries (TF1's
-    tf.image.non_max_suppression_padded), for one image `[num_boxes, 4]`.
-
-    The selection is `non_max_suppression`'s (the NonMaxSuppressionV4 op). TensorFlow 2.21
-    runs a tiled function instead, which selects the same boxes, except that it never
-    counts a box whose coordinates are all <= 0 and adds 1e-8 to the IoU's denominator.
-
-    Args:
-      boxes: a float16/float32 Tensor `[num_boxes, 4]`.
-      scores: a Tensor `[num_boxes]` of boxes' dtype.
-      max_output_size: a scalar int32, the most boxes to select.
-      iou_threshold: overlap threshold in [0, 1].
-      score_threshold: the score a box must exceed.
-      pad_to_max_output_size: pad the indices with zeros to `max_output_size`.
-      name: a name scope (default "non_max_suppression_padded").
-      sorted_input: accepted for compatibility (the order is found either way).
-      canonicalized_coordinates: accepted for compatibility (corners are sorted per box).
-      tile_size: accepted for compatibility.
-
-    Returns:
-      (selected_indices int32 `[M]` or `[max_output_size]`, valid_outputs int32 scalar).
-
-    Raises:
-      ValueError: for batched boxes (rank > 2), which this implementation does not take.
-      InvalidArgumentError: (at run time) for bad shapes or thresholds.
-    """
-    del sorted_input, canonicalized_coordinates, tile_size
-    rank = convert_to_tensor(boxes).shape.ndims
-    if rank is not None and rank > 2:
-        if not pad_to_max_output_size:
-            raise ValueError(f"'pad_to_max_output_size' (value {pad_to_max_output_size}) must "
-                             "be True for batched input")
-        raise ValueError("batched boxes are not supported by non_max_suppression_padded here")
-    with name_scope(name, "non_max_suppression_padded"):
-        iou, score = _thresholds((iou_threshold, "iou_threshold"),
-                                 (score_threshold, "score_threshold"))
-        return tuple(apply_op(NonMaxSuppressionV4, [boxes, scores, max_output_size, iou, score],
-                              {"pad_to_max_output_size": pad_to_max_output_size}))
 
 
 def combined_non_max_suppression(boxes, scores, max_output_size_per_class, max_total_size,

@@ -96,8 +96,9 @@ def _v5(max_out, iou, score, sigma):
 
 def _v4(max_out, iou, pad):
     def build(b, s):
-        return list(tf.image.non_max_suppression_padded(b, s, max_out, iou,
-                                                        pad_to_max_output_size=pad))
+        return list(tf.raw_ops.NonMaxSuppressionV4(
+            boxes=b, scores=s, max_output_size=max_out, iou_threshold=iou,
+            score_threshold=float("-inf"), pad_to_max_output_size=pad))
 
     def ref(b, s):
         picked = nms_ref(_by_iou(b), s, max_out, iou)[0]
@@ -255,8 +256,9 @@ def test_op_types_and_static_shapes():
         assert tf.image.non_max_suppression(BOXES, SCORES, 3).op.type == "NonMaxSuppressionV3"
         idx, kept = tf.image.non_max_suppression_with_scores(BOXES, SCORES, 3)
         assert idx.op.type == "NonMaxSuppressionV5" and kept.shape.as_list() == [None]
-        idx, valid = tf.image.non_max_suppression_padded(BOXES, SCORES, 3,
-                                                         pad_to_max_output_size=True)
+        idx, valid = tf.raw_ops.NonMaxSuppressionV4(
+            boxes=BOXES, scores=SCORES, max_output_size=3, iou_threshold=0.5,
+            score_threshold=float("-inf"), pad_to_max_output_size=True)
         assert idx.op.type == "NonMaxSuppressionV4" and idx.shape.as_list() == [3]
         assert valid.shape.as_list() == []
         assert tf.gradients(tf.image.non_max_suppression_with_scores(
