@@ -237,23 +237,28 @@ class MatrixTriangularSolveKernel:
         a = np.tril(matrix) if self.lower else np.triu(matrix)
         if self.adjoint:
             a = _adjoint(a)
-        try:  # LU of the triangle: one vectorized LAPACK call over all batches
-            return np.linalg.solve(a, rhs)
-        except np.linalg.LinAlgError:  # a zero on the diagonal
-            return _substitute(a, rhs, lower=self.lower != self.adjoint)
+        if np.isfinite(a).all() and np.isfinite(rhs).all():
+            try:  # LU of the triangle: one vectorized LAPACK call over all batches
+                return np.linalg.solve(a, rhs)
+            except np.linalg.LinAlgError:  # a zero on the diagonal
+                pass
+        return _substitute(a, rhs, lower=self.lower != self.adjoint)
 
 
 def _substitute(a, rhs, lower: bool):
     """Forward (lower) or back substitution one row at a time, vectorized over batches and
-    columns, for a triangle with a zero on its diagonal: like TensorFlow's kernel (and unlike
-    LAPACK, which refuses) it divides by the zero and lets inf and NaN propagate."""
+    columns, for a triangle with a zero on its diagonal or a non-finite entry (in it or in
+    rhs): like TensorFlow's kernel (and unlike LAPACK, which refuses, or whose LU spreads a
+    NaN to every row) it divides by the zero, and inf and NaN reach only the rows solved
+    after them. Row i reads only the x already solved, so 1 / inf is 0, not NaN."""
     batch = np.broadcast_shapes(a.shape[:-2], rhs.shape[:-2])
     a = np.broadcast_to(a, batch + a.shape[-2:])
     n = a.shape[-1]
     x = np.zeros(batch + rhs.shape[-2:], rhs.dtype)
     with np.errstate(divide="ignore", invalid="ignore"):
         for i in range(n) if lower else range(n - 1, -1, -1):
-            known = np.einsum("...k,...kj->...j", a[..., i, :], x)
+            solved = slice(0, i) if lower else slice(i + 1, n)
+            known = np.einsum("...k,...kj->...j", a[..., i, solved], x[..., solved, :])
             x[..., i, :] = (rhs[..., i, :] - known) / a[..., i, i, None]
     return x
 

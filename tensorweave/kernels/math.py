@@ -5,9 +5,8 @@ for arrays and NumPy scalars alike, so `operator.add` and the ufuncs are registe
 with `register_pure`. Where TensorFlow's meaning differs from NumPy's, the dtype picks a
 kernel once: float floor division is floor(x / y) (1.0 // 0.1 is 10, not NumPy's 9); integer
 division and modulo by zero raise InvalidArgumentError (InternalError for TruncateDiv and
-TruncateMod, as in TensorFlow); truncating division of integers rounds toward zero. Integer Pow
-with a negative exponent raises NumPy's ValueError, which the executor reports as
-InvalidArgumentError, like TensorFlow.
+TruncateMod, as in TensorFlow); truncating division of integers rounds toward zero; integer Pow
+with a negative exponent raises InvalidArgumentError with TensorFlow's message.
 """
 from __future__ import annotations
 
@@ -28,8 +27,9 @@ def scratch(y):
     return y if y.__class__ is np.ndarray else None
 
 
-def _check_divisor(y) -> None:
-    if not y.all():
+def _check_divisor(x, y) -> None:
+    """Only a division actually done fails: x with no elements divides nothing."""
+    if np.size(x) and not y.all():
         raise errors.InvalidArgumentError(None, None, "Integer division by zero")
 
 
@@ -47,8 +47,21 @@ def _check_truncate_divisor(x, y) -> None:
 for _op_type, _fn in (
         ("AddV2", operator.add), ("Add", operator.add), ("Sub", operator.sub),
         ("Mul", operator.mul), ("Maximum", np.maximum), ("Minimum", np.minimum),
-        ("Pow", np.power), ("Atan2", np.arctan2)):
+        ("Atan2", np.arctan2)):
     register_pure(_op_type, _fn)
+
+
+def _pow_int(x, y):
+    """x ** y, wrapping on overflow; a negative exponent is an error, as in TensorFlow (when
+    the result has elements)."""
+    if np.size(x) and np.any(y < 0):
+        raise errors.InvalidArgumentError(
+            None, None, "Integers to negative integer powers are not allowed")
+    return np.power(x, y)
+
+
+register_pure("Pow", np.power, dtypes=_FLOAT_COMPLEX)
+register_pure("Pow", _pow_int, dtypes=_INTEGER)
 
 
 def _floor_div_float(x, y):
@@ -63,13 +76,13 @@ def _truncate_div_float(x, y):
 
 
 def _floor_div_int(x, y):
-    _check_divisor(y)
+    _check_divisor(x, y)
     return np.floor_divide(x, y)
 
 
 def _floor_mod_int(x, y):
     """Python's modulo: the result has the divisor's sign (TensorFlow's FloorMod)."""
-    _check_divisor(y)
+    _check_divisor(x, y)
     return np.remainder(x, y)
 
 
@@ -88,7 +101,7 @@ def _c_quotient(x, y):
 
 def _c_div_int(x, y):
     """Div of integers: C's division, InvalidArgumentError for a zero divisor."""
-    _check_divisor(y)
+    _check_divisor(x, y)
     return _c_quotient(x, y)
 
 

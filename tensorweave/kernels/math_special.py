@@ -72,9 +72,12 @@ def _igammac(a, x):
 
 
 def _zeta(x, q):
-    """Hurwitz zeta: inf at x == 1; at a pole q = 0, -1, ... inf for even x > 1, else NaN."""
+    """Hurwitz zeta: inf at x == 1; at a pole q = 0, -1, ... inf for even x > 1, else NaN; 0
+    for q > 1 once q**-x, the first term, underflows (SciPy gives NaN at x = inf or 1e30)."""
     pole = (q <= 0) & (np.floor(q) == q) & (x > 1)
     value = np.where(pole, np.where(np.rint(x / 2) == x / 2, _INF, _NAN), scipy.special.zeta(x, q))
+    with np.errstate(over="ignore", under="ignore"):
+        value = np.where((q > 1) & (np.power(q, -x, dtype=np.float64) == 0), 0, value)
     return np.where(x == 1, _INF, value)
 
 

@@ -1,9 +1,9 @@
 """Kernels of reductions, ArgMax/ArgMin, Cumsum/Cumprod and TopKV2.
 
 Every kernel returns exactly the dtype its OpDef declares: integer sums and products keep
-their (wrapping) dtype, float16 reductions accumulate in float32 (scans in float16), integer
-means truncate toward zero, and reductions over no elements give the identity (or the dtype's
-extreme for Max/Min).
+their (wrapping) dtype, float16 reductions accumulate in float32 (scans in float16; a mean
+rounds its sum to float16 before dividing), integer means truncate toward zero, and
+reductions over no elements give the identity (or the dtype's extreme for Max/Min).
 """
 from __future__ import annotations
 
@@ -55,8 +55,10 @@ def _mean(xp, x, axes, keep):
         if kind == "i":
             q = q + ((total % n != 0) & (total < 0))
         return q.astype(x.dtype)
-    acc = _accumulator(x.dtype)
-    total = xp.add.reduce(x, axis=axes, dtype=acc, keepdims=keep)
+    # TensorFlow rounds a float16 sum to float16 before dividing: a sum past 65504 makes the
+    # mean inf (4096 float16 30s average to inf).
+    total = xp.add.reduce(x, axis=axes, dtype=_accumulator(x.dtype), keepdims=keep)
+    total = total.astype(x.dtype, copy=False)
     if n == 0:
         with np.errstate(invalid="ignore", divide="ignore"):
             return (total / n).astype(x.dtype)

@@ -229,7 +229,7 @@ def _parse_equation(equation: str):
     """(input terms, output term or None when implicit), each a token list."""
     eq = equation.replace(" ", "")
     if eq.count("->") > 1:
-        raise ValueError(f"Invalid einsum equation {equation!r}: more than one '->'")
+        raise ValueError(f"Subscripts have incorrect format: {equation}")
     lhs, arrow, rhs = eq.partition("->")
     return [_tokens(t) for t in lhs.split(",")], (_tokens(rhs) if arrow else None)
 
@@ -238,18 +238,19 @@ def _resolve_equation(equation: str, num_inputs: int) -> str:
     """The explicit, validated form of `equation`: "ij,jk" becomes "ij,jk->ik"."""
     ins, out = _parse_equation(equation)
     if len(ins) != num_inputs:
-        raise ValueError(f"einsum equation {equation!r} has {len(ins)} input subscripts but "
-                         f"{num_inputs} inputs were given")
+        raise ValueError(f'Got {num_inputs} inputs for equation "{equation}", expecting '
+                         f"{len(ins)}")
     labels = [t for term in ins for t in term if t != "."]
     if out is None:
         out = (["."] if any("." in term for term in ins) else []) + sorted(
             t for t in set(labels) if labels.count(t) == 1)
     for t in out:
         if t != "." and t not in labels:
-            raise ValueError(f"Output subscript contains the label {t} not present in the "
-                             f"input subscripts of {equation!r}")
+            raise ValueError(f"Output subscripts contain the label {t} not present in the "
+                             "input subscripts.")
         if out.count(t) > 1:
-            raise ValueError(f"Output subscript contains repeated label {t} in {equation!r}")
+            raise ValueError("Output subscripts contain a label appearing more than once: "
+                             f"{equation}")
     spell = lambda term: "".join(term).replace(".", "...")  # noqa: E731
     return ",".join(spell(term) for term in ins) + "->" + spell(out)
 
