@@ -22,13 +22,16 @@ import tensorweave as tf
 from tensorweave.serving import ModelServer
 
 
-def train_and_export(export_base: str, steps: int = 300) -> float:
+def train_and_export(export_base: str, steps: int = 300, seed: int | None = None) -> float:
     """Trains the classifier, saves it as version 1 under `export_base`; returns the
-    held-out accuracy in the training session."""
+    held-out accuracy in the training session. `seed`, if given, is the graph seed (the
+    initial weights are otherwise new each run)."""
     digits = load_digits()
     images = (digits.data / 16.0).astype(np.float32)
     train, test = slice(0, 1500), slice(1500, None)
     with tf.Graph().as_default():
+        if seed is not None:
+            tf.set_random_seed(seed)
         pixels = tf.placeholder(tf.float32, [None, 64], name="pixels")
         labels = tf.placeholder(tf.int64, [None], name="labels")
         column = tf.feature_column.numeric_column("pixels", shape=(64,))

@@ -11,21 +11,21 @@ _WORKER = """
 import sys, time
 from bench import lockstep
 from bench.lockstep import next_turn
-lockstep.MIN_TURN_SECONDS = float(sys.argv[3]) if len(sys.argv) > 3 else 0.0
-name, turns = sys.argv[1], int(sys.argv[2])
+lockstep.MIN_TURN_SECONDS = float(sys.argv[3])
+name, turns, pause = sys.argv[1], int(sys.argv[2]), float(sys.argv[4])
 for i in range(turns):
     next_turn()
     start = time.monotonic()
-    time.sleep(0.01)
+    time.sleep(pause)
     print(name, i, start, time.monotonic(), flush=True)
 if name == "failing":
     sys.exit(3)
 """
 
 
-def _command(name: str, turns: int, min_turn_seconds: float = 0.0):
-    return ([sys.executable, "-c", _WORKER, name, str(turns), str(min_turn_seconds)],
-            {"PYTHONPATH": str(REPO)})
+def _command(name: str, turns: int, min_turn_seconds: float = 0.0, pause: float = 0.01):
+    return ([sys.executable, "-c", _WORKER, name, str(turns), str(min_turn_seconds),
+             str(pause)], {"PYTHONPATH": str(REPO)})
 
 
 def _turns(finished):
@@ -47,8 +47,9 @@ def test_workers_alternate_and_never_overlap():
 
 
 def test_a_turn_lasts_at_least_min_turn_seconds():
-    # 10 ms (and up to 9 more) per next_turn call, 19 ms per turn: every turn is 2 calls
-    commands = {"a": _command("a", 4, 0.019), "b": _command("b", 2, 0.019)}
+    # 50 ms (and up to 24 more on a busy machine) between next_turn calls, 75 ms per turn:
+    # every turn is 2 calls
+    commands = {"a": _command("a", 4, 0.075, 0.05), "b": _command("b", 2, 0.075, 0.05)}
     finished = lockstep.run_round(commands, REPO, timeout=60)
     turns = sorted((t for f in finished.values() for t in _turns(f)), key=lambda t: t[2])
     assert [name for name, *_ in turns] == ["a", "a", "b", "b", "a", "a"]

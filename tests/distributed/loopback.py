@@ -3,12 +3,20 @@ import socket
 import threading
 import time
 
+_given: set[int] = set()   # the ports free_port returned in this process
+
 
 def free_port() -> int:
-    """A port of 127.0.0.1 nobody listens on now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port of 127.0.0.1 nobody listens on now, and not one returned before: the kernel
+    may hand out a port it just freed again (about once in 14,000 calls here), which would
+    give a cluster two tasks on one address."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _given:
+            _given.add(port)
+            return port
 
 
 def errors_of_blocked_run(run, interrupt, seconds: float = 15) -> list:

@@ -123,8 +123,13 @@ def test_an_error_on_another_task_names_the_users_op(cluster):
             doubled = picked * 2
         with tf.Session(servers["worker", 0].target) as sess:
             assert sess.run(doubled, {index: 1}) == 4.0
+            started = time.monotonic()
             with pytest.raises(tf.errors.InvalidArgumentError) as info:
-                sess.run(doubled, {index: 7})
+                sess.run(doubled, {index: 7}, options=tf.RunOptions(timeout_in_ms=30000))
+            # The error ends the step at once. (A bounded run, so that the race where this
+            # task's part starts after the step's cleanup fails here instead of hanging: that
+            # part then waits for the failed ps until the deadline.)
+            assert time.monotonic() - started < 15, "the step waited out its deadline"
             assert sess.run(doubled, {index: 0}) == 2.0   # the session still works
     assert info.value.op is picked.op
     assert "[[node pick_on_ps (op GatherV2) on device /job:ps/replica:0/task:0" in str(info.value)

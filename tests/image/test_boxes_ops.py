@@ -391,10 +391,13 @@ def test_glimpse_noise_outside_the_image(uniform_noise):
     inside = ~np.isnan(expected)
     np.testing.assert_array_equal(got[inside], expected[inside])
     assert got_small[1, 0, :3].tolist() == [[90, 91], [92, 93], [94, 95]]
+    # The noise is unseeded (no seed attr, as in TF): over its 3140 values per image the mean
+    # has a deviation of 59 / sqrt(12 * 3140) = 0.30 and the std one of 0.14, so the bounds
+    # below are over 7 deviations wide.
     for i, (low, high) in enumerate([(0, 59), (60, 119)]):
         noise = got[i][~inside[i]]
         assert low <= noise.min() and noise.max() <= high
-        assert abs(noise.mean() - (low + high) / 2) < 1.5 and abs(noise.std() - 17.0) < 1.0
+        assert abs(noise.mean() - (low + high) / 2) < 2.5 and abs(noise.std() - 17.0) < 1.0
 
 
 @pytest.mark.parametrize("shapes,message", [

@@ -198,7 +198,14 @@ def _twice(x):
     _double(x)
 
 
-def test_a_compiled_loop_calls_its_loop_helpers_compiled():
+def test_a_compiled_loop_calls_its_loop_helpers_compiled(monkeypatch):
+    # Without numba's disk cache for this module's functions: a cached function is found
+    # again by its module's name, which depends on pytest's import mode, so a cache written by
+    # a run in one mode made every later run in the other fail (ModuleNotFoundError).
+    import numba
+    njit = numba.njit
+    monkeypatch.setattr(numba, "njit", lambda *args, **kwargs: njit(*args, **{**kwargs,
+                                                                          "cache": False}))
     twice = compiled(_twice)
     x = np.arange(4.0)
     twice(x)

@@ -96,10 +96,12 @@ def test_unseeded_ops_and_graph_seeds():
         tf.set_random_seed(1)
         out = tf.nn.fractional_max_pool(tf.zeros([1, 4, 4, 1]), [1.0, 1.5, 1.5, 1.0])
         assert (out.output.op.get_attr("seed"), out.output.op.get_attr("seed2")) == (0, 0)
+    # Rows and columns together: one random sequence of 40 is one of C(26, 12) ~ 1e7, so
+    # comparing rows alone would find two draws equal about once in a million test runs.
     for deterministic in (False, True):
-        runs = [rows.tolist() for _session in range(2)
-                for _, rows, _ in _run(tf.nn.fractional_max_pool, x, [1.5, 1.5], False,
-                                       deterministic=deterministic, runs=3)]
+        runs = [(rows.tolist(), cols.tolist()) for _session in range(2)
+                for _, rows, cols in _run(tf.nn.fractional_max_pool, x, [1.5, 1.5], False,
+                                          deterministic=deterministic, runs=3)]
         same = [runs[0] == r for r in runs[1:]]
         assert same == ([True, True, False, False, False] if deterministic else [False] * 5)
 

@@ -395,6 +395,14 @@ def test_session_close_cancels_blocked_steps():
             waiting.result()
 
 
+def _seconds_to_deadline(run):
+    """How long `run()` takes to raise DeadlineExceededError."""
+    start = time.monotonic()
+    with pytest.raises(tf.errors.DeadlineExceededError):
+        run()
+    return time.monotonic() - start
+
+
 @pytest.mark.parametrize("use_config", [False, True])
 def test_deadlines_from_run_options_and_operation_timeout(use_config):
     with tf.Graph().as_default():
@@ -403,11 +411,11 @@ def test_deadlines_from_run_options_and_operation_timeout(use_config):
         config = tf.ConfigProto(operation_timeout_in_ms=50) if use_config else None
         options = None if use_config else tf.RunOptions(timeout_in_ms=50)
         with tf.Session(config=config) as sess:
-            start = time.monotonic()
-            with pytest.raises(tf.errors.DeadlineExceededError):
-                sess.run(pop, options=options)
-            assert time.monotonic() - start < 0.45   # at the deadline, not the next 0.5 s poll
-            assert sess.run(q.size()) == 0   # the cancelled attempt left the queue
+            # At the deadline, not the next 0.5 s poll. Up to three tries: one stall of a
+            # loaded machine cannot fail the test, a deadline that waits for the poll fails all.
+            assert any(_seconds_to_deadline(lambda: sess.run(pop, options=options)) < 0.45
+                       for _ in range(3))
+            assert sess.run(q.size()) == 0   # the cancelled attempts left the queue
 
 
 def test_shared_name_shares_within_a_session_not_across_sessions():

@@ -37,12 +37,13 @@ def test_request_stop_stops_threads_and_join_returns():
 def test_join_raises_the_first_reported_exception():
     coord = tf.train.Coordinator()
 
-    def fail(message, delay):
-        time.sleep(delay)
+    def fail(message, after_a_stop):
+        if after_a_stop:   # an event, not a delay: "second" cannot overtake on a busy machine
+            assert coord.wait_for_stop(BOUND)
         with coord.stop_on_exception():
             raise ValueError(message)
 
-    threads = [_start(fail, "first", 0.0), _start(fail, "second", 0.2)]
+    threads = [_start(fail, "second", True), _start(fail, "first", False)]
     with pytest.raises(ValueError, match="^first$"):
         coord.join(threads, stop_grace_period_secs=BOUND)
 
@@ -141,14 +142,25 @@ def test_stop_on_exception_reports_instead_of_raising():
 
 
 def test_looper_thread_calls_target_periodically_until_stopped():
+    """The k-th call comes k periods after the start at the earliest (a stalled looper may
+    catch up, but never runs ahead), and none starts after the stop."""
     coord = tf.train.Coordinator()
-    calls = []
-    looper = tf.train.LooperThread.loop(coord, 0.02, target=calls.append, args=("tick",))
-    time.sleep(0.15)
+    calls, four_calls = [], threading.Event()
+
+    def tick(label):
+        calls.append((label, time.monotonic()))
+        if len(calls) == 4:
+            four_calls.set()
+    start = time.monotonic()
+    looper = tf.train.LooperThread.loop(coord, 0.02, target=tick, args=("tick",))
+    assert four_calls.wait(BOUND)
     coord.request_stop()
+    stopped = len(calls)
     coord.join(stop_grace_period_secs=BOUND)
     assert not looper.is_alive() and looper.daemon
-    assert 3 <= len(calls) <= 10 and set(calls) == {"tick"}
+    assert len(calls) - stopped <= 1   # at most the call that was running at the stop
+    assert all(label == "tick" and at - start >= k * 0.02 - 1e-3
+               for k, (label, at) in enumerate(calls))
 
 
 def test_looper_subclass_hooks_and_error_reporting():

@@ -3,12 +3,14 @@ EventAccumulator."""
 import logging
 import threading
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from tensorboard.backend.event_processing import event_accumulator as ea
 
 import tensorweave as tf
+from tensorweave.train import basic_session_run_hooks
 
 
 def _counter_graph():
@@ -31,7 +33,7 @@ def _events(logdir):
     return acc
 
 
-def test_second_or_step_timer():
+def test_second_or_step_timer(monkeypatch):
     timer = tf.train.SecondOrStepTimer(every_steps=3)
     assert timer.should_trigger_for_step(0) and timer.last_triggered_step() is None
     assert timer.update_last_triggered_step(0) == (None, None)
@@ -39,10 +41,12 @@ def test_second_or_step_timer():
                                                                    True]
     elapsed_secs, elapsed_steps = timer.update_last_triggered_step(4)
     assert elapsed_steps == 4 and 0 <= elapsed_secs < 1
+    clock = [1000.0]   # the timer's clock: 60 ms pass when the test says, not on a stall
+    monkeypatch.setattr(basic_session_run_hooks, "time", SimpleNamespace(time=lambda: clock[0]))
     by_time = tf.train.SecondOrStepTimer(every_secs=0.05)
     by_time.update_last_triggered_step(1)
     assert not by_time.should_trigger_for_step(2)
-    time.sleep(0.06)
+    clock[0] += 0.06
     assert by_time.should_trigger_for_step(2) and not by_time.should_trigger_for_step(1)
     with pytest.raises(ValueError, match="Either every_secs or every_steps"):
         tf.train.SecondOrStepTimer()
@@ -235,8 +239,8 @@ def test_global_step_waiter_hook_waits_for_the_step():
         with tf.train.MonitoredSession(hooks=hooks) as sess:
             raw = sess.run_step_fn(lambda step_context: step_context.session)
             chief = threading.Timer(0.1, lambda: [raw.run(train) for _ in range(2)])
+            start = time.monotonic()   # before the timer starts: it fires 0.1 s after this
             chief.start()
-            start = time.monotonic()
             assert sess.run(train) == 3  # ran only after the "chief" reached step 2
             assert 0.1 <= time.monotonic() - start < 5.0
             chief.join(5.0)

@@ -298,8 +298,8 @@ def test_queue_runners_start_and_their_errors_surface_on_close():
     started = threading.Event()
 
     def body(sess, coord):
-        started.set()
         coord.request_stop(ValueError("queue runner failed"))
+        started.set()   # after the stop request, which the test then checks
 
     with tf.Graph().as_default() as g:
         c = tf.constant(1)

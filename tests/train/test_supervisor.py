@@ -1,4 +1,6 @@
 """tf.train.Supervisor and basic_train_loop: managed sessions, services threads, restart."""
+import time
+
 import numpy as np
 import pytest
 from tensorboard.backend.event_processing import event_accumulator as ea
@@ -41,6 +43,13 @@ def test_managed_session_initializes_then_restores(tmp_path):
             assert sess.run(step) == 3 and sess.run(w) == 8.0
 
 
+def _saved_global_step(logdir):
+    """The global step of the latest checkpoint in `logdir`, or None before the first."""
+    if tf.train.latest_checkpoint(str(logdir)) is None:
+        return None
+    return tf.train.load_variable(str(logdir), "global_step")
+
+
 def test_standard_services_save_checkpoints_and_summaries(tmp_path):
     with tf.Graph().as_default():
         step, w, train = _model()
@@ -48,9 +57,12 @@ def test_standard_services_save_checkpoints_and_summaries(tmp_path):
                                  save_model_secs=0.05)
         with sv.managed_session() as sess:
             sess.run(train)
-            assert sv.coord.wait_for_stop(0.3) is False  # services run in the background
-    assert tf.train.latest_checkpoint(str(tmp_path)) is not None
-    assert tf.train.load_variable(str(tmp_path), "global_step") == 1
+            # The services run in the background: wait (bounded, not a fixed 0.3 s that a
+            # loaded machine could miss) for the checkpoint thread to save after the step.
+            deadline = time.monotonic() + 10
+            while _saved_global_step(tmp_path) != 1:
+                assert time.monotonic() < deadline, "no checkpoint of step 1 was saved"
+                assert sv.coord.wait_for_stop(0.05) is False
     acc = ea.EventAccumulator(str(tmp_path))
     acc.Reload()
     assert acc.Scalars("w_value") and acc.Scalars("global_step/sec")
