@@ -11,6 +11,7 @@ Aborting the step fails local waiters and cancels the streams in flight.
 """
 from __future__ import annotations
 
+import collections
 import threading
 
 from tensorweave.distributed import tensor_coding
@@ -113,33 +114,57 @@ class RemoteRendezvous:
 
 class StepTable:
     """The rendezvous of each step a task takes part in, made by whichever comes first: the
-    step's RunGraph or another task's RecvTensor for it; dropped by CleanupGraph."""
+    step's RunGraph or another task's RecvTensor for it; dropped by CleanupGraph.
+
+    The last `ENDED_KEPT` aborted or cleaned-up steps are remembered with their error: a call
+    for one that arrives late (a RunGraph still queued here when another task failed the
+    step, a peer's RecvTensor after the cleanup) gets a rendezvous already aborted, so it
+    fails at once instead of waiting for a step that is over.
+    """
+
+    ENDED_KEPT = 4096
 
     def __init__(self, task: str, peers):
         self.task, self._peers = task, peers
         self._steps: dict[int, RemoteRendezvous] = {}
+        self._ended: collections.OrderedDict[int, Exception] = collections.OrderedDict()
         self._lock = threading.Lock()
 
     def find_or_create(self, step_id: int) -> RemoteRendezvous:
         with self._lock:
             rendezvous = self._steps.get(step_id)
-            if rendezvous is None:
-                rendezvous = self._steps[step_id] = RemoteRendezvous(step_id, self.task,
-                                                                     self._peers)
-            return rendezvous
+            if rendezvous is not None:
+                return rendezvous
+            rendezvous = RemoteRendezvous(step_id, self.task, self._peers)
+            ended = self._ended.get(step_id)
+            if ended is None:
+                self._steps[step_id] = rendezvous
+                return rendezvous
+        rendezvous.start_abort(ended)   # a late call of an ended step: not kept
+        return rendezvous
 
     def abort(self, step_id: int, error: Exception) -> None:
         with self._lock:
             rendezvous = self._steps.get(step_id)
+            if rendezvous is None:
+                self._remember_ended(step_id, error)
         if rendezvous is not None:
             rendezvous.start_abort(error)
 
     def cleanup(self, step_id: int) -> None:
         """Forgets the step; anything still waiting in it fails with AbortedError."""
+        error = errors.AbortedError(None, None, f"Cleanup {step_id}")
         with self._lock:
             rendezvous = self._steps.pop(step_id, None)
+            self._remember_ended(step_id, error)
         if rendezvous is not None:
-            rendezvous.start_abort(errors.AbortedError(None, None, f"Cleanup {step_id}"))
+            rendezvous.start_abort(error)
+
+    def _remember_ended(self, step_id: int, error: Exception) -> None:
+        """Records an ended step (the caller holds the lock); the oldest records go first."""
+        self._ended.setdefault(step_id, error)
+        while len(self._ended) > self.ENDED_KEPT:
+            self._ended.popitem(last=False)
 
     def abort_all(self, error: Exception) -> None:
         with self._lock:

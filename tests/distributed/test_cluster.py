@@ -126,9 +126,8 @@ def test_an_error_on_another_task_names_the_users_op(cluster):
             started = time.monotonic()
             with pytest.raises(tf.errors.InvalidArgumentError) as info:
                 sess.run(doubled, {index: 7}, options=tf.RunOptions(timeout_in_ms=30000))
-            # The error ends the step at once. (A bounded run, so that the race where this
-            # task's part starts after the step's cleanup fails here instead of hanging: that
-            # part then waits for the failed ps until the deadline.)
+            # The error ends the step at once, even when this task's part starts after the
+            # step's cleanup (tests/distributed/test_late_steps.py); bounded all the same.
             assert time.monotonic() - started < 15, "the step waited out its deadline"
             assert sess.run(doubled, {index: 0}) == 2.0   # the session still works
     assert info.value.op is picked.op
