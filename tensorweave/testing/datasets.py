@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 
-def drain_dataset(dataset, out: list | None = None) -> list:
+def drain_dataset(dataset, out: list | None = None, limit: int | None = None) -> list:
     """Every element of `dataset` through an initializable iterator, in the default graph.
 
     With `out` given, elements are appended to it as they come, so a test can check those
-    yielded before an error the call raises.
+    yielded before an error the call raises. With `limit`, at most that many are read (a
+    test's guard against a pipeline that does not end).
     """
     from tensorweave.data.iterator_ops import make_initializable_iterator
     from tensorweave.framework import errors
@@ -16,11 +17,12 @@ def drain_dataset(dataset, out: list | None = None) -> list:
     out = out if out is not None else []
     with Session() as sess:
         sess.run(it.initializer)
-        while True:
+        while limit is None or len(out) < limit:
             try:
                 out.append(sess.run(nxt))
             except errors.OutOfRangeError:
-                return out
+                break
+    return out
 
 
 def file_writer(directory):

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.testing.datasets import drain_dataset
 
 D = tf.data.Dataset
 E = tf.data.experimental
@@ -15,18 +16,14 @@ pytestmark = pytest.mark.usefixtures("graph")
 
 
 def run_all(dataset, limit=20):
-    """The elements of `dataset`, then the error that ended it (None for the end of input)."""
-    nxt = tf.data.make_one_shot_iterator(dataset).get_next()
+    """The elements of `dataset`, then the error that ended it (None for the end of input,
+    "limit" if it had not ended after `limit` elements)."""
     out = []
-    with tf.Session() as sess:
-        for _ in range(limit):
-            try:
-                out.append(sess.run(nxt))
-            except tf.errors.OutOfRangeError:
-                return out, None
-            except tf.errors.OpError as error:
-                return out, error
-    return out, "limit"
+    try:
+        drain_dataset(dataset, out, limit=limit)
+    except tf.errors.OpError as error:
+        return out, error
+    return out, "limit" if len(out) == limit else None
 
 
 def _seen(*args):

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.testing.datasets import drain_dataset
 
 D = tf.data.Dataset
 E = tf.data.experimental
@@ -36,16 +37,8 @@ def leaves(value):
 
 
 def elements(dataset, limit=20):
-    """Every element of `dataset` through a one-shot iterator, SparseTensorValues as lists."""
-    nxt = tf.data.make_one_shot_iterator(dataset).get_next()
-    out = []
-    with tf.Session() as sess:
-        for _ in range(limit):
-            try:
-                out.append(leaves(sess.run(nxt)))
-            except tf.errors.OutOfRangeError:
-                return out
-    return out
+    """Every element of `dataset` (at most `limit`), SparseTensorValues as lists."""
+    return [leaves(value) for value in drain_dataset(dataset, limit=limit)]
 
 
 def classes(structured):
