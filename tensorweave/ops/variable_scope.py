@@ -278,13 +278,15 @@ def _wrap_custom_getter(custom_getter, old_getter):
     return wrapped
 
 
-def _accepts(fn, keyword: str) -> bool:
-    """Whether `fn` takes `keyword` by name or has **kwargs (TF's fn_args / has_kwargs)."""
+def _accepts(fn, keyword: str, via_kwargs: bool = True) -> bool:
+    """Whether `fn` takes `keyword` by name, or (with `via_kwargs`) has **kwargs: TF's
+    fn_args / has_kwargs test for getters; initializers get partition_info only by name."""
     try:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
         return False
-    return any(p.kind is p.VAR_KEYWORD or (p.name == keyword and p.kind is not p.VAR_POSITIONAL)
+    return any((via_kwargs and p.kind is p.VAR_KEYWORD) or
+               (p.name == keyword and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
                for p in params)
 
 
@@ -540,15 +542,6 @@ def _part_initializer(initializer, offset, part_shape, dtype):
     return slice_op(convert_to_tensor(initializer, dtype=dtype), offset, part_shape), None, dtype
 
 
-def _takes_partition_info(initializer) -> bool:
-    try:
-        params = inspect.signature(initializer).parameters
-    except (TypeError, ValueError):
-        return False
-    param = params.get("partition_info")
-    return param is not None and param.kind in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY)
-
-
 def _initial_value(full, shape, dtype, initializer, partition_info=None):
     """(initial value, dtype to give the Variable): a callable building the value under the
     variable's Initializer scope, or the value itself (whose own dtype the Variable takes).
@@ -573,7 +566,8 @@ def _initial_value(full, shape, dtype, initializer, partition_info=None):
         initializer = initializer(dtype=dtype)
     shape = _ts.as_shape(shape) if shape is not None else None
     if shape is not None and shape.is_fully_defined():
-        extra = {"partition_info": partition_info} if _takes_partition_info(initializer) else {}
+        by_name = _accepts(initializer, "partition_info", via_kwargs=False)
+        extra = {"partition_info": partition_info} if by_name else {}
         return (lambda: initializer(shape.as_list(), dtype=dtype, **extra)), dtype
     if _needs_no_arguments(initializer):
         return initializer, None
